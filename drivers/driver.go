@@ -1,0 +1,252 @@
+package drivers
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Driver is what strategies and workloads need from a Redis client. One
+// Driver talks to one Redis server (one address). Every method is safe for
+// concurrent use by many goroutines.
+type Driver interface {
+	// Name is the registered name of the adapter ("goredis", "rueidis").
+	Name() string
+	// SetNX runs SET key val NX PX ttl: it reports true when the key was set,
+	// false when it already existed. ttl is rounded down to whole ms and
+	// must be at least 1 ms.
+	SetNX(ctx context.Context, key, val string, ttl time.Duration) (bool, error)
+	// Eval runs a Lua script by EVALSHA and falls back to EVAL (which also
+	// loads it) when the server answers NOSCRIPT.
+	Eval(ctx context.Context, s *Script, keys []string, args ...string) (Reply, error)
+	// Do sends any command, for example Do(ctx, "GET", key). A nil bulk
+	// reply is a Reply of kind KindNil, not an error.
+	Do(ctx context.Context, args ...string) (Reply, error)
+	// Close releases the connections.
+	Close() error
+}
+
+// Options configure an adapter. The zero value of each field means the
+// default given in its comment.
+type Options struct {
+	// Addr is the server's host:port. Required.
+	Addr string
+	// Password for AUTH (requirepass). Empty: no AUTH.
+	Password string
+	// PoolSize is the number of connections a pooling client (go-redis)
+	// keeps, and the blocking pool size of rueidis. Size it to the number of
+	// concurrent clients. Default (0): 10.
+	PoolSize int
+	// DialTimeout bounds connecting. Default (0): 5 s.
+	DialTimeout time.Duration
+	// IOTimeout bounds every read and write, so that no call waits forever
+	// on a server that stopped answering. Default (0): 5 s.
+	IOTimeout time.Duration
+}
+
+// WithDefaults returns o with zero fields replaced by their defaults.
+func (o Options) WithDefaults() Options {
+	if o.PoolSize <= 0 {
+		o.PoolSize = 10
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	if o.IOTimeout <= 0 {
+		o.IOTimeout = 5 * time.Second
+	}
+	return o
+}
+
+// ReplyKind tells which field of a Reply holds the value.
+type ReplyKind uint8
+
+// Reply kinds.
+const (
+	KindNil    ReplyKind = iota // nil bulk string or nil array
+	KindInt                     // integer reply: Int
+	KindString                  // bulk or simple string (status) reply: Str
+	KindArray                   // array reply: Array
+)
+
+// Reply is a decoded Redis reply. Error replies are returned as errors, not
+// as Replies.
+type Reply struct {
+	Kind  ReplyKind
+	Int   int64
+	Str   string
+	Array []Reply
+}
+
+// IsNil reports whether the reply is a nil reply.
+func (r Reply) IsNil() bool { return r.Kind == KindNil }
+
+// AsInt returns the integer value of an integer reply, or parses a string
+// reply as a base-10 integer. A nil reply is an error (ErrNil).
+func (r Reply) AsInt() (int64, error) {
+	switch r.Kind {
+	case KindInt:
+		return r.Int, nil
+	case KindString:
+		n, err := strconv.ParseInt(r.Str, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("drivers: reply %q is not an integer", r.Str)
+		}
+		return n, nil
+	case KindNil:
+		return 0, ErrNil
+	}
+	return 0, fmt.Errorf("drivers: array reply is not an integer")
+}
+
+// AsString returns the string form of a string or integer reply.
+func (r Reply) AsString() (string, error) {
+	switch r.Kind {
+	case KindString:
+		return r.Str, nil
+	case KindInt:
+		return strconv.FormatInt(r.Int, 10), nil
+	case KindNil:
+		return "", ErrNil
+	}
+	return "", fmt.Errorf("drivers: array reply is not a string")
+}
+
+// ErrNil is returned by Reply accessors on a nil reply.
+var ErrNil = errors.New("drivers: nil reply")
+
+// Script is a Lua script with its SHA1 digest, shared by all adapters.
+type Script struct {
+	Src string
+	// SHA1 is the hex digest of Src, the name EVALSHA uses.
+	SHA1 string
+}
+
+// NewScript returns a Script for the Lua source src.
+func NewScript(src string) *Script {
+	sum := sha1.Sum([]byte(src))
+	return &Script{Src: src, SHA1: hex.EncodeToString(sum[:])}
+}
+
+// IsNoScript reports whether err is the server's NOSCRIPT error, on which an
+// adapter retries with EVAL.
+func IsNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// ErrorKind names the class of a Redis call error for the error counters:
+// "timeout", "canceled", "connection", the server's error prefix in lower
+// case ("readonly", "loading", "oom", "noauth", "wrongpass", "noscript",
+// "busy", "err", ...), or "other".
+func ErrorKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		return "timeout"
+	}
+	var ne *NodeError
+	for errors.As(err, &ne) {
+		err = ne.Err
+	}
+	msg := err.Error()
+	if i := strings.IndexByte(msg, ' '); i > 0 {
+		prefix := msg[:i]
+		if strings.ToUpper(prefix) == prefix && isWord(prefix) {
+			return strings.ToLower(prefix)
+		}
+	}
+	low := strings.ToLower(msg)
+	for _, s := range []string{"connection refused", "connection reset", "broken pipe", "eof", "closed", "no route", "dial"} {
+		if strings.Contains(low, s) {
+			return "connection"
+		}
+	}
+	return "other"
+}
+
+func isWord(s string) bool {
+	for _, c := range s {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Factory opens a Driver with the given options.
+type Factory func(o Options) (Driver, error)
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]Factory{}
+)
+
+// Register makes an adapter available under name. It panics when name is
+// empty, f is nil, or name is registered twice (as database/sql.Register).
+func Register(name string, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if name == "" || f == nil {
+		panic("drivers: Register with empty name or nil factory")
+	}
+	if _, dup := registry[name]; dup {
+		panic("drivers: Register called twice for " + name)
+	}
+	registry[name] = f
+}
+
+// Names lists the registered adapters, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ErrUnknown is wrapped by Open for a name that is not registered.
+var ErrUnknown = errors.New("drivers: unknown driver")
+
+// Open opens the adapter registered as name. An unknown name gives an error
+// wrapping ErrUnknown that lists the valid names.
+func Open(name string, o Options) (Driver, error) {
+	regMu.RLock()
+	f, ok := registry[name]
+	regMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	}
+	if o.Addr == "" {
+		return nil, errors.New("drivers: Options.Addr is empty")
+	}
+	return f(o.WithDefaults())
+}
+
+// NodeError is an error from one server, carrying its address.
+type NodeError struct {
+	Node string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *NodeError) Unwrap() error { return e.Err }

@@ -1,0 +1,143 @@
+// Package rueidis adapts github.com/redis/rueidis to drivers.Driver and
+// registers it as "rueidis". rueidis pipelines concurrent commands over a
+// few shared connections (auto-pipelining); client-side caching is off.
+//
+//	import _ "github.com/lockbench/lockbench/drivers/rueidis"
+package rueidis
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+// Name is the registered name of this adapter.
+const Name = "rueidis"
+
+func init() { drivers.Register(Name, Open) }
+
+type driver struct {
+	c    rueidis.Client
+	addr string
+}
+
+var _ drivers.Driver = (*driver)(nil)
+
+// Open connects to o.Addr. o.PoolSize sizes the pool used for blocking
+// commands; ordinary commands share auto-pipelined connections.
+// o.IOTimeout becomes ConnWriteTimeout, the bound on waiting for a reply.
+// Read-only commands are not retried on network errors (DisableRetry).
+func Open(o drivers.Options) (drivers.Driver, error) {
+	o = o.WithDefaults()
+	c, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress:       []string{o.Addr},
+		Password:          o.Password,
+		BlockingPoolSize:  o.PoolSize,
+		Dialer:            net.Dialer{Timeout: o.DialTimeout},
+		ConnWriteTimeout:  o.IOTimeout,
+		DisableCache:      true,
+		DisableRetry:      true,
+		ForceSingleClient: true,
+	})
+	if err != nil {
+		return nil, &drivers.NodeError{Node: o.Addr, Err: err}
+	}
+	return &driver{c: c, addr: o.Addr}, nil
+}
+
+func (d *driver) Name() string { return Name }
+
+func (d *driver) SetNX(ctx context.Context, key, val string, ttl time.Duration) (bool, error) {
+	if ttl < time.Millisecond {
+		return false, fmt.Errorf("rueidis: SetNX ttl %v is below 1 ms", ttl)
+	}
+	cmd := d.c.B().Set().Key(key).Value(val).Nx().PxMilliseconds(ttl.Milliseconds()).Build()
+	err := d.c.Do(ctx, cmd).Error()
+	if rueidis.IsRedisNil(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, d.wrap(err)
+	}
+	return true, nil
+}
+
+func (d *driver) Eval(ctx context.Context, s *drivers.Script, keys []string, args ...string) (drivers.Reply, error) {
+	res := d.c.Do(ctx, d.c.B().Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+	if err := res.Error(); drivers.IsNoScript(err) {
+		res = d.c.Do(ctx, d.c.B().Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+	}
+	return d.reply(res)
+}
+
+func (d *driver) Do(ctx context.Context, args ...string) (drivers.Reply, error) {
+	if len(args) == 0 {
+		return drivers.Reply{}, fmt.Errorf("rueidis: Do with no command")
+	}
+	return d.reply(d.c.Do(ctx, d.c.B().Arbitrary(args[0]).Args(args[1:]...).Build()))
+}
+
+func (d *driver) Close() error {
+	d.c.Close()
+	return nil
+}
+
+func (d *driver) reply(res rueidis.RedisResult) (drivers.Reply, error) {
+	msg, err := res.ToMessage()
+	if rueidis.IsRedisNil(err) {
+		return drivers.Reply{Kind: drivers.KindNil}, nil
+	}
+	if err != nil {
+		return drivers.Reply{}, d.wrap(err)
+	}
+	return convert(&msg), nil
+}
+
+func (d *driver) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &drivers.NodeError{Node: d.addr, Err: err}
+}
+
+func convert(m *rueidis.RedisMessage) drivers.Reply {
+	switch {
+	case m.IsNil():
+		return drivers.Reply{Kind: drivers.KindNil}
+	case m.IsInt64():
+		v, _ := m.AsInt64()
+		return drivers.Reply{Kind: drivers.KindInt, Int: v}
+	case m.IsBool():
+		b, _ := m.AsBool()
+		if b {
+			return drivers.Reply{Kind: drivers.KindInt, Int: 1}
+		}
+		return drivers.Reply{Kind: drivers.KindInt, Int: 0}
+	case m.IsMap():
+		// A RESP3 map becomes a flat array: key, value, key, value.
+		mp, _ := m.AsMap()
+		out := make([]drivers.Reply, 0, 2*len(mp))
+		for k, v := range mp {
+			out = append(out, drivers.Reply{Kind: drivers.KindString, Str: k}, convert(&v))
+		}
+		return drivers.Reply{Kind: drivers.KindArray, Array: out}
+	case m.IsArray():
+		arr, _ := m.ToArray()
+		out := make([]drivers.Reply, len(arr))
+		for i := range arr {
+			out[i] = convert(&arr[i])
+		}
+		return drivers.Reply{Kind: drivers.KindArray, Array: out}
+	default:
+		s, err := m.ToString()
+		if err != nil {
+			s = m.String()
+		}
+		return drivers.Reply{Kind: drivers.KindString, Str: s}
+	}
+}

@@ -1,0 +1,332 @@
+// Package topology starts and stops real redis-server processes on loopback
+// for a run or a test: one standalone server, or N independent masters (the
+// shape Redlock needs). Every server binds 127.0.0.1 only, keeps no data on
+// disk (no RDB, no AOF), requires a random password, lives in a temporary
+// directory of its own, and is stopped and its directory removed by Stop.
+// The children get SIGKILL from the kernel if lockbench itself dies
+// (Linux parent-death signal), so no exit path leaves a server behind.
+package topology
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrNoRedisServer is returned by Start when redis-server is not on PATH.
+var ErrNoRedisServer = errors.New("redis-server not found on PATH: install it (for example `apt-get install redis-server`, or `make run`, which does it), or pass --addr host:port to use your own servers")
+
+// Server is one redis-server process started by Start.
+type Server struct {
+	// Addr is 127.0.0.1:port.
+	Addr string
+	// Password is the server's requirepass (random hex, 32 chars).
+	Password string
+	// Pid is the operating-system process id.
+	Pid int
+	// Dir is the server's temporary working directory.
+	Dir string
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+	once   sync.Once
+}
+
+// Topology is a set of servers started together.
+type Topology struct {
+	Servers []*Server
+}
+
+// Addrs returns the servers' addresses in start order.
+func (t *Topology) Addrs() []string {
+	out := make([]string, len(t.Servers))
+	for i, s := range t.Servers {
+		out[i] = s.Addr
+	}
+	return out
+}
+
+// live holds every server not yet stopped, so that KillAll can end them
+// from a signal handler.
+var (
+	liveMu sync.Mutex
+	live   = map[*Server]struct{}{}
+)
+
+// Start launches n independent redis-server masters (n = 1: standalone) and
+// waits until each answers PING (at most 10 s each). On any error the
+// servers already started are stopped. Errors: ErrNoRedisServer, a start
+// failure with the server's log tail, or ctx's error.
+func Start(ctx context.Context, n int) (*Topology, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("topology: need at least 1 server, got %d", n)
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, ErrNoRedisServer
+	}
+	t := &Topology{}
+	for i := 0; i < n; i++ {
+		s, err := startOne(ctx, bin)
+		if err != nil {
+			t.Stop()
+			return nil, err
+		}
+		t.Servers = append(t.Servers, s)
+	}
+	return t, nil
+}
+
+// Stop ends every server (SIGTERM, then SIGKILL after 3 s) and removes its
+// directory. It is safe to call more than once and from several goroutines.
+func (t *Topology) Stop() {
+	if t == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, s := range t.Servers {
+		wg.Add(1)
+		go func(s *Server) { defer wg.Done(); s.Stop() }(s)
+	}
+	wg.Wait()
+}
+
+// KillAll sends SIGKILL to every server this process started and has not
+// stopped yet, and removes their directories. It is for the last-resort
+// path (a second Ctrl-C) and does not wait long.
+func KillAll() {
+	liveMu.Lock()
+	servers := make([]*Server, 0, len(live))
+	for s := range live {
+		servers = append(servers, s)
+	}
+	liveMu.Unlock()
+	for _, s := range servers {
+		s.kill()
+	}
+}
+
+func startOne(ctx context.Context, bin string) (*Server, error) {
+	var lastErr error
+	for try := 0; try < 3; try++ { // a free port can be taken between probe and bind
+		s, err := launch(ctx, bin)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	return nil, lastErr
+}
+
+func launch(ctx context.Context, bin string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("topology: find a free port: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "lockbench-redis-")
+	if err != nil {
+		return nil, fmt.Errorf("topology: temp dir: %w", err)
+	}
+	pw := randomHex(16)
+	s := &Server{
+		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Password: pw,
+		Dir:      dir,
+		exited:   make(chan struct{}),
+	}
+	logFile := filepath.Join(dir, "redis.log")
+	cmd := exec.Command(bin,
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--protected-mode", "yes",
+		"--requirepass", pw,
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", dir,
+		"--logfile", logFile,
+		"--daemonize", "no",
+		"--maxclients", "20000",
+	)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // Ctrl-C reaches lockbench, which stops servers in order
+		Pdeathsig: syscall.SIGKILL, // if lockbench dies, so does the server
+	}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("topology: start redis-server: %w", err)
+	}
+	s.cmd = cmd
+	s.Pid = cmd.Process.Pid
+	liveMu.Lock()
+	live[s] = struct{}{}
+	liveMu.Unlock()
+	go func() { _ = cmd.Wait(); close(s.exited) }()
+
+	if err := s.waitReady(ctx, 10*time.Second); err != nil {
+		tail := logTail(logFile)
+		s.Stop()
+		if tail != "" {
+			return nil, fmt.Errorf("topology: redis-server on %s did not start: %w; its log ends:\n%s", s.Addr, err, tail)
+		}
+		return nil, fmt.Errorf("topology: redis-server on %s did not start: %w", s.Addr, err)
+	}
+	return s, nil
+}
+
+// Stop ends the server (SIGTERM, SIGKILL after 3 s), waits for it to exit
+// and removes its directory. Safe to call more than once.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-s.exited:
+			case <-time.After(3 * time.Second):
+				_ = s.cmd.Process.Kill()
+				<-s.exited
+			}
+		}
+		os.RemoveAll(s.Dir)
+		liveMu.Lock()
+		delete(live, s)
+		liveMu.Unlock()
+	})
+}
+
+func (s *Server) kill() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		select {
+		case <-s.exited:
+		case <-time.After(time.Second):
+		}
+	}
+	os.RemoveAll(s.Dir)
+}
+
+// Exited is closed when the process has exited.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return errors.New("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if last = Ping(s.Addr, s.Password, 500*time.Millisecond); last == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("no PONG within %v: %v", limit, last)
+}
+
+// Ping dials addr, authenticates when password is not empty, and expects
+// PONG, all within timeout. It speaks RESP directly so that this package
+// needs no client library.
+func Ping(addr, password string, timeout time.Duration) error {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	req := "PING\r\n"
+	if password != "" {
+		req = resp("AUTH", password) + req
+	}
+	if _, err := c.Write([]byte(req)); err != nil {
+		return err
+	}
+	r := bufio.NewReader(c)
+	if password != "" {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(line, "+OK") {
+			return fmt.Errorf("AUTH: %s", strings.TrimSpace(line))
+		}
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("PING: %s", strings.TrimSpace(line))
+	}
+	return nil
+}
+
+func resp(args ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.String()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand: " + err.Error()) // never fails on Linux
+	}
+	return hex.EncodeToString(b)
+}
+
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Alive reports whether a process with this pid exists (and is not a
+// zombie). Tests use it to check that no server outlives its run.
+func Alive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name; Z is a zombie.
+	st := string(b)
+	i := strings.LastIndexByte(st, ')')
+	f := strings.Fields(st[i+1:])
+	return i > 0 && len(f) > 0 && f[0] != "Z"
+}
