@@ -1,0 +1,304 @@
+// Package engine runs one scenario — a strategy, a driver, a workload and a
+// retry policy — as a closed loop: --clients goroutines, each starting its
+// next operation as soon as the last one ends, for --warmup then
+// --duration, or until the workload has nothing left to do. Figures from
+// the warm-up are discarded; safety counts cover the whole run.
+//
+// Stopping has two phases (as k6 does): the run context stops new
+// operations and acquire waits at once, while an operation already inside
+// its critical section finishes its writes and its release on a context the
+// stop cannot cancel (bounded by a per-call timeout), so stopping never
+// manufactures a violation.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// Node is one Redis server to run against.
+type Node struct {
+	Addr     string
+	Password string
+}
+
+// Scenario is one cell of a run's matrix.
+type Scenario struct {
+	Strategy string
+	Driver   string
+	Workload string
+	Retry    *retry.Policy
+	// Clients is the number of concurrent closed-loop workers (>= 1).
+	Clients int
+	// Duration is the measured window after the warm-up; the scenario may
+	// end earlier when the workload is done (stock sold out). Must be > 0.
+	Duration time.Duration
+	// Warmup runs before the measured window; its figures are discarded.
+	Warmup time.Duration
+	// TTL is the lock lease time.
+	TTL time.Duration
+	// AcquireTimeout bounds one acquire including retries; 0: no bound.
+	AcquireTimeout time.Duration
+	Params         workloads.Params
+	// Seed seeds each worker's random source (worker i uses seed, i).
+	Seed uint64
+}
+
+// ParamsMap is the scenario's parameters as strings, for result files.
+func (s Scenario) ParamsMap() map[string]string {
+	return map[string]string{
+		"ttl":             s.TTL.String(),
+		"work":            s.Params.Work.String(),
+		"stock":           strconv.FormatInt(s.Params.Stock, 10),
+		"skus":            strconv.Itoa(s.Params.SKUs),
+		"acquire_timeout": s.AcquireTimeout.String(),
+		"duration":        s.Duration.String(),
+		"warmup":          s.Warmup.String(),
+		"seed":            strconv.FormatUint(s.Seed, 10),
+	}
+}
+
+// Open opens one driver per node, with a pool sized for clients, and
+// checks that each node answers PING within 5 s. On error every driver
+// opened is closed; the error names the unreachable node.
+func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]drivers.Driver, error) {
+	var out []drivers.Driver
+	closeAll := func() {
+		for _, d := range out {
+			d.Close()
+		}
+	}
+	for _, n := range nodes {
+		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Password: n.Password, PoolSize: clients + 4})
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)
+		}
+		out = append(out, d)
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = d.Do(pctx, "PING")
+		cancel()
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("cannot reach Redis at %s with %s: %w", n.Addr, driver, err)
+		}
+	}
+	return out, nil
+}
+
+// ServerVersion returns redis_version from INFO server.
+func ServerVersion(ctx context.Context, d drivers.Driver) (string, error) {
+	r, err := d.Do(ctx, "INFO", "server")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(r.Str, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v, nil
+		}
+	}
+	return "", errors.New("INFO server has no redis_version")
+}
+
+// DeleteKeys deletes every key matching prefix* on d (SCAN, then DEL in
+// batches) and returns how many it deleted. It touches no other key.
+func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, error) {
+	if prefix == "" {
+		return 0, errors.New("engine: refusing to delete keys with an empty prefix")
+	}
+	cursor, deleted := "0", 0
+	for {
+		r, err := d.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
+		if err != nil {
+			return deleted, err
+		}
+		if len(r.Array) != 2 {
+			return deleted, errors.New("engine: malformed SCAN reply")
+		}
+		cursor = r.Array[0].Str
+		keys := r.Array[1].Array
+		if len(keys) > 0 {
+			args := make([]string, 0, len(keys)+1)
+			args = append(args, "DEL")
+			for _, k := range keys {
+				args = append(args, k.Str)
+			}
+			if _, err := d.Do(ctx, args...); err != nil {
+				return deleted, err
+			}
+			deleted += len(keys)
+		}
+		if cursor == "0" {
+			return deleted, nil
+		}
+	}
+}
+
+// Run executes sc against nodes, keeping every key it writes under prefix,
+// and deletes those keys afterwards. When ctx is cancelled (Ctrl-C) it
+// stops early and still returns the figures measured, with StopReason
+// "interrupted". Errors: a connection, setup or verification failure.
+func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.Scenario, error) {
+	out := report.Scenario{
+		Strategy: sc.Strategy, Driver: sc.Driver, Workload: sc.Workload,
+		Retry: sc.Retry.String(), Clients: sc.Clients, Params: sc.ParamsMap(),
+	}
+	ds, err := Open(ctx, sc.Driver, nodes, sc.Clients)
+	if err != nil {
+		return out, err
+	}
+	defer func() {
+		for _, d := range ds {
+			d.Close()
+		}
+	}()
+	// Setup, verification and clean-up must finish even after Ctrl-C.
+	bg := context.WithoutCancel(ctx)
+	defer func() {
+		cctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		defer cancel()
+		for _, d := range ds {
+			_, _ = DeleteKeys(cctx, d, prefix)
+		}
+	}()
+
+	locker, err := strategies.New(sc.Strategy, strategies.Config{Nodes: ds, TTL: sc.TTL})
+	if err != nil {
+		return out, err
+	}
+	wl, err := workloads.New(sc.Workload)
+	if err != nil {
+		return out, err
+	}
+	env := &workloads.Env{
+		Data: ds[0], Locker: locker, Prefix: prefix, Params: sc.Params,
+		AcquireTimeout: sc.AcquireTimeout,
+	}
+	sctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	err = wl.Setup(sctx, env)
+	cancel()
+	if err != nil {
+		return out, fmt.Errorf("%s setup: %w", sc.Workload, err)
+	}
+
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	errDuration := errors.New("duration")
+	start := time.Now()
+	warmEnd := start.Add(sc.Warmup)
+	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
+	defer timer.Stop()
+
+	recs := make([]*metrics.Recorder, sc.Clients)
+	var wg sync.WaitGroup
+	for i := 0; i < sc.Clients; i++ {
+		rng := rand.New(rand.NewPCG(sc.Seed, uint64(i)))
+		w := &workloads.Worker{ID: i, Env: env, Rng: rng, Backoff: sc.Retry.New(rng), Rec: metrics.NewRecorder()}
+		recs[i] = metrics.NewRecorder()
+		if sc.Warmup <= 0 {
+			w.Rec = recs[i]
+		}
+		wg.Add(1)
+		go func(w *workloads.Worker, real *metrics.Recorder) {
+			defer wg.Done()
+			loop(runCtx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) })
+		}(w, recs[i])
+	}
+	wg.Wait()
+	end := time.Now()
+	timer.Stop()
+
+	total := metrics.NewRecorder()
+	for _, r := range recs {
+		total.Merge(r)
+	}
+	measureStart := start
+	if sc.Warmup > 0 {
+		measureStart = warmEnd
+	}
+	window := end.Sub(measureStart)
+	if window < 0 {
+		window = 0
+	}
+	out.DurationS = window.Seconds()
+	out.Ops = total.Ops
+	if window > 0 {
+		out.OpsPerSec = float64(total.Ops) / window.Seconds()
+	}
+	out.LatencyMS = metrics.Summarize(total.Op)
+	out.AcquireMS = metrics.Summarize(total.Acquire)
+	out.ReleaseMS = metrics.Summarize(total.Release)
+	out.Counters = report.Counters{
+		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
+		NotOwner: total.NotOwner, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors,
+	}
+	switch cause := context.Cause(runCtx); {
+	case errors.Is(cause, workloads.ErrDone):
+		out.StopReason = "done"
+	case errors.Is(cause, errDuration):
+		out.StopReason = "duration"
+	default:
+		out.StopReason = "interrupted"
+	}
+
+	vctx, vcancel := context.WithTimeout(bg, 30*time.Second)
+	defer vcancel()
+	res, err := wl.Verify(vctx, env)
+	if err != nil {
+		return out, fmt.Errorf("%s verify: %w", sc.Workload, err)
+	}
+	out.Figures = res.Figures
+	out.Violations = report.Violations{
+		Oversell:    res.Violations["oversell"],
+		LostUpdates: res.Violations["lost_updates"],
+		Overlap:     env.Oracle.Overlaps(),
+	}
+	return out, nil
+}
+
+// loop is one closed-loop worker: it starts operations back to back until
+// ctx ends, recording into a scratch recorder during the warm-up and into
+// real afterwards.
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func()) {
+	for ctx.Err() == nil {
+		t0 := time.Now()
+		if w.Rec != real && !t0.Before(warmEnd) {
+			w.Rec = real
+		}
+		err := wl.Op(ctx, w)
+		rec := w.Rec
+		switch {
+		case err == nil:
+			rec.Ops++
+			metrics.Record(rec.Op, time.Since(t0))
+		case errors.Is(err, workloads.ErrSkip):
+		case errors.Is(err, workloads.ErrDone):
+			done()
+			return
+		case errors.Is(err, strategies.ErrAcquireTimeout):
+			rec.Timeouts++
+		case errors.Is(err, strategies.ErrNotAcquired):
+			rec.Failures++
+		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+			return // the run is stopping; not an error of the lock
+		default:
+			rec.Errors[drivers.ErrorKind(err)]++
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+var nodes []engine.Node
+
+func TestMain(m *testing.M) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "engine tests need redis-server:", err)
+		os.Exit(1)
+	}
+	for _, s := range topo.Servers {
+		nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	code := m.Run()
+	topo.Stop()
+	os.Exit(code)
+}
+
+var driverNames = []string{"goredis", "rueidis"}
+
+func policy(t *testing.T, spec string) *retry.Policy {
+	t.Helper()
+	p, err := retry.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A correct lock sells exactly the stock with no violation.
+func TestAtomicSellsExactly(t *testing.T) {
+	for _, drv := range driverNames {
+		t.Run(drv, func(t *testing.T) {
+			sc := engine.Scenario{
+				Strategy: "atomic", Driver: drv, Workload: "flash-sale",
+				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
+				Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
+				Params: workloads.Params{Stock: 300, SKUs: 1, Work: time.Millisecond}, Seed: 1,
+			}
+			prefix := "lockbench:test:" + t.Name() + ":"
+			res, err := engine.Run(context.Background(), sc, nodes, prefix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StopReason != "done" {
+				t.Fatalf("stop reason %q, want done (sold out)", res.StopReason)
+			}
+			if res.Figures["sold"] != 300 || res.Figures["final_stock"] != 0 {
+				t.Fatalf("sold %d final_stock %d, want 300 and 0", res.Figures["sold"], res.Figures["final_stock"])
+			}
+			if res.Ops != 300 {
+				t.Fatalf("ops %d, want 300", res.Ops)
+			}
+			if v := res.Violations; v.Oversell != 0 || v.Overlap != 0 || v.LostUpdates != 0 {
+				t.Fatalf("violations %+v, want none", v)
+			}
+			if res.Counters.Errors != 0 || res.Counters.NotOwner != 0 {
+				t.Fatalf("counters %+v, want no errors", res.Counters)
+			}
+			if res.Counters.Attempts < 300 {
+				t.Fatalf("attempts %d < ops", res.Counters.Attempts)
+			}
+			// Every acquire is released; a few acquires beyond the 300 orders
+			// are the holders that found the stock sold out.
+			if res.LatencyMS.Count != 300 || res.AcquireMS.Count != res.ReleaseMS.Count ||
+				res.AcquireMS.Count < 300 || res.AcquireMS.Count > 300+50 {
+				t.Fatalf("histogram counts op %d acquire %d release %d, want 300, 300..350, = acquire",
+					res.LatencyMS.Count, res.AcquireMS.Count, res.ReleaseMS.Count)
+			}
+			assertNoKeys(t, drv, prefix)
+		})
+	}
+}
+
+// The oracle catches a broken lock: with a lease shorter than the work,
+// naive lets several holders in and their writes overwrite each other.
+func TestNaiveShortLeaseViolates(t *testing.T) {
+	for _, drv := range driverNames {
+		t.Run(drv, func(t *testing.T) {
+			sc := engine.Scenario{
+				Strategy: "naive", Driver: drv, Workload: "flash-sale",
+				Retry: policy(t, "fixed:interval=1ms"), Clients: 50,
+				Duration: 30 * time.Second, TTL: 5 * time.Millisecond, AcquireTimeout: 10 * time.Second,
+				Params: workloads.Params{Stock: 100, SKUs: 1, Work: 20 * time.Millisecond}, Seed: 2,
+			}
+			res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Violations.Overlap == 0 || res.Violations.LostUpdates == 0 {
+				t.Fatalf("violations %+v, want overlap > 0 and lost_updates > 0", res.Violations)
+			}
+			if got := res.Figures["sold"] - (100 - res.Figures["final_stock"]); got != res.Violations.LostUpdates {
+				t.Fatalf("lost_updates %d disagrees with sold - (stock - final) = %d", res.Violations.LostUpdates, got)
+			}
+		})
+	}
+}
+
+// The warm-up is excluded from the figures but not from the stock.
+func TestWarmupExcluded(t *testing.T) {
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
+		Retry: policy(t, "fixed:interval=1ms"), Clients: 4,
+		Warmup: 200 * time.Millisecond, Duration: 300 * time.Millisecond, TTL: time.Second,
+		Params: workloads.Params{Stock: 1_000_000, SKUs: 4, Work: time.Millisecond}, Seed: 3,
+	}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:warmup:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != "duration" {
+		t.Fatalf("stop reason %q, want duration", res.StopReason)
+	}
+	if res.Ops <= 0 || res.Ops >= res.Figures["sold"] {
+		t.Fatalf("ops %d should be > 0 and < sold %d (warm-up orders excluded)", res.Ops, res.Figures["sold"])
+	}
+	if res.LatencyMS.Count != res.Ops {
+		t.Fatalf("latency count %d != ops %d", res.LatencyMS.Count, res.Ops)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	sc := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale",
+		Retry: policy(t, "none"), Clients: 1, Duration: time.Second, TTL: time.Second,
+		Params: workloads.Params{Stock: 1, SKUs: 1}}
+	_, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: "127.0.0.1:1"}}, "lockbench:test:x:")
+	if err == nil {
+		t.Fatal("run against 127.0.0.1:1 succeeded")
+	}
+}
+
+func assertNoKeys(t *testing.T, drv, prefix string) {
+	t.Helper()
+	ds, err := engine.Open(context.Background(), drv, nodes, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ds[0].Close()
+	r, err := ds[0].Do(context.Background(), "KEYS", prefix+"*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Array) != 0 {
+		t.Fatalf("%d keys left under %s", len(r.Array), prefix)
+	}
+}

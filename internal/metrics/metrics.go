@@ -1,0 +1,145 @@
+package metrics
+
+import (
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 µs to 60 s, 3 significant figures.
+const (
+	minMicros = 1
+	maxMicros = 60_000_000
+	sigFigs   = 3
+)
+
+// NewHistogram returns an empty latency histogram in µs (1 µs .. 60 s,
+// 3 significant figures). Longer values are clamped to 60 s.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(minMicros, maxMicros, sigFigs)
+}
+
+// Record adds d to h in µs, clamped to the histogram's range.
+func Record(h *hdrhistogram.Histogram, d time.Duration) {
+	us := d.Microseconds()
+	if us < minMicros {
+		us = minMicros
+	}
+	if us > maxMicros {
+		us = maxMicros
+	}
+	_ = h.RecordValue(us) // cannot fail within range
+}
+
+// Recorder is one worker's measurements. Not safe for concurrent use.
+type Recorder struct {
+	// Op is the whole operation (acquire, critical section, release), µs.
+	Op *hdrhistogram.Histogram
+	// Acquire is acquire time including every retry and wait, µs.
+	Acquire *hdrhistogram.Histogram
+	// Release is the release call, µs.
+	Release *hdrhistogram.Histogram
+
+	Ops      int64 // operations completed
+	Attempts int64 // acquire attempts (TryAcquire calls)
+	Failures int64 // acquires that gave up (retry policy exhausted)
+	Timeouts int64 // acquires that hit the acquire timeout
+	// NotOwner counts releases that found another token in the lock.
+	NotOwner int64
+	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
+	Errors map[string]int64
+}
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{
+		Op:      NewHistogram(),
+		Acquire: NewHistogram(),
+		Release: NewHistogram(),
+		Errors:  map[string]int64{},
+	}
+}
+
+// Merge adds o's histograms and counters into r.
+func (r *Recorder) Merge(o *Recorder) {
+	r.Op.Merge(o.Op)
+	r.Acquire.Merge(o.Acquire)
+	r.Release.Merge(o.Release)
+	r.Ops += o.Ops
+	r.Attempts += o.Attempts
+	r.Failures += o.Failures
+	r.Timeouts += o.Timeouts
+	r.NotOwner += o.NotOwner
+	for k, v := range o.Errors {
+		r.Errors[k] += v
+	}
+}
+
+// ErrorTotal is the sum of Errors.
+func (r *Recorder) ErrorTotal() int64 {
+	var n int64
+	for _, v := range r.Errors {
+		n += v
+	}
+	return n
+}
+
+// Latency is a histogram summary in milliseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+	// Count is the number of recorded values.
+	Count int64 `json:"count"`
+}
+
+// Summarize reads p50, p90, p99, p99.9, max and mean (ms) from a µs
+// histogram. An empty histogram gives zeros.
+func Summarize(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return Latency{
+		P50:   ms(h.ValueAtQuantile(50)),
+		P90:   ms(h.ValueAtQuantile(90)),
+		P99:   ms(h.ValueAtQuantile(99)),
+		P999:  ms(h.ValueAtQuantile(99.9)),
+		Max:   ms(h.Max()),
+		Mean:  h.Mean() / 1000,
+		Count: h.TotalCount(),
+	}
+}
+
+// Oracle counts overlapping holders of each lock. Lock i is entered with
+// Enter(i) when a client starts its critical section and left with Leave(i)
+// before it releases; whenever an Enter finds another holder inside, that is
+// one overlap. Safe for concurrent use; it costs two atomic adds per
+// critical section.
+type Oracle struct {
+	holders  []atomic.Int32
+	overlaps atomic.Int64
+}
+
+// NewOracle returns an Oracle for locks 0..n-1.
+func NewOracle(n int) *Oracle { return &Oracle{holders: make([]atomic.Int32, n)} }
+
+// Enter records a holder entering lock i's critical section and reports
+// whether it overlapped another holder.
+func (o *Oracle) Enter(i int) bool {
+	if o.holders[i].Add(1) > 1 {
+		o.overlaps.Add(1)
+		return true
+	}
+	return false
+}
+
+// Leave records the holder leaving lock i's critical section.
+func (o *Oracle) Leave(i int) { o.holders[i].Add(-1) }
+
+// Overlaps is the number of Enter calls that found another holder inside.
+func (o *Oracle) Overlaps() int64 { return o.overlaps.Load() }

@@ -1,0 +1,208 @@
+// Package report holds the result-file format (schema 1, described in
+// results/README.md), writes it atomically, and renders the summary table
+// with github.com/olekukonko/tablewriter.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+)
+
+// Schema is the version of the result-file format.
+const Schema = 1
+
+// Run is one result file.
+type Run struct {
+	Schema int  `json:"schema"`
+	Meta   Meta `json:"meta"`
+	// Interrupted is true when the run was stopped (Ctrl-C) before every
+	// scenario finished; the scenarios present are complete.
+	Interrupted bool       `json:"interrupted"`
+	Scenarios   []Scenario `json:"scenarios"`
+}
+
+// Meta describes where and how the run happened.
+type Meta struct {
+	StartedAt    string   `json:"started_at"` // RFC 3339, UTC
+	GitCommit    string   `json:"git_commit"`
+	GoVersion    string   `json:"go_version"`
+	RedisVersion string   `json:"redis_version"`
+	GOMAXPROCS   int      `json:"gomaxprocs"`
+	Args         []string `json:"args"`
+	RunID        string   `json:"run_id"`
+	// Topology is "standalone", "masters:N" or "external" (--addr).
+	Topology string `json:"topology"`
+	// Servers are the redis-server processes lockbench started (empty with
+	// --addr): their addresses and process ids.
+	Servers []ServerInfo `json:"servers,omitempty"`
+}
+
+// ServerInfo is one started redis-server.
+type ServerInfo struct {
+	Addr string `json:"addr"`
+	Pid  int    `json:"pid"`
+}
+
+// Scenario is one cell of the matrix.
+type Scenario struct {
+	Strategy string            `json:"strategy"`
+	Driver   string            `json:"driver"`
+	Workload string            `json:"workload"`
+	Retry    string            `json:"retry"`
+	Clients  int               `json:"clients"`
+	Params   map[string]string `json:"params"`
+	// DurationS is the measured window in s (warm-up excluded).
+	DurationS float64 `json:"duration_s"`
+	// Ops is the number of operations completed in the measured window.
+	Ops int64 `json:"ops"`
+	// OpsPerSec is Ops / DurationS.
+	OpsPerSec  float64         `json:"ops_per_sec"`
+	LatencyMS  metrics.Latency `json:"latency_ms"`
+	AcquireMS  metrics.Latency `json:"acquire_ms"`
+	ReleaseMS  metrics.Latency `json:"release_ms"`
+	Counters   Counters        `json:"counters"`
+	Violations Violations      `json:"violations"`
+	// Figures are the workload's end-state numbers (flash-sale: sold,
+	// final_stock), counted over the whole run, warm-up included.
+	Figures map[string]int64 `json:"figures"`
+	// StopReason says why the scenario ended: "done" (nothing left to do,
+	// e.g. sold out), "duration", or "interrupted".
+	StopReason string `json:"stop_reason"`
+}
+
+// Counters are the measured window's counts.
+type Counters struct {
+	Attempts int64 `json:"attempts"`
+	Failures int64 `json:"failures"`
+	// Timeouts are acquires that hit --acquire-timeout.
+	Timeouts int64 `json:"timeouts"`
+	// NotOwner counts releases refused because the lock held another token.
+	NotOwner int64 `json:"not_owner"`
+	// Errors is the total of ErrorsByKind.
+	Errors       int64            `json:"errors"`
+	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
+}
+
+// Violations are safety counts over the whole run; all 0 for a correct lock.
+type Violations struct {
+	Oversell    int64 `json:"oversell"`
+	Overlap     int64 `json:"overlap"`
+	LostUpdates int64 `json:"lost_updates"`
+}
+
+// Total is the sum of the violation counts.
+func (v Violations) Total() int64 { return v.Oversell + v.Overlap + v.LostUpdates }
+
+// WriteFile writes r as indented JSON to path atomically: a temporary file
+// in the same directory, then rename. Parent directories are created.
+func WriteFile(path string, r *Run) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".lockbench-*.json.tmp")
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(tmp)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadFile decodes a result file and checks its schema version.
+func ReadFile(path string) (*Run, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %d, this lockbench reads %d", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// Table writes one row per scenario: strategy, driver, workload, retry,
+// clients, ops/s, p50, p99, p99.9 and max in ms, oversell, overlap,
+// lost updates and errors (timeouts and failures included).
+func Table(w io.Writer, scenarios []Scenario) error {
+	t := tablewriter.NewWriter(w)
+	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s",
+		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "oversell", "overlap", "lost upd", "errors")
+	for _, s := range scenarios {
+		if err := t.Append(
+			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), strconv.Itoa(s.Clients),
+			fmt.Sprintf("%.0f", s.OpsPerSec),
+			ms(s.LatencyMS.P50), ms(s.LatencyMS.P99), ms(s.LatencyMS.P999), ms(s.LatencyMS.Max),
+			strconv.FormatInt(s.Violations.Oversell, 10),
+			strconv.FormatInt(s.Violations.Overlap, 10),
+			strconv.FormatInt(s.Violations.LostUpdates, 10),
+			errorCell(s.Counters),
+		); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func ms(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func shortRetry(spec string) string {
+	name, _, _ := strings.Cut(spec, ":")
+	return name
+}
+
+// errorCell is the error total, with timeouts and failures spelled out
+// when there are any: "3 (timeout 2, fail 1)".
+func errorCell(c Counters) string {
+	total := c.Errors + c.Timeouts + c.Failures
+	if total == 0 {
+		return "0"
+	}
+	var parts []string
+	if c.Timeouts > 0 {
+		parts = append(parts, "timeout "+strconv.FormatInt(c.Timeouts, 10))
+	}
+	if c.Failures > 0 {
+		parts = append(parts, "gave up "+strconv.FormatInt(c.Failures, 10))
+	}
+	kinds := make([]string, 0, len(c.ErrorsByKind))
+	for k := range c.ErrorsByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		parts = append(parts, k+" "+strconv.FormatInt(c.ErrorsByKind[k], 10))
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}

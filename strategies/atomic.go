@@ -1,0 +1,54 @@
+package strategies
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+func init() {
+	Register("atomic", "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)",
+		func(c Config) (Locker, error) { return &atomic{d: c.Nodes[0], ttl: c.TTL}, nil })
+}
+
+// UnlockScript deletes KEYS[1] only when it holds ARGV[1], the caller's
+// token; it returns 1 when it deleted, 0 otherwise. The script from the
+// redis.io distributed-lock page.
+var UnlockScript = drivers.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then
+	return redis.call("del", KEYS[1])
+else
+	return 0
+end`)
+
+// atomic takes the lock with one SET NX PX and releases it with
+// UnlockScript, so a lease that expired cannot delete its successor's lock.
+type atomic struct {
+	d   drivers.Driver
+	ttl time.Duration
+}
+
+var _ Locker = (*atomic)(nil)
+
+func (a *atomic) TryAcquire(ctx context.Context, key string) (Lease, error) {
+	tok := NewToken()
+	ok, err := a.d.SetNX(ctx, key, tok, a.ttl)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNotAcquired
+	}
+	return &lease{key: key, token: tok, owner: a}, nil
+}
+
+func (a *atomic) release(ctx context.Context, key, token string) error {
+	r, err := a.d.Eval(ctx, UnlockScript, []string{key}, token)
+	if err != nil {
+		return err
+	}
+	if r.Int != 1 {
+		return ErrNotOwner
+	}
+	return nil
+}

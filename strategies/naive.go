@@ -1,0 +1,46 @@
+package strategies
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+func init() {
+	Register("naive", "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)",
+		func(c Config) (Locker, error) { return &naive{d: c.Nodes[0], ttl: c.TTL}, nil })
+}
+
+// naive is the two-command lock: SETNX key token, then PEXPIRE key ttl.
+// A client that dies between the two leaves a key with no TTL, and release
+// by DEL deletes whatever lock is there, even another client's.
+type naive struct {
+	d   drivers.Driver
+	ttl time.Duration
+}
+
+var _ Locker = (*naive)(nil)
+
+func (n *naive) TryAcquire(ctx context.Context, key string) (Lease, error) {
+	tok := NewToken()
+	r, err := n.d.Do(ctx, "SETNX", key, tok)
+	if err != nil {
+		return nil, err
+	}
+	if r.Int != 1 {
+		return nil, ErrNotAcquired
+	}
+	// The second round trip: the lock exists without a TTL until it lands.
+	if _, err := n.d.Do(ctx, "PEXPIRE", key, strconv.FormatInt(n.ttl.Milliseconds(), 10)); err != nil {
+		return nil, err
+	}
+	return &lease{key: key, token: tok, owner: n}, nil
+}
+
+// release deletes the key without looking at its value.
+func (n *naive) release(ctx context.Context, key, _ string) error {
+	_, err := n.d.Do(ctx, "DEL", key)
+	return err
+}

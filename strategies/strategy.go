@@ -1,0 +1,211 @@
+package strategies
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/strategies/retry"
+)
+
+// Locker takes locks. Implementations are safe for concurrent use.
+type Locker interface {
+	// TryAcquire makes one attempt to take the lock named key. It returns
+	// ErrNotAcquired when another holder has it, or a Redis error. Retrying
+	// is the caller's business (see Acquire).
+	TryAcquire(ctx context.Context, key string) (Lease, error)
+}
+
+// Lease is a held lock.
+type Lease interface {
+	// Key is the lock's Redis key.
+	Key() string
+	// Token is the holder's value stored in the lock: 128 random bits from
+	// crypto/rand, hex-encoded (32 characters).
+	Token() string
+	// Release gives the lock up. Strategies that check ownership return
+	// ErrNotOwner when the key no longer holds this lease's token (the lease
+	// expired and someone else may hold the lock); the key is then left
+	// alone. Pass a context that the caller's cancellation cannot skip.
+	Release(ctx context.Context) error
+}
+
+// Errors of the lock seam.
+var (
+	// ErrNotAcquired: the lock is held by someone else (after every retry
+	// the policy allowed).
+	ErrNotAcquired = errors.New("strategies: lock not acquired")
+	// ErrAcquireTimeout: the acquire timeout passed before the lock was taken.
+	ErrAcquireTimeout = errors.New("strategies: acquire timeout")
+	// ErrNotOwner: release found another token (or no key) in the lock.
+	ErrNotOwner = errors.New("strategies: lock not owned by this lease")
+	// ErrUnknown is wrapped by New for an unregistered strategy name.
+	ErrUnknown = errors.New("unknown strategy")
+)
+
+// Config is what a strategy is built from.
+type Config struct {
+	// Nodes are the Redis servers. Single-node strategies use Nodes[0].
+	Nodes []drivers.Driver
+	// TTL is the lease time (the key's PX). Must be >= 1 ms.
+	TTL time.Duration
+}
+
+// Factory builds a Locker from a Config.
+type Factory func(c Config) (Locker, error)
+
+type entry struct {
+	desc string
+	f    Factory
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]entry{}
+)
+
+// Register makes a strategy available under name, with a one-line
+// description for `lockbench list`. It panics on an empty or duplicate name.
+func Register(name, desc string, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if name == "" || f == nil {
+		panic("strategies: Register with empty name or nil factory")
+	}
+	if _, dup := registry[name]; dup {
+		panic("strategies: Register called twice for " + name)
+	}
+	registry[name] = entry{desc, f}
+}
+
+// Names lists the registered strategies, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Describe returns a strategy's one-line description ("" if unknown).
+func Describe(name string) string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return registry[name].desc
+}
+
+// Known reports whether name is registered.
+func Known(name string) bool {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	_, ok := registry[name]
+	return ok
+}
+
+// New builds the strategy registered as name. Errors: ErrUnknown (with the
+// valid names), or the strategy's own validation of c.
+func New(name string, c Config) (Locker, error) {
+	regMu.RLock()
+	e, ok := registry[name]
+	regMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	}
+	if len(c.Nodes) == 0 {
+		return nil, errors.New("strategies: Config.Nodes is empty")
+	}
+	if c.TTL < time.Millisecond {
+		return nil, fmt.Errorf("strategies: ttl %v must be at least 1ms", c.TTL)
+	}
+	return e.f(c)
+}
+
+// Acquire takes the lock named key with l, retrying as b says until the
+// lock is taken, b gives up (ErrNotAcquired), timeout passes
+// (ErrAcquireTimeout; timeout <= 0 means no bound but ctx), or ctx ends
+// (ctx.Err()). A Redis error ends the loop at once. attempts counts the
+// TryAcquire calls made (>= 1 unless ctx was already done).
+func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration) (lease Lease, attempts int, err error) {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, attempts, err
+		}
+		attempts++
+		lease, err = l.TryAcquire(ctx, key)
+		if err == nil {
+			return lease, attempts, nil
+		}
+		if !errors.Is(err, ErrNotAcquired) {
+			return nil, attempts, err
+		}
+		wait, ok := b.Next(attempts)
+		if !ok {
+			return nil, attempts, ErrNotAcquired
+		}
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return nil, attempts, ErrAcquireTimeout
+			}
+			if wait > left {
+				wait = left
+			}
+		}
+		if wait <= 0 {
+			continue
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, attempts, ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// NewToken returns 128 random bits from crypto/rand, hex-encoded.
+func NewToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error()) // never fails on Linux
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// lease is the plain single-node lease that naive and atomic share.
+type lease struct {
+	key, token string
+	owner      releaser
+}
+
+type releaser interface {
+	release(ctx context.Context, key, token string) error
+}
+
+func (l *lease) Key() string                       { return l.key }
+func (l *lease) Token() string                     { return l.token }
+func (l *lease) Release(ctx context.Context) error { return l.owner.release(ctx, l.key, l.token) }

@@ -1,0 +1,196 @@
+// Package workloads defines what a run does inside and around the lock: the
+// Workload interface, its registry, the per-worker state, and the shared
+// lock helpers that time every acquire and release. One file per workload.
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
+)
+
+// Workload is one kind of operation driven through a lock.
+type Workload interface {
+	// Setup writes the initial data under env.Prefix.
+	Setup(ctx context.Context, env *Env) error
+	// Op performs one operation for worker w. It returns nil for a completed
+	// operation, ErrSkip for one that did nothing (for example a sold-out
+	// item), ErrDone when there is nothing left to do, or the error that
+	// ended it (strategies.ErrAcquireTimeout, a Redis error, ...).
+	Op(ctx context.Context, w *Worker) error
+	// Verify reads the final state and returns the workload's figures and
+	// violation counts.
+	Verify(ctx context.Context, env *Env) (Result, error)
+}
+
+// Errors of Op that are not failures.
+var (
+	ErrSkip = errors.New("workloads: operation skipped")
+	ErrDone = errors.New("workloads: nothing left to do")
+)
+
+// Params are the workload parameters from the command line.
+type Params struct {
+	// Stock is the initial stock per SKU (flash-sale). Default 1000.
+	Stock int64
+	// SKUs is the number of items, each with its own lock and stock.
+	// Default 1 (the hot item).
+	SKUs int
+	// Work is the critical-section time spent while holding the lock.
+	// Default 1 ms; 0 means none.
+	Work time.Duration
+}
+
+// Result is what Verify returns.
+type Result struct {
+	// Figures are the workload's end-state numbers (flash-sale: sold,
+	// final_stock).
+	Figures map[string]int64
+	// Violations are safety counts that must be 0 for a correct lock
+	// (flash-sale: oversell, lost_updates).
+	Violations map[string]int64
+}
+
+// Env is shared by every worker of one scenario.
+type Env struct {
+	// Data is the server holding the workload's data (the first node).
+	Data drivers.Driver
+	// Locker is the strategy under test.
+	Locker strategies.Locker
+	// Prefix namespaces every key of the scenario ("lockbench:<run>:<n>:").
+	Prefix string
+	// Params are the workload parameters.
+	Params Params
+	// Oracle counts overlapping holders; Setup sizes it with NewOracle.
+	Oracle *metrics.Oracle
+	// AcquireTimeout bounds one acquire, retries included; 0: no bound.
+	AcquireTimeout time.Duration
+	// CallTimeout bounds each Redis call made on the uncancellable context
+	// of a critical section or release. Default 5 s.
+	CallTimeout time.Duration
+}
+
+// Worker is one client's state. Only its own goroutine uses it.
+type Worker struct {
+	ID      int
+	Env     *Env
+	Rng     *rand.Rand
+	Backoff retry.Backoff
+	Rec     *metrics.Recorder
+}
+
+// Lock acquires key with the scenario's strategy and the worker's retry
+// policy, records the acquire time and attempts, and returns the lease.
+func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error) {
+	start := time.Now()
+	l, attempts, err := strategies.Acquire(ctx, w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
+	w.Rec.Attempts += int64(attempts)
+	if err == nil {
+		metrics.Record(w.Rec.Acquire, time.Since(start))
+	}
+	return l, err
+}
+
+// Unlock releases the lease on a context the run's cancellation cannot
+// skip, records the release time, and counts ErrNotOwner without failing
+// the operation (the lease had expired; the oracle judges the damage).
+func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) error {
+	rctx, cancel := w.Env.IOContext(ctx)
+	defer cancel()
+	start := time.Now()
+	err := l.Release(rctx)
+	metrics.Record(w.Rec.Release, time.Since(start))
+	if errors.Is(err, strategies.ErrNotOwner) {
+		w.Rec.NotOwner++
+		return nil
+	}
+	return err
+}
+
+// IOContext returns a context for Redis calls that must finish even when
+// the run is stopping (a critical section's writes, a release): it keeps
+// ctx's values, drops its cancellation, and has the CallTimeout deadline.
+func (e *Env) IOContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	t := e.CallTimeout
+	if t <= 0 {
+		t = 5 * time.Second
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), t)
+}
+
+// Work sleeps for the critical-section time.
+func (w *Worker) Work() {
+	if d := w.Env.Params.Work; d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// Factory returns a new Workload for one scenario.
+type Factory func() Workload
+
+type entry struct {
+	desc string
+	f    Factory
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]entry{}
+)
+
+// Register makes a workload available under name; it panics on an empty or
+// duplicate name.
+func Register(name, desc string, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if name == "" || f == nil {
+		panic("workloads: Register with empty name or nil factory")
+	}
+	if _, dup := registry[name]; dup {
+		panic("workloads: Register called twice for " + name)
+	}
+	registry[name] = entry{desc, f}
+}
+
+// Names lists the registered workloads, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Describe returns a workload's one-line description.
+func Describe(name string) string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return registry[name].desc
+}
+
+// ErrUnknown is wrapped by New for an unregistered workload name.
+var ErrUnknown = errors.New("unknown workload")
+
+// New returns a fresh instance of the workload registered as name.
+func New(name string) (Workload, error) {
+	regMu.RLock()
+	e, ok := registry[name]
+	regMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	}
+	return e.f(), nil
+}
