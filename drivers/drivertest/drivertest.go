@@ -219,4 +219,3 @@ func mustDo(t *testing.T, d drivers.Driver, args ...string) drivers.Reply {
 	}
 	return r
 }
-

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/lockbench/lockbench/internal/metrics"
 )
@@ -147,7 +148,7 @@ func ReadFile(path string) (*Run, error) {
 // clients, ops/s, p50, p99, p99.9 and max in ms, oversell, overlap,
 // lost updates and errors (timeouts and failures included).
 func Table(w io.Writer, scenarios []Scenario) error {
-	t := tablewriter.NewWriter(w)
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s",
 		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "oversell", "overlap", "lost upd", "errors")
 	for _, s := range scenarios {

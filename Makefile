@@ -1,0 +1,43 @@
+# lockbench — see README.md. The two commands a fresh machine needs:
+#   make run    start redis-server locally and run the default matrix
+#   make test   go vet + the test suite (race detector on) against real redis-server
+
+GO      ?= go
+BIN     := bin/lockbench
+COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.gitCommit=$(COMMIT)
+ARGS    ?=
+
+.PHONY: all build run test redis fmt clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lockbench
+
+# ARGS passes flags through: make run ARGS="--strategy atomic --clients 200"
+run: redis build
+	./$(BIN) run $(ARGS)
+
+test: redis
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+# redis-server must be on PATH: install Debian's package when root, else say how.
+redis:
+	@if command -v redis-server >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "redis-server is missing; installing Debian's redis-server package"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null || exit 1; \
+	else \
+	  echo "redis-server is missing: install it (sudo apt-get install redis-server, or brew install redis)," >&2; \
+	  echo "or run against your own server: $(BIN) run --addr host:port" >&2; exit 1; \
+	fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -rf bin

@@ -1,0 +1,86 @@
+// Command lockbench measures Redis distributed-lock strategies on real
+// redis-server processes: throughput, latency percentiles and exact safety
+// violation counts. See README.md.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/lockbench/lockbench/drivers/all"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // the run could not be done (Redis unreachable, setup failed)
+	exitUsage       = 2   // bad flags or arguments
+	exitInterrupted = 130 // stopped by Ctrl-C; partial results were written
+)
+
+// usageError marks errors in the user's input (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// errInterrupted is returned by a run stopped by a signal.
+var errInterrupted = errors.New("interrupted")
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lockbench",
+		Short: "Benchmark Redis distributed-lock strategies on real Redis",
+		Long: `lockbench drives a workload through a Redis lock strategy on real
+redis-server processes, with both Go drivers (go-redis and rueidis), and
+reports throughput (ops/s), latency percentiles (p50/p99/p99.9) and exact
+safety-violation counts (oversell, overlapping holders, lost updates).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(), newListCmd())
+	return root
+}
+
+func main() {
+	os.Exit(execute(os.Args[1:]))
+}
+
+func execute(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "lockbench:", err)
+	var ue usageError
+	switch {
+	case errors.As(err, &ue) || isCobraUsage(err):
+		if cmd != nil {
+			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return exitUsage
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	default:
+		return exitFailure
+	}
+}
+
+// isCobraUsage recognises cobra's own argument errors (unknown command,
+// wrong number of arguments).
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires ", "unknown flag", "unknown shorthand"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/topology"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lockbench-bin-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "lockbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build lockbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func lockbench(t *testing.T, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	r := result{code, out.String(), errb.String()}
+	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
+		t.Fatalf("lockbench %v panicked:\n%s", args, r.stderr)
+	}
+	return r
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--strategy", "nope"}, []string{`unknown strategy "nope"`, "atomic", "naive"}},
+		{[]string{"run", "--driver", "redigo"}, []string{`unknown driver "redigo"`, "goredis", "rueidis"}},
+		{[]string{"run", "--workload", "flashsale"}, []string{`unknown workload "flashsale"`, "flash-sale"}},
+		{[]string{"run", "--retry", "sometimes"}, []string{`unknown retry policy "sometimes"`, "backoff, fixed, none"}},
+		{[]string{"run", "--clients", "0", "--ttl", "-1s", "--stock", "0"}, []string{"--clients", "--ttl", "--stock"}},
+		{[]string{"run", "--duration", "0s"}, []string{"--duration must be > 0"}},
+		{[]string{"run", "--addr", "localhost"}, []string{"want host:port"}},
+		{[]string{"run", "--no-such-flag"}, []string{"unknown flag"}},
+		{[]string{"run", "extra"}, []string{"unknown command"}},
+		{[]string{"frobnicate"}, []string{"unknown command"}},
+	}
+	for _, c := range cases {
+		r := lockbench(t, c.args...)
+		if r.code != exitUsage {
+			t.Errorf("lockbench %v: exit %d, want 2\n%s", c.args, r.code, r.stderr)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("lockbench %v: stderr lacks %q:\n%s", c.args, w, r.stderr)
+			}
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	r := lockbench(t, "list")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, w := range []string{"naive", "atomic", "goredis", "rueidis", "flash-sale", "none", "fixed", "backoff"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("list lacks %q", w)
+		}
+	}
+}
+
+func TestUnreachableAddr(t *testing.T) {
+	start := time.Now()
+	r := lockbench(t, "run", "--addr", "127.0.0.1:1", "--driver", "goredis,rueidis", "--out", filepath.Join(t.TempDir(), "x.json"))
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "cannot") || !strings.Contains(r.stderr, "127.0.0.1:1") {
+		t.Fatalf("error does not name the address:\n%s", r.stderr)
+	}
+	if time.Since(start) > time.Minute {
+		t.Fatalf("took %v to give up", time.Since(start))
+	}
+}
+
+// A real run prints the table, writes the JSON contract, and leaves no
+// redis-server behind.
+func TestRunWritesResult(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := lockbench(t, "run", "--strategy", "atomic", "--clients", "8", "--stock", "40", "--retry", "fixed:interval=2ms", "--out", out, "-q")
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, w := range []string{"strategy", "ops/s", "p99 ms", "oversell", "atomic", "goredis", "rueidis", "results written to " + out} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, r.stdout)
+		}
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["schema"] != float64(1) {
+		t.Fatalf("schema = %v", doc["schema"])
+	}
+	meta := doc["meta"].(map[string]any)
+	hasKeys(t, "meta", meta, "started_at", "git_commit", "go_version", "redis_version", "gomaxprocs", "args")
+	scs := doc["scenarios"].([]any)
+	if len(scs) != 2 {
+		t.Fatalf("%d scenarios, want 2 (atomic x 2 drivers)", len(scs))
+	}
+	lat := []string{"p50", "p90", "p99", "p999", "max", "mean"}
+	for _, s := range scs {
+		sc := s.(map[string]any)
+		hasKeys(t, "scenario", sc, "strategy", "driver", "workload", "retry", "clients", "params", "duration_s",
+			"ops", "ops_per_sec", "latency_ms", "acquire_ms", "counters", "violations")
+		hasKeys(t, "latency_ms", sc["latency_ms"].(map[string]any), lat...)
+		hasKeys(t, "acquire_ms", sc["acquire_ms"].(map[string]any), lat...)
+		hasKeys(t, "counters", sc["counters"].(map[string]any), "attempts", "failures", "errors")
+		v := sc["violations"].(map[string]any)
+		hasKeys(t, "violations", v, "oversell", "overlap", "lost_updates")
+		if v["oversell"] != float64(0) || v["overlap"] != float64(0) || v["lost_updates"] != float64(0) {
+			t.Errorf("%s: violations %v, want 0", sc["driver"], v)
+		}
+		if sc["ops"] != float64(40) {
+			t.Errorf("%s: ops %v, want 40", sc["driver"], sc["ops"])
+		}
+	}
+	assertServersGone(t, meta)
+}
+
+// Ctrl-C: the run stops, writes what it measured marked interrupted, exits
+// 130, and stops its redis-server.
+func TestInterrupt(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "i.json")
+	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "rueidis", "--stock", "100000000",
+		"--duration", "60s", "--clients", "4", "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, stderr, "[1/1]") // the progress line: the scenario has started
+	time.Sleep(500 * time.Millisecond)
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("lockbench did not stop within 30 s of Ctrl-C")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130", code)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no partial result file: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["interrupted"] != true {
+		t.Fatalf("interrupted = %v, want true", doc["interrupted"])
+	}
+	scs := doc["scenarios"].([]any)
+	if len(scs) != 1 || scs[0].(map[string]any)["ops"].(float64) <= 0 {
+		t.Fatalf("want the one interrupted scenario with its ops, got %v", scs)
+	}
+	assertServersGone(t, doc["meta"].(map[string]any))
+}
+
+// SIGKILL: lockbench cannot clean up, so the kernel's parent-death signal
+// must end its redis-server.
+func TestKilledLeavesNoServer(t *testing.T) {
+	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "goredis", "--stock", "100000000",
+		"--duration", "60s", "--clients", "2", "--out", filepath.Join(t.TempDir(), "k.json"))
+	stderr, _ := cmd.StderrPipe()
+	// Become the subreaper, so that the orphaned server is reparented to
+	// this test process, which can then wait for it (and reap it).
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		t.Fatalf("prctl(PR_SET_CHILD_SUBREAPER): %v", errno)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, stderr, "[1/1]")
+	kids := children(cmd.Process.Pid)
+	if len(kids) == 0 {
+		cmd.Process.Kill()
+		t.Fatal("found no redis-server child of lockbench")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for _, pid := range kids {
+		reaped := make(chan error, 1)
+		go func() {
+			var ws syscall.WaitStatus
+			_, err := syscall.Wait4(pid, &ws, 0, nil)
+			reaped <- err
+		}()
+		select {
+		case err := <-reaped:
+			if err != nil {
+				t.Fatalf("wait for redis-server %d: %v", pid, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("redis-server %d outlived its killed parent by 10 s", pid)
+		}
+	}
+}
+
+const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER from <linux/prctl.h>
+
+// waitFor reads r until s has appeared, then keeps draining r in the
+// background so that the writer never blocks.
+func waitFor(t *testing.T, r io.Reader, s string) {
+	t.Helper()
+	br := bufio.NewReader(r)
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), s) {
+		b, err := br.ReadByte()
+		if err != nil {
+			t.Fatalf("output ended before %q appeared: %s", s, seen.String())
+		}
+		seen.WriteByte(b)
+	}
+	go io.Copy(io.Discard, br)
+}
+
+func hasKeys(t *testing.T, what string, m map[string]any, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			t.Errorf("%s lacks key %q", what, k)
+		}
+	}
+}
+
+func assertServersGone(t *testing.T, meta map[string]any) {
+	t.Helper()
+	servers, _ := meta["servers"].([]any)
+	if len(servers) == 0 {
+		t.Fatal("meta.servers is empty; lockbench should record the redis-server it started")
+	}
+	for _, s := range servers {
+		pid := int(s.(map[string]any)["pid"].(float64))
+		if topology.Alive(pid) {
+			t.Errorf("redis-server pid %d is still running after lockbench exited", pid)
+		}
+	}
+}
+
+// children returns the pids whose parent is ppid.
+func children(ppid int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

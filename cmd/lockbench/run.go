@@ -1,0 +1,409 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// gitCommit is set by the Makefile with -ldflags "-X main.gitCommit=...".
+var gitCommit string
+
+type runFlags struct {
+	strategies, drivers, workloads, retries string
+	clients                                 int
+	duration, warmup                        time.Duration
+	ttl                                     string
+	work, acquireTimeout                    time.Duration
+	stock                                   int64
+	skus                                    int
+	addr, password                          string
+	out                                     string
+	seed                                    uint64
+	quiet                                   bool
+}
+
+func newRunCmd() *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a matrix of strategy x driver x workload x retry scenarios",
+		Long: `run starts a redis-server on a free loopback port (or uses --addr), runs
+every combination of the comma-separated --strategy, --driver, --workload and
+--retry lists as one scenario each, prints a summary table, and writes a JSON
+result file (results/<UTC timestamp>.json unless --out is given).
+
+A scenario is a closed loop of --clients workers. It ends when --duration
+has passed after --warmup, or earlier when the workload has nothing left to
+do (flash-sale: all stock sold). Latency is per operation (acquire, critical
+section, release) in ms; violations count over the whole run.`,
+		Example: `  # the default matrix: naive and atomic on both drivers, flash-sale
+  lockbench run
+
+  # a lease shorter than the critical section: naive and atomic overlap
+  lockbench run --strategy naive,atomic --ttl 5ms --work 20ms --retry fixed:interval=1ms
+
+  # backoff against fixed polling, 200 clients, 10 hot items
+  lockbench run --strategy atomic --retry fixed,backoff --clients 200 --skus 10
+
+  # your own server (keys are written under lockbench:<run-id>: and deleted after)
+  lockbench run --addr 127.0.0.1:6379 --password secret`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.strategies, "strategy", "naive,atomic", "lock strategies, comma-separated (see 'lockbench list')")
+	fl.StringVar(&f.drivers, "driver", "goredis,rueidis", "Redis drivers, comma-separated")
+	fl.StringVar(&f.workloads, "workload", "flash-sale", "workloads, comma-separated")
+	fl.StringVar(&f.retries, "retry", "fixed", "retry policies, comma-separated, each NAME[:param=value,...] (e.g. fixed:interval=20ms,backoff)")
+	fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
+	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time per scenario, after the warm-up (a scenario ends earlier when stock is sold out)")
+	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up time per scenario, excluded from ops/s and latency")
+	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
+	fl.DurationVar(&f.work, "work", time.Millisecond, "critical-section time spent holding the lock")
+	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
+	fl.Int64Var(&f.stock, "stock", 1000, "flash-sale: initial stock per SKU")
+	fl.IntVar(&f.skus, "skus", 1, "flash-sale: number of items, each with its own lock")
+	fl.StringVar(&f.addr, "addr", "", "use these Redis servers (host:port[,host:port...]) instead of starting redis-server")
+	fl.StringVar(&f.password, "password", "", "password for --addr servers (or $LOCKBENCH_PASSWORD)")
+	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	return cmd
+}
+
+// plan is a validated run: the scenarios and where to run them.
+type plan struct {
+	scenarios []engine.Scenario
+	addrs     []string
+	password  string
+}
+
+// validate checks every flag and returns all problems at once.
+func validate(f *runFlags) (*plan, error) {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	strats := splitList(f.strategies)
+	for _, s := range strats {
+		if !strategies.Known(s) {
+			bad("unknown strategy %q (valid: %s)", s, strings.Join(strategies.Names(), ", "))
+		}
+	}
+	drvs := splitList(f.drivers)
+	for _, d := range drvs {
+		if !contains(drivers.Names(), d) {
+			bad("unknown driver %q (valid: %s)", d, strings.Join(drivers.Names(), ", "))
+		}
+	}
+	wls := splitList(f.workloads)
+	for _, w := range wls {
+		if !contains(workloads.Names(), w) {
+			bad("unknown workload %q (valid: %s)", w, strings.Join(workloads.Names(), ", "))
+		}
+	}
+	var pols []*retry.Policy
+	for _, spec := range splitRetry(f.retries) {
+		p, err := retry.Parse(spec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		pols = append(pols, p)
+	}
+	for name, l := range map[string][]string{"--strategy": strats, "--driver": drvs, "--workload": wls} {
+		if len(l) == 0 {
+			bad("%s is empty", name)
+		}
+	}
+	if len(pols) == 0 && f.retries == "" {
+		bad("--retry is empty")
+	}
+	if f.clients < 1 {
+		bad("--clients must be at least 1, got %d", f.clients)
+	}
+	if f.duration <= 0 {
+		bad("--duration must be > 0, got %v", f.duration)
+	}
+	if f.warmup < 0 {
+		bad("--warmup must be >= 0, got %v", f.warmup)
+	}
+	if f.work < 0 {
+		bad("--work must be >= 0, got %v", f.work)
+	}
+	if f.acquireTimeout < 0 {
+		bad("--acquire-timeout must be >= 0, got %v", f.acquireTimeout)
+	}
+	if f.stock < 1 {
+		bad("--stock must be at least 1, got %d", f.stock)
+	}
+	if f.skus < 1 {
+		bad("--skus must be at least 1, got %d", f.skus)
+	}
+	ttl := max(3*f.work, 100*time.Millisecond)
+	if f.ttl != "auto" {
+		d, err := time.ParseDuration(f.ttl)
+		switch {
+		case err != nil:
+			bad("--ttl %q is not a duration (like 500ms) or auto", f.ttl)
+		case d < time.Millisecond:
+			bad("--ttl must be at least 1ms (Redis PX resolution), got %v", d)
+		default:
+			ttl = d
+		}
+	}
+	var addrs []string
+	if f.addr != "" {
+		for _, a := range splitList(f.addr) {
+			host, port, err := splitHostPort(a)
+			if err != nil {
+				bad("--addr %q: %v", a, err)
+				continue
+			}
+			addrs = append(addrs, host+":"+port)
+		}
+		if len(addrs) == 0 {
+			bad("--addr is empty")
+		}
+	} else if f.password != "" {
+		bad("--password goes with --addr (the servers lockbench starts get a random password)")
+	}
+	if f.out != "" && !strings.HasSuffix(f.out, ".json") {
+		bad("--out %q must end in .json", f.out)
+	}
+	if len(errs) > 0 {
+		return nil, usageError{errors.Join(errs...)}
+	}
+
+	p := &plan{addrs: addrs, password: f.password}
+	if p.password == "" {
+		p.password = os.Getenv("LOCKBENCH_PASSWORD")
+	}
+	for _, wl := range wls {
+		for _, st := range strats {
+			for _, pol := range pols {
+				for _, d := range drvs {
+					p.scenarios = append(p.scenarios, engine.Scenario{
+						Strategy: st, Driver: d, Workload: wl, Retry: pol,
+						Clients: f.clients, Duration: f.duration, Warmup: f.warmup,
+						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
+						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: f.work},
+					})
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) error {
+	p, err := validate(f)
+	if err != nil {
+		return err
+	}
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	// First Ctrl-C: stop starting operations, finish, write results. Second:
+	// kill the servers lockbench started and exit at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(stderr, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
+		cancel()
+		if _, ok := <-sigs; ok {
+			topology.KillAll()
+			fmt.Fprintln(stderr, "lockbench: stopped")
+			os.Exit(exitInterrupted)
+		}
+	}()
+
+	started := time.Now().UTC()
+	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
+		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: os.Args[1:], RunID: randomID(),
+	}}
+
+	var nodes []engine.Node
+	if len(p.addrs) > 0 {
+		run.Meta.Topology = "external"
+		for _, a := range p.addrs {
+			nodes = append(nodes, engine.Node{Addr: a, Password: p.password})
+		}
+	} else {
+		topo, err := topology.Start(ctx, 1)
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return errInterrupted
+			}
+			return err
+		}
+		defer topo.Stop()
+		run.Meta.Topology = "standalone"
+		for _, s := range topo.Servers {
+			nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+			run.Meta.Servers = append(run.Meta.Servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
+		}
+	}
+	run.Meta.RedisVersion, err = probeVersion(ctx, p.scenarios[0].Driver, nodes)
+	if err != nil {
+		return err
+	}
+
+	out := f.out
+	if out == "" {
+		out = filepath.Join("results", started.Format("20060102T150405Z")+".json")
+	}
+	for i, sc := range p.scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		if !f.quiet {
+			fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s, %d clients ...", i+1, len(p.scenarios),
+				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
+		}
+		prefix := fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i)
+		res, err := engine.Run(ctx, sc, nodes, prefix)
+		if err != nil {
+			if !f.quiet {
+				fmt.Fprintln(stderr, " failed")
+			}
+			if len(run.Scenarios) > 0 {
+				run.Interrupted = true
+				_ = report.WriteFile(out, run)
+			}
+			return fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
+		}
+		if !f.quiet {
+			fmt.Fprintf(stderr, " %.0f ops/s, %d violations (%.1fs, %s)\n", res.OpsPerSec, res.Violations.Total(), res.DurationS, res.StopReason)
+		}
+		if res.StopReason == "interrupted" {
+			run.Interrupted = true
+		}
+		run.Scenarios = append(run.Scenarios, res)
+	}
+	if ctx.Err() != nil {
+		run.Interrupted = true
+	}
+	if err := report.Table(stdout, run.Scenarios); err != nil {
+		return err
+	}
+	if err := report.WriteFile(out, run); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	fmt.Fprintf(stdout, "results written to %s\n", out)
+	if run.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+func probeVersion(ctx context.Context, driver string, nodes []engine.Node) (string, error) {
+	ds, err := engine.Open(ctx, driver, nodes[:1], 1)
+	if err != nil {
+		return "", err
+	}
+	defer ds[0].Close()
+	v, err := engine.ServerVersion(ctx, ds[0])
+	if err != nil {
+		return "", fmt.Errorf("read the Redis version from %s: %w", nodes[0].Addr, err)
+	}
+	return v, nil
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// splitRetry splits --retry on commas, keeping a policy's own
+// "param=value" items with it: "fixed,backoff:start=10ms,cap=1s" is two
+// specs.
+func splitRetry(s string) []string {
+	var out []string
+	for _, p := range splitList(s) {
+		if strings.Contains(p, "=") && !strings.Contains(p, ":") && len(out) > 0 {
+			out[len(out)-1] += "," + p
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func splitHostPort(a string) (string, string, error) {
+	i := strings.LastIndexByte(a, ':')
+	if i <= 0 || i == len(a)-1 {
+		return "", "", errors.New("want host:port")
+	}
+	port, err := strconv.Atoi(a[i+1:])
+	if err != nil || port < 1 || port > 65535 {
+		return "", "", errors.New("port must be a number from 1 to 65535")
+	}
+	return a[:i], a[i+1:], nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func commit() string {
+	if gitCommit != "" {
+		return gitCommit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
+}
+
+func randomID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,114 @@
+package retry
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseDefaults(t *testing.T) {
+	cases := map[string]string{
+		"none":                           "none",
+		"fixed":                          "fixed:interval=100ms",
+		"backoff":                        "backoff:cap=3s,max=2,min=1.5,start=50ms,tries=15",
+		"fixed:interval=20ms":            "fixed:interval=20ms",
+		" backoff:start=10ms,tries=3 ":   "backoff:cap=3s,max=2,min=1.5,start=10ms,tries=3",
+		"backoff:min=1.2,max=1.2,cap=1s": "backoff:cap=1s,max=1.2,min=1.2,start=50ms,tries=15",
+	}
+	for spec, want := range cases {
+		p, err := Parse(spec)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", spec, err)
+			continue
+		}
+		if p.String() != want {
+			t.Errorf("Parse(%q) = %s, want %s", spec, p, want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := map[string]string{
+		"":                           "unknown retry policy",
+		"fixd":                       `unknown retry policy "fixd" (valid: backoff, fixed, none)`,
+		"fixed:interval=soon":        "not a duration",
+		"fixed:interval=0s":          "interval must be > 0",
+		"fixed:speed=1":              `unknown parameter "speed"`,
+		"none:x=1":                   `unknown parameter "x"`,
+		"backoff:tries=0":            "tries must be >= 1",
+		"backoff:min=2,max=1.5":      "need 1 <= min <= max",
+		"backoff:start=1s,cap=10ms":  "cap must be >= start",
+		"backoff:start":              "is not key=value",
+		"backoff:tries=x,start=oops": "not a whole number",
+	}
+	for spec, want := range cases {
+		_, err := Parse(spec)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) error %v, want it to contain %q", spec, err, want)
+		}
+	}
+	// All problems are reported at once.
+	_, err := Parse("backoff:tries=x,start=oops")
+	if err == nil || !strings.Contains(err.Error(), "tries") || !strings.Contains(err.Error(), "start") {
+		t.Errorf("want both bad parameters named, got %v", err)
+	}
+}
+
+func TestNoneAndFixed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	p, _ := Parse("none")
+	if _, ok := p.New(rng).Next(1); ok {
+		t.Error("none retried")
+	}
+	p, _ = Parse("fixed:interval=7ms")
+	b := p.New(rng)
+	for i := 1; i <= 1000; i++ {
+		if w, ok := b.Next(i); !ok || w != 7*time.Millisecond {
+			t.Fatalf("fixed Next(%d) = %v, %v", i, w, ok)
+		}
+	}
+}
+
+// Jittered backoff: first wait = start, each next one is the previous times
+// a factor in [min, max], capped, and it gives up after `tries` failures.
+func TestJitteredBackoff(t *testing.T) {
+	p, _ := Parse("backoff")
+	for seed := uint64(0); seed < 50; seed++ {
+		b := p.New(rand.New(rand.NewPCG(seed, 0)))
+		prev := time.Duration(0)
+		n := 0
+		for failed := 1; ; failed++ {
+			w, ok := b.Next(failed)
+			if !ok {
+				break
+			}
+			n++
+			switch {
+			case failed == 1 && w != 50*time.Millisecond:
+				t.Fatalf("first wait %v, want 50ms", w)
+			case w > 3*time.Second:
+				t.Fatalf("wait %v above the 3 s cap", w)
+			case failed > 1 && w < 3*time.Second:
+				ratio := float64(w) / float64(prev)
+				if ratio < 1.5-1e-9 || ratio > 2.0+1e-9 {
+					t.Fatalf("step factor %.3f outside [1.5, 2.0]", ratio)
+				}
+			}
+			prev = w
+		}
+		if n != 14 {
+			t.Fatalf("%d waits, want 14 (15 tries)", n)
+		}
+		if prev != 3*time.Second {
+			t.Fatalf("last wait %v, want the 3 s cap (50ms*1.5^13 > 3s)", prev)
+		}
+	}
+	// A new run of failures starts again from start.
+	b := p.New(rand.New(rand.NewPCG(9, 9)))
+	b.Next(1)
+	b.Next(2)
+	if w, _ := b.Next(1); w != 50*time.Millisecond {
+		t.Fatalf("restart wait %v, want 50ms", w)
+	}
+}

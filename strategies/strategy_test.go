@@ -1,0 +1,180 @@
+package strategies_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
+)
+
+var srv *topology.Server
+
+func TestMain(m *testing.M) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "strategy tests need redis-server:", err)
+		os.Exit(1)
+	}
+	srv = topo.Servers[0]
+	code := m.Run()
+	topo.Stop()
+	os.Exit(code)
+}
+
+// each runs f once per driver adapter, with a fresh key prefix.
+func each(t *testing.T, f func(t *testing.T, d drivers.Driver, prefix string)) {
+	for _, name := range drivers.Names() {
+		t.Run(name, func(t *testing.T) {
+			d, err := drivers.Open(name, drivers.Options{Addr: srv.Addr, Password: srv.Password})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			f(t, d, "st:"+t.Name()+":")
+		})
+	}
+}
+
+func do(t *testing.T, d drivers.Driver, args ...string) drivers.Reply {
+	t.Helper()
+	r, err := d.Do(context.Background(), args...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return r
+}
+
+func TestRegistry(t *testing.T) {
+	names := strings.Join(strategies.Names(), ",")
+	for _, want := range []string{"atomic", "naive"} {
+		if !strings.Contains(names, want) || strategies.Describe(want) == "" {
+			t.Errorf("strategy %s not registered with a description (have %s)", want, names)
+		}
+	}
+	_, err := strategies.New("atomc", strategies.Config{})
+	if !errors.Is(err, strategies.ErrUnknown) || !strings.Contains(err.Error(), "atomic") {
+		t.Errorf("New(atomc) = %v, want ErrUnknown listing the valid names", err)
+	}
+}
+
+func TestAcquireHoldsAndExpires(t *testing.T) {
+	ctx := context.Background()
+	for _, strat := range []string{"naive", "atomic"} {
+		t.Run(strat, func(t *testing.T) {
+			each(t, func(t *testing.T, d drivers.Driver, p string) {
+				l, err := strategies.New(strat, strategies.Config{Nodes: []drivers.Driver{d}, TTL: 300 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				key := p + "lock"
+				a, err := l.TryAcquire(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(a.Token()) != 32 || a.Key() != key {
+					t.Fatalf("token %q key %q", a.Token(), a.Key())
+				}
+				if got := do(t, d, "GET", key).Str; got != a.Token() {
+					t.Fatalf("lock value %q, want the token", got)
+				}
+				if pttl := do(t, d, "PTTL", key).Int; pttl <= 0 || pttl > 300 {
+					t.Fatalf("PTTL %d, want in (0, 300]", pttl)
+				}
+				if _, err := l.TryAcquire(ctx, key); !errors.Is(err, strategies.ErrNotAcquired) {
+					t.Fatalf("second TryAcquire = %v, want ErrNotAcquired", err)
+				}
+				// A waiter with a fixed retry gets the lock once the lease ends.
+				fixed, _ := retry.Parse("fixed:interval=5ms")
+				b, attempts, err := strategies.Acquire(ctx, l, key, fixed.New(nil), 5*time.Second)
+				if err != nil || attempts < 2 {
+					t.Fatalf("Acquire after expiry = %v after %d attempts", err, attempts)
+				}
+				if b.Token() == a.Token() {
+					t.Fatal("two leases share a token")
+				}
+				if err := b.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n := do(t, d, "EXISTS", key).Int; n != 0 {
+					t.Fatal("lock key still exists after release")
+				}
+			})
+		})
+	}
+}
+
+// Release with a foreign token: atomic refuses and the key stays; naive's
+// plain DEL removes the other client's lock.
+func TestReleaseForeignToken(t *testing.T) {
+	ctx := context.Background()
+	want := map[string]bool{"atomic": true, "naive": false} // key survives?
+	for strat, survives := range want {
+		t.Run(strat, func(t *testing.T) {
+			each(t, func(t *testing.T, d drivers.Driver, p string) {
+				l, _ := strategies.New(strat, strategies.Config{Nodes: []drivers.Driver{d}, TTL: 10 * time.Second})
+				key := p + "lock"
+				a, err := l.TryAcquire(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Another client now holds the lock (as after a's lease expired).
+				do(t, d, "SET", key, "someone-else", "PX", "10000")
+				err = a.Release(ctx)
+				got := do(t, d, "GET", key)
+				if survives {
+					if !errors.Is(err, strategies.ErrNotOwner) {
+						t.Fatalf("Release = %v, want ErrNotOwner", err)
+					}
+					if got.Str != "someone-else" {
+						t.Fatalf("foreign lock now %+v, want it untouched", got)
+					}
+				} else {
+					if err != nil {
+						t.Fatalf("naive Release = %v", err)
+					}
+					if !got.IsNil() {
+						t.Fatalf("naive DEL left %+v; it should delete the foreign lock", got)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestAcquireRetryOutcomes(t *testing.T) {
+	ctx := context.Background()
+	each(t, func(t *testing.T, d drivers.Driver, p string) {
+		l, _ := strategies.New("atomic", strategies.Config{Nodes: []drivers.Driver{d}, TTL: 10 * time.Second})
+		key := p + "busy"
+		if _, err := l.TryAcquire(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		none, _ := retry.Parse("none")
+		if _, n, err := strategies.Acquire(ctx, l, key, none.New(nil), time.Second); !errors.Is(err, strategies.ErrNotAcquired) || n != 1 {
+			t.Fatalf("none: %v after %d attempts, want ErrNotAcquired after 1", err, n)
+		}
+		fixed, _ := retry.Parse("fixed:interval=10ms")
+		if _, n, err := strategies.Acquire(ctx, l, key, fixed.New(nil), 100*time.Millisecond); !errors.Is(err, strategies.ErrAcquireTimeout) || n < 2 {
+			t.Fatalf("fixed with timeout: %v after %d attempts, want ErrAcquireTimeout", err, n)
+		}
+		bo, _ := retry.Parse("backoff:start=1ms,cap=2ms,tries=4")
+		if _, n, err := strategies.Acquire(ctx, l, key, bo.New(rand.New(rand.NewPCG(1, 1))), 0); !errors.Is(err, strategies.ErrNotAcquired) || n != 4 {
+			t.Fatalf("backoff tries=4: %v after %d attempts, want ErrNotAcquired after 4", err, n)
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+		defer cancel()
+		if _, _, err := strategies.Acquire(cctx, l, key, fixed.New(nil), 0); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("cancelled wait: %v, want context.DeadlineExceeded", err)
+		}
+	})
+}
