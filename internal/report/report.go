@@ -192,7 +192,7 @@ func errorCell(c Counters) string {
 	}
 	var parts []string
 	if c.Timeouts > 0 {
-		parts = append(parts, "timeout "+strconv.FormatInt(c.Timeouts, 10))
+		parts = append(parts, "acquire timeout "+strconv.FormatInt(c.Timeouts, 10))
 	}
 	if c.Failures > 0 {
 		parts = append(parts, "gave up "+strconv.FormatInt(c.Failures, 10))

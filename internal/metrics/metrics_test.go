@@ -1,0 +1,84 @@
+package metrics
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestOracleCountsOverlaps(t *testing.T) {
+	o := NewOracle(2)
+	if o.Enter(0) {
+		t.Fatal("first holder counted as overlap")
+	}
+	if !o.Enter(0) || !o.Enter(0) {
+		t.Fatal("second and third holders not counted")
+	}
+	if o.Enter(1) {
+		t.Fatal("another lock counted as overlap")
+	}
+	o.Leave(0)
+	o.Leave(0)
+	o.Leave(0)
+	if o.Enter(0) {
+		t.Fatal("holder after everyone left counted as overlap")
+	}
+	if got := o.Overlaps(); got != 2 {
+		t.Fatalf("overlaps = %d, want 2", got)
+	}
+}
+
+// With a real mutex around Enter/Leave there is never an overlap, however
+// many goroutines contend; without one there usually is — the oracle is
+// only as strict as the exclusion it watches.
+func TestOracleUnderMutex(t *testing.T) {
+	o := NewOracle(1)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				mu.Lock()
+				o.Enter(0)
+				o.Leave(0)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if o.Overlaps() != 0 {
+		t.Fatalf("overlaps = %d under a mutex", o.Overlaps())
+	}
+}
+
+func TestRecorderMergeAndSummary(t *testing.T) {
+	a, b := NewRecorder(), NewRecorder()
+	for i := 1; i <= 100; i++ {
+		Record(a.Op, time.Duration(i)*time.Millisecond)
+	}
+	Record(b.Op, 2*time.Hour) // clamped to 60 s
+	Record(b.Op, 0)           // clamped to 1 µs
+	a.Ops, b.Ops = 100, 2
+	a.Errors["timeout"] = 1
+	b.Errors["timeout"] = 2
+	b.Errors["readonly"] = 4
+	a.Merge(b)
+	if a.Ops != 102 || a.ErrorTotal() != 7 || a.Errors["timeout"] != 3 {
+		t.Fatalf("merged counters %+v", a)
+	}
+	s := Summarize(a.Op)
+	if s.Count != 102 {
+		t.Fatalf("count %d, want 102", s.Count)
+	}
+	if s.Max < 59_900 || s.Max > 60_100 {
+		t.Fatalf("max %.1f ms, want about 60000 (clamped)", s.Max)
+	}
+	if s.P50 < 49.9 || s.P50 > 51.1 {
+		t.Fatalf("p50 %.2f ms, want about 50", s.P50)
+	}
+	if z := Summarize(NewHistogram()); z != (Latency{}) {
+		t.Fatalf("empty summary %+v", z)
+	}
+}

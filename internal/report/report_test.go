@@ -1,0 +1,92 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func sample() *Run {
+	return &Run{
+		Schema: Schema,
+		Meta:   Meta{StartedAt: "2026-11-29T00:00:00Z", GitCommit: "abc", GoVersion: "go1.26.8", RedisVersion: "7.0.15", GOMAXPROCS: 2, Args: []string{"run"}, RunID: "r1", Topology: "standalone"},
+		Scenarios: []Scenario{
+			{
+				Strategy: "naive", Driver: "goredis", Workload: "flash-sale", Retry: "fixed:interval=1ms", Clients: 50,
+				Params: map[string]string{"ttl": "5ms"}, DurationS: 2, Ops: 300, OpsPerSec: 150,
+				LatencyMS: metrics.Latency{P50: 21.5, P90: 40, P99: 1115.2, P999: 1458, Max: 1493, Mean: 30, Count: 300},
+				Counters:  Counters{Attempts: 900, Timeouts: 2, Failures: 1, Errors: 3, ErrorsByKind: map[string]int64{"timeout": 1, "readonly": 2}},
+				Violations: Violations{Oversell: 604, Overlap: 704, LostUpdates: 604},
+				Figures:    map[string]int64{"sold": 704, "final_stock": 0}, StopReason: "done",
+			},
+			{
+				Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "backoff:cap=3s", Clients: 50,
+				DurationS: 1, Ops: 1000, OpsPerSec: 999.6,
+				LatencyMS:  metrics.Latency{P50: 1.55, P99: 4.09, P999: 12.1, Max: 16.1},
+				Counters:   Counters{ErrorsByKind: map[string]int64{}},
+				StopReason: "done",
+			},
+		},
+	}
+}
+
+func TestTableGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Table(&buf, sample().Scenarios); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "table.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("table differs from %s:\n%s", golden, buf.String())
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "r.json")
+	in := sample()
+	if err := WriteFile(path, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip changed the run:\n%+v\n%+v", in, out)
+	}
+	// Nothing but the result file is left in the directory (no temp file).
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("%d files in the result dir, want 1", len(entries))
+	}
+}
+
+func TestReadFileRejects(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"schema":`), 0o644)
+	if _, err := ReadFile(bad); err == nil {
+		t.Error("truncated JSON accepted")
+	}
+	v2 := filepath.Join(dir, "v2.json")
+	os.WriteFile(v2, []byte(`{"schema":2}`), 0o644)
+	if _, err := ReadFile(v2); err == nil {
+		t.Error("schema 2 accepted")
+	}
+}

@@ -1,0 +1,79 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestStartMastersAndStop(t *testing.T) {
+	topo, err := Start(context.Background(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topo.Servers) != 3 || len(topo.Addrs()) != 3 {
+		t.Fatalf("%d servers, want 3", len(topo.Servers))
+	}
+	seen := map[string]bool{}
+	for _, s := range topo.Servers {
+		if seen[s.Addr] {
+			t.Fatalf("two servers on %s", s.Addr)
+		}
+		seen[s.Addr] = true
+		if err := Ping(s.Addr, s.Password, time.Second); err != nil {
+			t.Fatalf("PING %s: %v", s.Addr, err)
+		}
+		// requirepass is on: no password, no PONG.
+		if err := Ping(s.Addr, "", time.Second); err == nil {
+			t.Fatalf("%s answered PING without AUTH", s.Addr)
+		}
+		if !Alive(s.Pid) {
+			t.Fatalf("pid %d not alive", s.Pid)
+		}
+	}
+	topo.Stop()
+	topo.Stop() // idempotent
+	for _, s := range topo.Servers {
+		if Alive(s.Pid) {
+			t.Errorf("pid %d still alive after Stop", s.Pid)
+		}
+		if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
+			t.Errorf("dir %s not removed: %v", s.Dir, err)
+		}
+		if err := Ping(s.Addr, s.Password, 200*time.Millisecond); err == nil {
+			t.Errorf("%s still answers after Stop", s.Addr)
+		}
+	}
+}
+
+func TestKillAll(t *testing.T) {
+	topo, err := Start(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	KillAll()
+	for _, s := range topo.Servers {
+		select {
+		case <-s.Exited():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("pid %d survived KillAll", s.Pid)
+		}
+	}
+	topo.Stop()
+}
+
+func TestNoRedisServerOnPath(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Start(context.Background(), 1)
+	if !errors.Is(err, ErrNoRedisServer) {
+		t.Fatalf("err = %v, want ErrNoRedisServer", err)
+	}
+}
+
+func TestBadCount(t *testing.T) {
+	if _, err := Start(context.Background(), 0); err == nil {
+		t.Fatal("Start(0) succeeded")
+	}
+}
