@@ -250,3 +250,14 @@ func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
 func (e *NodeError) Unwrap() error { return e.Err }
+
+// Subscriber is the optional pub/sub capability of a Driver (both adapters
+// have it); find it with a type assertion.
+type Subscriber interface {
+	// PSubscribe subscribes to the glob pattern and calls fn, from one
+	// goroutine, with the channel and payload of every message published to
+	// a matching channel, until ctx ends. It returns once the server has
+	// confirmed the subscription. The returned channel is closed when the
+	// subscription has ended (ctx done or the connection lost).
+	PSubscribe(ctx context.Context, pattern string, fn func(channel, payload string)) (<-chan struct{}, error)
+}

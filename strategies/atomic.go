@@ -8,8 +8,8 @@ import (
 )
 
 func init() {
-	Register("atomic", "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)",
-		func(c Config) (Locker, error) { return &atomic{d: c.Nodes[0], ttl: c.TTL}, nil })
+	Register("atomic", Info{Desc: "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)"},
+		func(c Config) (Locker, error) { return &atomicLocker{d: c.Nodes[0], ttl: c.TTL}, nil })
 }
 
 // UnlockScript deletes KEYS[1] only when it holds ARGV[1], the caller's
@@ -21,16 +21,16 @@ else
 	return 0
 end`)
 
-// atomic takes the lock with one SET NX PX and releases it with
+// atomicLocker takes the lock with one SET NX PX and releases it with
 // UnlockScript, so a lease that expired cannot delete its successor's lock.
-type atomic struct {
+type atomicLocker struct {
 	d   drivers.Driver
 	ttl time.Duration
 }
 
-var _ Locker = (*atomic)(nil)
+var _ Locker = (*atomicLocker)(nil)
 
-func (a *atomic) TryAcquire(ctx context.Context, key string) (Lease, error) {
+func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	tok := NewToken()
 	ok, err := a.d.SetNX(ctx, key, tok, a.ttl)
 	if err != nil {
@@ -42,7 +42,7 @@ func (a *atomic) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	return &lease{key: key, token: tok, owner: a}, nil
 }
 
-func (a *atomic) release(ctx context.Context, key, token string) error {
+func (a *atomicLocker) release(ctx context.Context, key, token string) error {
 	r, err := a.d.Eval(ctx, UnlockScript, []string{key}, token)
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	Register("naive", "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)",
+	Register("naive", Info{Desc: "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)"},
 		func(c Config) (Locker, error) { return &naive{d: c.Nodes[0], ttl: c.TTL}, nil })
 }
 

@@ -50,19 +50,50 @@ var (
 	ErrUnknown = errors.New("unknown strategy")
 )
 
-// Config is what a strategy is built from.
+// Config is what a strategy is built from. Zero fields a strategy does not
+// use are ignored; zero fields it uses take the default in their comment.
 type Config struct {
-	// Nodes are the Redis servers. Single-node strategies use Nodes[0].
+	// Nodes are the Redis servers. Single-node strategies use Nodes[0];
+	// redlock uses all of them as independent masters; wait-replicas needs
+	// Nodes[0] to be a master with a replica.
 	Nodes []drivers.Driver
 	// TTL is the lease time (the key's PX). Must be >= 1 ms.
 	TTL time.Duration
+	// Segments is the number of stock segments of `segmented`. Default 8.
+	Segments int
+	// Instances is the number of simulated application instances of
+	// `multilevel`, each with its own in-process mutex per key. Default 4.
+	Instances int
+	// WaitTimeout bounds WAIT in `wait-replicas`. Default 50 ms.
+	WaitTimeout time.Duration
+	// Replicas is how many replicas WAIT must hear from. Default 1.
+	Replicas int
 }
 
 // Factory builds a Locker from a Config.
 type Factory func(c Config) (Locker, error)
 
+// Topology names the server layout a strategy needs.
+type Topology string
+
+// Topologies.
+const (
+	Standalone Topology = "standalone" // one server (Nodes[0])
+	Masters    Topology = "masters"    // N independent masters (--nodes)
+	Replicated Topology = "replica"    // a master (Nodes[0]) with a replica
+)
+
+// Info describes a registered strategy.
+type Info struct {
+	// Desc is a one-line description for `lockbench list`.
+	Desc string
+	// Topology is the layout it needs. Default Standalone.
+	Topology Topology
+}
+
 type entry struct {
 	desc string
+	topo Topology
 	f    Factory
 }
 
@@ -71,9 +102,9 @@ var (
 	registry = map[string]entry{}
 )
 
-// Register makes a strategy available under name, with a one-line
-// description for `lockbench list`. It panics on an empty or duplicate name.
-func Register(name, desc string, f Factory) {
+// Register makes a strategy available under name, with its description
+// and needs. It panics on an empty or duplicate name.
+func Register(name string, info Info, f Factory) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if name == "" || f == nil {
@@ -82,7 +113,20 @@ func Register(name, desc string, f Factory) {
 	if _, dup := registry[name]; dup {
 		panic("strategies: Register called twice for " + name)
 	}
-	registry[name] = entry{desc, f}
+	if info.Topology == "" {
+		info.Topology = Standalone
+	}
+	registry[name] = entry{info.Desc, info.Topology, f}
+}
+
+// TopologyOf returns the layout the strategy needs (Standalone if unknown).
+func TopologyOf(name string) Topology {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	if e, ok := registry[name]; ok {
+		return e.topo
+	}
+	return Standalone
 }
 
 // Names lists the registered strategies, sorted.
@@ -139,6 +183,18 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
+		if _, ok := l.(blocking); ok {
+			// A locker that can block inside TryAcquire gets the bound in ctx.
+			var cancel context.CancelFunc
+			parent := ctx
+			ctx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+			defer func() {
+				if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+					err = ErrAcquireTimeout
+				}
+			}()
+		}
 	}
 	var timer *time.Timer
 	defer func() {
@@ -146,6 +202,14 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 			timer.Stop()
 		}
 	}()
+	// A waker (pub/sub retry) is watched before the first attempt, so a
+	// release between a failed attempt and the wait is not missed.
+	var wake <-chan struct{}
+	if wk, ok := b.(retry.Waker); ok {
+		var stop func()
+		wake, stop = wk.Watch(key)
+		defer stop()
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, attempts, err
@@ -183,9 +247,14 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 		case <-ctx.Done():
 			return nil, attempts, ctx.Err()
 		case <-timer.C:
+		case <-wake:
 		}
 	}
 }
+
+// blocking marks lockers whose TryAcquire may wait in-process (multilevel's
+// local mutex); Acquire bounds that wait by the acquire timeout.
+type blocking interface{ blocks() }
 
 // NewToken returns 128 random bits from crypto/rand, hex-encoded.
 func NewToken() string {

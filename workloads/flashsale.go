@@ -3,10 +3,14 @@ package workloads
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync/atomic"
+	"time"
 
+	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/strategies"
 )
 
 func init() {
@@ -14,19 +18,71 @@ func init() {
 		func() Workload { return &flashSale{} })
 }
 
+// Write guards as Lua scripts. KEYS[1] = stock, KEYS[2] = sold.
+var (
+	// casWrite: the optimistic check: write stock ARGV[2] and record the
+	// order only if the stock still holds ARGV[1], the value read.
+	casWrite = drivers.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then
+	redis.call('set', KEYS[1], ARGV[2])
+	redis.call('incr', KEYS[2])
+	return 1
+end
+return 0`)
+	// decrWrite: the conditional decrement, stock = stock - 1 where stock >= 1.
+	decrWrite = drivers.NewScript(`local n = tonumber(redis.call('get', KEYS[1]) or '0')
+if n >= 1 then
+	redis.call('set', KEYS[1], n - 1)
+	redis.call('incr', KEYS[2])
+	return 1
+end
+return 0`)
+	// fenceRead: KEYS[1] = stock, KEYS[2] = highest fencing token seen.
+	// Returns -1 for a token below the highest seen, else records the token
+	// and returns the stock.
+	fenceRead = drivers.NewScript(`local f = tonumber(ARGV[1])
+local hi = tonumber(redis.call('get', KEYS[2]) or '0')
+if f < hi then return -1 end
+if f > hi then redis.call('set', KEYS[2], ARGV[1]) end
+return tonumber(redis.call('get', KEYS[1]) or '0')`)
+	// fenceWrite: KEYS[3] = highest token seen. Writes stock ARGV[2] and
+	// records the order unless token ARGV[1] is below the highest seen.
+	fenceWrite = drivers.NewScript(`local f = tonumber(ARGV[1])
+local hi = tonumber(redis.call('get', KEYS[3]) or '0')
+if f < hi then return 0 end
+redis.call('set', KEYS[3], ARGV[1])
+redis.call('set', KEYS[1], ARGV[2])
+redis.call('incr', KEYS[2])
+return 1`)
+)
+
 // flashSale is the articles' seckill: stock S for each of K SKUs; one order
 // takes the SKU's lock, reads the stock, spends the critical-section time,
 // then writes stock-1 and records the order as two separate commands that
-// only the lock protects, and releases. Keys per SKU i share the hash tag
-// {sku:i}: <prefix>{sku:i}:lock, :stock and :sold.
+// only the lock protects, and releases.
+//
+// With Params.Segments = N > 1 (the `segmented` strategy), each SKU's stock
+// is split into N shares with a lock each; an order starts at the segment
+// its order id hashes to and moves on while segments are sold out.
+// Params.Guard adds a check to the write (see the Guard* constants).
+//
+// Keys per slot (SKU i, segment j) share the hash tag {sku:i:j}:
+// <prefix>{sku:i:j}:lock, :stock, :sold, :fence-seen.
 //
 // Verify: sold = Σ sold counters; final_stock = Σ stock;
-// oversell = Σ max(0, sold_i − S); lost_updates = Σ sold_i − (S − stock_i)
-// (orders whose stock decrement another holder overwrote).
+// oversell = Σ max(0, sold_slot − share_slot); lost_updates =
+// Σ sold_slot − (share_slot − stock_slot) (orders whose decrement another
+// holder overwrote).
 type flashSale struct {
-	lock, stock, sold []string
-	soldOut           []atomic.Bool
-	left              atomic.Int64 // SKUs not yet seen sold out
+	segs  int
+	slots []slot
+	left  atomic.Int64 // slots not yet seen sold out
+	guard string
+}
+
+type slot struct {
+	lock, stock, sold, fence string
+	share                    int64
+	soldOut                  atomic.Bool
 }
 
 var _ Workload = (*flashSale)(nil)
@@ -39,41 +95,70 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 	if p.Stock < 1 {
 		return errors.New("flash-sale: --stock must be >= 1")
 	}
-	f.lock = make([]string, p.SKUs)
-	f.stock = make([]string, p.SKUs)
-	f.sold = make([]string, p.SKUs)
-	f.soldOut = make([]atomic.Bool, p.SKUs)
-	f.left.Store(int64(p.SKUs))
-	env.Oracle = metrics.NewOracle(p.SKUs)
-	s := strconv.FormatInt(p.Stock, 10)
-	for i := range f.lock {
-		base := env.Prefix + "{sku:" + strconv.Itoa(i) + "}:"
-		f.lock[i], f.stock[i], f.sold[i] = base+"lock", base+"stock", base+"sold"
-		if _, err := env.Data.Do(ctx, "SET", f.stock[i], s); err != nil {
-			return err
-		}
-		if _, err := env.Data.Do(ctx, "SET", f.sold[i], "0"); err != nil {
-			return err
+	f.segs = max(p.Segments, 1)
+	if int64(f.segs) > p.Stock {
+		return fmt.Errorf("flash-sale: %d segments for a stock of %d leaves empty segments", f.segs, p.Stock)
+	}
+	switch f.guard = p.Guard; f.guard {
+	case "":
+		f.guard = GuardNone
+	case GuardNone, GuardCAS, GuardDecr, GuardFence:
+	default:
+		return fmt.Errorf("flash-sale: unknown guard %q", p.Guard)
+	}
+	f.slots = make([]slot, p.SKUs*f.segs)
+	f.left.Store(int64(len(f.slots)))
+	env.Oracle = metrics.NewOracle(len(f.slots))
+	env.Locks = len(f.slots)
+	for i := 0; i < p.SKUs; i++ {
+		for j := 0; j < f.segs; j++ {
+			s := &f.slots[i*f.segs+j]
+			base := env.Prefix + "{sku:" + strconv.Itoa(i) + ":" + strconv.Itoa(j) + "}:"
+			s.lock, s.stock, s.sold, s.fence = base+"lock", base+"stock", base+"sold", base+"fence-seen"
+			s.share = p.Stock / int64(f.segs)
+			if int64(j) < p.Stock%int64(f.segs) {
+				s.share++
+			}
+			if _, err := env.Data.Do(ctx, "MSET", s.stock, strconv.FormatInt(s.share, 10), s.sold, "0"); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// pick returns a SKU not yet seen sold out, starting at a random one, or
-// -1 when every SKU is sold out.
+// pick returns a slot not yet seen sold out: a random SKU, and within it
+// the segment the order id hashes to, then the next ones; -1 when every
+// slot is sold out.
 func (f *flashSale) pick(w *Worker) int {
-	n := len(f.lock)
-	start := 0
-	if n > 1 {
-		start = w.Rng.IntN(n)
+	skus := len(f.slots) / f.segs
+	sku0, seg0 := 0, 0
+	if skus > 1 {
+		sku0 = w.Rng.IntN(skus)
 	}
-	for k := 0; k < n; k++ {
-		i := (start + k) % n
-		if !f.soldOut[i].Load() {
-			return i
+	if f.segs > 1 {
+		w.orders++
+		seg0 = int(mix(uint64(w.ID)<<32|w.orders) % uint64(f.segs))
+	}
+	for a := 0; a < skus; a++ {
+		sku := (sku0 + a) % skus
+		for b := 0; b < f.segs; b++ {
+			i := sku*f.segs + (seg0+b)%f.segs
+			if !f.slots[i].soldOut.Load() {
+				return i
+			}
 		}
 	}
 	return -1
+}
+
+// mix is the splitmix64 finaliser: a hash of the order id.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 func (f *flashSale) Op(ctx context.Context, w *Worker) error {
@@ -81,7 +166,8 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 	if i < 0 {
 		return ErrDone
 	}
-	lease, err := w.Lock(ctx, f.lock[i])
+	s := &f.slots[i]
+	lease, err := w.Lock(ctx, s.lock)
 	if err != nil {
 		return err
 	}
@@ -89,45 +175,89 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 	ioctx, cancel := env.IOContext(ctx)
 	defer cancel()
 
+	start := time.Now()
 	env.Oracle.Enter(i)
-	err = f.critical(ioctx, w, i)
+	err = f.critical(ioctx, w, s, lease)
 	env.Oracle.Leave(i) // before the release: the next holder may enter at once
+	metrics.Record(w.Rec.Hold, time.Since(start))
 	if rerr := w.Unlock(ctx, lease); err == nil {
 		err = rerr
 	}
-	return err
-}
-
-// critical is the section the lock protects.
-func (f *flashSale) critical(ctx context.Context, w *Worker, i int) error {
-	d := w.Env.Data
-	r, err := d.Do(ctx, "GET", f.stock[i])
-	if err != nil {
-		return err
-	}
-	n, err := r.AsInt()
-	if err != nil {
-		return err
-	}
-	if n <= 0 {
-		if !f.soldOut[i].Swap(true) && f.left.Add(-1) == 0 {
+	if errors.Is(err, errSoldOut) {
+		if !s.soldOut.Swap(true) && f.left.Add(-1) == 0 {
 			return ErrDone
 		}
 		return ErrSkip
 	}
+	return err
+}
+
+var errSoldOut = errors.New("sold out")
+
+// critical is the section the lock protects.
+func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease strategies.Lease) error {
+	d := w.Env.Data
+	var fence string
+	var n int64
+	if f.guard == GuardFence {
+		fl, ok := lease.(strategies.Fenced)
+		if !ok {
+			return errors.New("flash-sale: the fence guard needs a strategy with fencing tokens (fencing)")
+		}
+		fence = strconv.FormatInt(fl.Fence(), 10)
+		r, err := d.Eval(ctx, fenceRead, []string{s.stock, s.fence}, fence)
+		if err != nil {
+			return err
+		}
+		if n = r.Int; n < 0 {
+			w.Rec.Rejected++
+			return ErrRejected
+		}
+	} else {
+		r, err := d.Do(ctx, "GET", s.stock)
+		if err != nil {
+			return err
+		}
+		if n, err = r.AsInt(); err != nil {
+			return err
+		}
+	}
+	if n <= 0 {
+		return errSoldOut
+	}
 	w.Work()
-	if _, err := d.Do(ctx, "SET", f.stock[i], strconv.FormatInt(n-1, 10)); err != nil {
+	next := strconv.FormatInt(n-1, 10)
+	var r drivers.Reply
+	var err error
+	switch f.guard {
+	case GuardNone:
+		if _, err := d.Do(ctx, "SET", s.stock, next); err != nil {
+			return err
+		}
+		_, err := d.Do(ctx, "INCR", s.sold)
+		return err
+	case GuardCAS:
+		r, err = d.Eval(ctx, casWrite, []string{s.stock, s.sold}, strconv.FormatInt(n, 10), next)
+	case GuardDecr:
+		r, err = d.Eval(ctx, decrWrite, []string{s.stock, s.sold})
+	case GuardFence:
+		r, err = d.Eval(ctx, fenceWrite, []string{s.stock, s.sold, s.fence}, fence, next)
+	}
+	if err != nil {
 		return err
 	}
-	_, err = d.Do(ctx, "INCR", f.sold[i])
-	return err
+	if r.Int != 1 {
+		w.Rec.Rejected++
+		return ErrRejected
+	}
+	return nil
 }
 
 func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
 	var sold, final, oversell, lost int64
-	S := env.Params.Stock
-	for i := range f.lock {
-		r, err := env.Data.Do(ctx, "MGET", f.stock[i], f.sold[i])
+	for i := range f.slots {
+		s := &f.slots[i]
+		r, err := env.Data.Do(ctx, "MGET", s.stock, s.sold)
 		if err != nil {
 			return Result{}, err
 		}
@@ -141,8 +271,8 @@ func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
 		}
 		sold += so
 		final += st
-		oversell += max(0, so-S)
-		lost += so - (S - st)
+		oversell += max(0, so-s.share)
+		lost += so - (s.share - st)
 	}
 	return Result{
 		Figures:    map[string]int64{"sold": sold, "final_stock": final},

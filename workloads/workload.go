@@ -33,10 +33,21 @@ type Workload interface {
 	Verify(ctx context.Context, env *Env) (Result, error)
 }
 
-// Errors of Op that are not failures.
+// Errors of Op that are not lock failures.
 var (
 	ErrSkip = errors.New("workloads: operation skipped")
 	ErrDone = errors.New("workloads: nothing left to do")
+	// ErrRejected: a guard on the write (optimistic check, fencing token,
+	// conditional decrement) refused it; the operation did not happen.
+	ErrRejected = errors.New("workloads: write rejected by its guard")
+)
+
+// Guards on the workload's write, beyond the lock.
+const (
+	GuardNone  = "none"  // plain GET / SET: only the lock protects the data
+	GuardCAS   = "cas"   // optimistic check: write only if the value read is unchanged
+	GuardDecr  = "decr"  // conditional decrement: count = count - 1 where count >= 1
+	GuardFence = "fence" // reject reads and writes whose fencing token is below the highest seen
 )
 
 // Params are the workload parameters from the command line.
@@ -49,6 +60,11 @@ type Params struct {
 	// Work is the critical-section time spent while holding the lock.
 	// Default 1 ms; 0 means none.
 	Work time.Duration
+	// Segments splits each SKU's stock into this many independently locked
+	// segments (the `segmented` strategy). Default 1.
+	Segments int
+	// Guard is the write guard (Guard* constants). Default GuardNone.
+	Guard string
 }
 
 // Result is what Verify returns.
@@ -78,6 +94,12 @@ type Env struct {
 	// CallTimeout bounds each Redis call made on the uncancellable context
 	// of a critical section or release. Default 5 s.
 	CallTimeout time.Duration
+	// Released, when set, is called after every successful release (the
+	// pubsub retry policy publishes there).
+	Released func(ctx context.Context, key string) error
+	// Locks is set by Setup: the number of distinct locks, for the
+	// lock-bound ceiling.
+	Locks int
 }
 
 // Worker is one client's state. Only its own goroutine uses it.
@@ -87,6 +109,7 @@ type Worker struct {
 	Rng     *rand.Rand
 	Backoff retry.Backoff
 	Rec     *metrics.Recorder
+	orders  uint64 // order ids issued by this worker
 }
 
 // Lock acquires key with the scenario's strategy and the worker's retry
@@ -113,6 +136,9 @@ func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) error {
 	if errors.Is(err, strategies.ErrNotOwner) {
 		w.Rec.NotOwner++
 		return nil
+	}
+	if err == nil && w.Env.Released != nil {
+		err = w.Env.Released(rctx, l.Key())
 	}
 	return err
 }

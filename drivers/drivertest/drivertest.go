@@ -173,6 +173,41 @@ func Run(t *testing.T, name string, open Open) {
 		}
 	})
 
+	t.Run("PSubscribe", func(t *testing.T) {
+		sub, ok := d.(drivers.Subscriber)
+		if !ok {
+			t.Fatal("adapter does not implement drivers.Subscriber")
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		got := make(chan string, 10)
+		done, err := sub.PSubscribe(sctx, "dt:ps:*", func(ch, payload string) { got <- ch + "=" + payload })
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Subscribed before PSubscribe returned: the first publish is seen.
+		if n := mustDo(t, d, "PUBLISH", "dt:ps:a", "1"); n.Int != 1 {
+			t.Fatalf("PUBLISH reached %d subscribers, want 1", n.Int)
+		}
+		mustDo(t, d, "PUBLISH", "dt:other", "x")
+		mustDo(t, d, "PUBLISH", "dt:ps:b", "2")
+		for _, want := range []string{"dt:ps:a=1", "dt:ps:b=2"} {
+			select {
+			case m := <-got:
+				if m != want {
+					t.Fatalf("message %q, want %q", m, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("no message %q within 5 s", want)
+			}
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("subscription did not end within 5 s of cancel")
+		}
+	})
+
 	t.Run("CanceledContext", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()

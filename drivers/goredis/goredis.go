@@ -138,3 +138,31 @@ func convert(v any) drivers.Reply {
 type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
+
+var _ drivers.Subscriber = (*driver)(nil)
+
+func (d *driver) PSubscribe(ctx context.Context, pattern string, fn func(channel, payload string)) (<-chan struct{}, error) {
+	ps := d.c.PSubscribe(ctx, pattern)
+	if _, err := ps.Receive(ctx); err != nil { // the subscription confirmation
+		ps.Close()
+		return nil, d.wrap(err)
+	}
+	done := make(chan struct{})
+	ch := ps.Channel()
+	go func() {
+		defer close(done)
+		defer ps.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-ch:
+				if !ok {
+					return
+				}
+				fn(m.Channel, m.Payload)
+			}
+		}
+	}()
+	return done, nil
+}

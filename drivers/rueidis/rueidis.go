@@ -8,7 +8,9 @@ package rueidis
 import (
 	"context"
 	"fmt"
+	"errors"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -139,5 +141,34 @@ func convert(m *rueidis.RedisMessage) drivers.Reply {
 			s = m.String()
 		}
 		return drivers.Reply{Kind: drivers.KindString, Str: s}
+	}
+}
+
+var _ drivers.Subscriber = (*driver)(nil)
+
+func (d *driver) PSubscribe(ctx context.Context, pattern string, fn func(channel, payload string)) (<-chan struct{}, error) {
+	ready := make(chan struct{})
+	var once sync.Once
+	done := make(chan struct{})
+	var rerr error
+	hctx := rueidis.WithOnSubscriptionHook(ctx, func(s rueidis.PubSubSubscription) {
+		if s.Kind == "psubscribe" {
+			once.Do(func() { close(ready) })
+		}
+	})
+	go func() {
+		defer close(done)
+		rerr = d.c.Receive(hctx, d.c.B().Psubscribe().Pattern(pattern).Build(), func(m rueidis.PubSubMessage) {
+			fn(m.Channel, m.Message)
+		})
+	}()
+	select {
+	case <-ready:
+		return done, nil
+	case <-done:
+		if rerr == nil {
+			rerr = errors.New("subscription ended before it was confirmed")
+		}
+		return nil, d.wrap(rerr)
 	}
 }

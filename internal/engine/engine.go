@@ -55,6 +55,16 @@ type Scenario struct {
 	Params         workloads.Params
 	// Seed seeds each worker's random source (worker i uses seed, i).
 	Seed uint64
+	// Guard is the workload's write guard: "auto" (or "") takes the one the
+	// strategy asks for (fencing: fence; multilevel: cas), else none;
+	// "none", "cas" or "decr" force one.
+	Guard string
+	// Segments for `segmented` (default 8); Instances for `multilevel`
+	// (default 4); WaitTimeout for `wait-replicas` (default 50 ms).
+	Segments, Instances int
+	WaitTimeout         time.Duration
+	// Topology names the server layout, for the result file.
+	Topology string
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -68,6 +78,9 @@ func (s Scenario) ParamsMap() map[string]string {
 		"duration":        s.Duration.String(),
 		"warmup":          s.Warmup.String(),
 		"seed":            strconv.FormatUint(s.Seed, 10),
+		"guard":           s.Guard,
+		"segments":        strconv.Itoa(s.Segments),
+		"instances":       strconv.Itoa(s.Instances),
 	}
 }
 
@@ -175,7 +188,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		}
 	}()
 
-	locker, err := strategies.New(sc.Strategy, strategies.Config{Nodes: ds, TTL: sc.TTL})
+	locker, err := strategies.New(sc.Strategy, strategies.Config{
+		Nodes: ds, TTL: sc.TTL, Segments: sc.Segments, Instances: sc.Instances, WaitTimeout: sc.WaitTimeout,
+	})
 	if err != nil {
 		return out, err
 	}
@@ -183,15 +198,42 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	if err != nil {
 		return out, err
 	}
+	params := sc.Params
+	if sg, ok := locker.(strategies.Segmented); ok {
+		params.Segments = sg.Segments()
+	}
+	params.Guard = sc.Guard
+	if params.Guard == "" || params.Guard == "auto" {
+		params.Guard = workloads.GuardNone
+		if g, ok := locker.(strategies.Guarded); ok {
+			params.Guard = g.Guard()
+		}
+	}
+	out.Params["guard"] = params.Guard
+	out.Params["segments"] = strconv.Itoa(max(params.Segments, 1))
 	env := &workloads.Env{
-		Data: ds[0], Locker: locker, Prefix: prefix, Params: sc.Params,
+		Data: ds[0], Locker: locker, Prefix: prefix, Params: params,
 		AcquireTimeout: sc.AcquireTimeout,
+	}
+	var hub *strategies.Hub
+	if sc.Retry.NeedsNotifier() {
+		hctx, hcancel := context.WithCancel(bg)
+		defer hcancel()
+		if hub, err = strategies.NewHub(hctx, ds[0], prefix); err != nil {
+			return out, fmt.Errorf("pubsub retry: %w", err)
+		}
+		env.Released = hub.Published
 	}
 	sctx, cancel := context.WithTimeout(bg, 30*time.Second)
 	err = wl.Setup(sctx, env)
 	cancel()
 	if err != nil {
 		return out, fmt.Errorf("%s setup: %w", sc.Workload, err)
+	}
+
+	before, err := commandStats(bg, ds)
+	if err != nil {
+		return out, fmt.Errorf("INFO commandstats: %w", err)
 	}
 
 	runCtx, stop := context.WithCancelCause(ctx)
@@ -207,6 +249,10 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	for i := 0; i < sc.Clients; i++ {
 		rng := rand.New(rand.NewPCG(sc.Seed, uint64(i)))
 		w := &workloads.Worker{ID: i, Env: env, Rng: rng, Backoff: sc.Retry.New(rng), Rec: metrics.NewRecorder()}
+		if hub != nil {
+			w.Backoff = sc.Retry.NewNotified(hub, sc.TTL)
+		}
+		wctx := strategies.WithClient(runCtx, strategies.Client{ID: i, Owner: prefix + strconv.Itoa(i)})
 		recs[i] = metrics.NewRecorder()
 		if sc.Warmup <= 0 {
 			w.Rec = recs[i]
@@ -214,12 +260,16 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
-			loop(runCtx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) })
+			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) })
 		}(w, recs[i])
 	}
 	wg.Wait()
 	end := time.Now()
 	timer.Stop()
+	after, err := commandStats(bg, ds)
+	if err != nil {
+		return out, fmt.Errorf("INFO commandstats: %w", err)
+	}
 
 	total := metrics.NewRecorder()
 	for _, r := range recs {
@@ -241,9 +291,24 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out.LatencyMS = metrics.Summarize(total.Op)
 	out.AcquireMS = metrics.Summarize(total.Acquire)
 	out.ReleaseMS = metrics.Summarize(total.Release)
+	out.HoldMS = metrics.Summarize(total.Hold)
 	out.Counters = report.Counters{
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
-		NotOwner: total.NotOwner, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors,
+		NotOwner: total.NotOwner, Rejected: total.Rejected, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors,
+	}
+	perClient := make([]int64, len(recs))
+	for i, r := range recs {
+		perClient[i] = r.Ops
+	}
+	out.Fairness = report.Fairness{JainIndex: metrics.Jain(perClient), LongestWaitMS: out.AcquireMS.Max}
+	out.RedisCost = costDelta(before, after, total.Ops)
+	if sr, ok := locker.(strategies.StatsReporter); ok {
+		out.StrategyStats = sr.Stats()
+	}
+	out.Topology = sc.Topology
+	if hold := total.Hold.Mean(); hold > 0 && env.Locks > 0 {
+		out.CeilingOpsPerSec = float64(min(sc.Clients, env.Locks)) / (hold / 1e6)
+		out.Efficiency = out.OpsPerSec / out.CeilingOpsPerSec
 	}
 	switch cause := context.Cause(runCtx); {
 	case errors.Is(cause, workloads.ErrDone):
@@ -269,6 +334,56 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	return out, nil
 }
 
+// CommandStats reads INFO commandstats from every node and returns the
+// calls per command name summed over the nodes.
+func CommandStats(ctx context.Context, ds []drivers.Driver) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, d := range ds {
+		r, err := d.Do(ctx, "INFO", "commandstats")
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(r.Str, "\n") {
+			name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok || !strings.HasPrefix(name, "cmdstat_") {
+				continue
+			}
+			calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+			n, err := strconv.ParseInt(calls, 10, 64)
+			if err != nil {
+				continue
+			}
+			out[strings.TrimPrefix(name, "cmdstat_")] += n
+		}
+	}
+	return out, nil
+}
+
+func commandStats(bg context.Context, ds []drivers.Driver) (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	return CommandStats(ctx, ds)
+}
+
+// costDelta is after - before, without the INFO calls that took the
+// snapshots.
+func costDelta(before, after map[string]int64, ops int64) report.RedisCost {
+	c := report.RedisCost{ByCommand: map[string]int64{}}
+	for k, v := range after {
+		if k == "info" {
+			continue
+		}
+		if d := v - before[k]; d > 0 {
+			c.ByCommand[k] = d
+			c.Commands += d
+		}
+	}
+	if ops > 0 {
+		c.CommandsPerOp = float64(c.Commands) / float64(ops)
+	}
+	return c
+}
+
 // loop is one closed-loop worker: it starts operations back to back until
 // ctx ends, recording into a scratch recorder during the warm-up and into
 // real afterwards.
@@ -284,7 +399,7 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		case err == nil:
 			rec.Ops++
 			metrics.Record(rec.Op, time.Since(t0))
-		case errors.Is(err, workloads.ErrSkip):
+		case errors.Is(err, workloads.ErrSkip), errors.Is(err, workloads.ErrRejected):
 		case errors.Is(err, workloads.ErrDone):
 			done()
 			return

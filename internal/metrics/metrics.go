@@ -40,6 +40,8 @@ type Recorder struct {
 	Acquire *hdrhistogram.Histogram
 	// Release is the release call, µs.
 	Release *hdrhistogram.Histogram
+	// Hold is the time spent inside the critical section, µs.
+	Hold *hdrhistogram.Histogram
 
 	Ops      int64 // operations completed
 	Attempts int64 // acquire attempts (TryAcquire calls)
@@ -47,6 +49,9 @@ type Recorder struct {
 	Timeouts int64 // acquires that hit the acquire timeout
 	// NotOwner counts releases that found another token in the lock.
 	NotOwner int64
+	// Rejected counts writes refused by a guard (optimistic check, fencing
+	// token, conditional decrement).
+	Rejected int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	Errors map[string]int64
 }
@@ -57,6 +62,7 @@ func NewRecorder() *Recorder {
 		Op:      NewHistogram(),
 		Acquire: NewHistogram(),
 		Release: NewHistogram(),
+		Hold:    NewHistogram(),
 		Errors:  map[string]int64{},
 	}
 }
@@ -66,11 +72,13 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.Op.Merge(o.Op)
 	r.Acquire.Merge(o.Acquire)
 	r.Release.Merge(o.Release)
+	r.Hold.Merge(o.Hold)
 	r.Ops += o.Ops
 	r.Attempts += o.Attempts
 	r.Failures += o.Failures
 	r.Timeouts += o.Timeouts
 	r.NotOwner += o.NotOwner
+	r.Rejected += o.Rejected
 	for k, v := range o.Errors {
 		r.Errors[k] += v
 	}
@@ -83,6 +91,21 @@ func (r *Recorder) ErrorTotal() int64 {
 		n += v
 	}
 	return n
+}
+
+// Jain returns Jain's fairness index of xs, (Σx)² / (n·Σx²): 1 when every
+// client got the same share, 1/n when one client got everything; 1 for an
+// empty or all-zero input.
+func Jain(xs []int64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += float64(x)
+		sq += float64(x) * float64(x)
+	}
+	if sq == 0 {
+		return 1
+	}
+	return sum * sum / (float64(len(xs)) * sq)
 }
 
 // Latency is a histogram summary in milliseconds.

@@ -82,3 +82,21 @@ func TestRecorderMergeAndSummary(t *testing.T) {
 		t.Fatalf("empty summary %+v", z)
 	}
 }
+
+func TestJain(t *testing.T) {
+	cases := []struct {
+		xs   []int64
+		want float64
+	}{
+		{[]int64{5, 5, 5, 5}, 1},
+		{[]int64{10, 0, 0, 0}, 0.25},
+		{[]int64{1, 3}, 0.8}, // 16 / (2*10)
+		{nil, 1},
+		{[]int64{0, 0}, 1},
+	}
+	for _, c := range cases {
+		if got := Jain(c.xs); got < c.want-1e-12 || got > c.want+1e-12 {
+			t.Errorf("Jain(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+}

@@ -79,6 +79,41 @@ type Scenario struct {
 	// StopReason says why the scenario ended: "done" (nothing left to do,
 	// e.g. sold out), "duration", or "interrupted".
 	StopReason string `json:"stop_reason"`
+	// Topology is the server layout the scenario ran on: "standalone",
+	// "masters:N", "replica" (master + replica) or "external".
+	Topology string `json:"topology"`
+	// HoldMS is the time spent inside the critical section, ms.
+	HoldMS metrics.Latency `json:"hold_ms"`
+	// CeilingOpsPerSec is the lock-bound ceiling: locks that can be held at
+	// once (min of clients and distinct locks) / mean hold time (s).
+	CeilingOpsPerSec float64 `json:"ceiling_ops_per_sec"`
+	// Efficiency is OpsPerSec / CeilingOpsPerSec.
+	Efficiency float64   `json:"efficiency"`
+	Fairness   Fairness  `json:"fairness"`
+	RedisCost  RedisCost `json:"redis_cost"`
+	// StrategyStats are the strategy's own counts (watchdog renewals and
+	// renewal lag, Redlock per-node results, ...).
+	StrategyStats map[string]float64 `json:"strategy_stats,omitempty"`
+}
+
+// Fairness describes how evenly the clients were served.
+type Fairness struct {
+	// JainIndex is Jain's index over per-client completed operations:
+	// 1 = equal shares, 1/clients = one client got everything.
+	JainIndex float64 `json:"jain_index"`
+	// LongestWaitMS is the longest single successful acquire, ms.
+	LongestWaitMS float64 `json:"longest_wait_ms"`
+}
+
+// RedisCost is what the measured window cost the servers, from INFO
+// commandstats deltas summed over every node.
+type RedisCost struct {
+	// Commands is the number of commands the servers executed.
+	Commands int64 `json:"commands"`
+	// CommandsPerOp is Commands / Ops.
+	CommandsPerOp float64 `json:"commands_per_op"`
+	// ByCommand counts per command name (lower case, e.g. "set", "evalsha").
+	ByCommand map[string]int64 `json:"by_command"`
 }
 
 // Counters are the measured window's counts.
@@ -89,6 +124,9 @@ type Counters struct {
 	Timeouts int64 `json:"timeouts"`
 	// NotOwner counts releases refused because the lock held another token.
 	NotOwner int64 `json:"not_owner"`
+	// Rejected counts writes a guard refused (optimistic check, fencing
+	// token, conditional decrement).
+	Rejected int64 `json:"rejected"`
 	// Errors is the total of ErrorsByKind.
 	Errors       int64            `json:"errors"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`

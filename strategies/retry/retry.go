@@ -29,6 +29,20 @@ type Backoff interface {
 	Next(failed int) (wait time.Duration, ok bool)
 }
 
+// Waker is implemented by backoffs that can also be woken early: Acquire
+// calls Watch(key) before its first attempt and, between attempts, waits
+// for the wake channel as well as for Next's duration.
+type Waker interface {
+	Backoff
+	Watch(key string) (wake <-chan struct{}, stop func())
+}
+
+// Notifier delivers wake-ups per lock key: the pub/sub hub that hears a
+// holder's release message.
+type Notifier interface {
+	Watch(key string) (wake <-chan struct{}, stop func())
+}
+
 // Policy is a parsed, validated retry spec.
 type Policy struct {
 	// Name is the registered name ("none", "fixed", "backoff").
@@ -40,7 +54,24 @@ type Policy struct {
 }
 
 // New returns a fresh Backoff for one worker, drawing jitter from rng.
+// For a policy that needs a Notifier (pubsub) it returns a Backoff that
+// only waits for its fallback time; use NewNotified.
 func (p *Policy) New(rng *rand.Rand) Backoff { return p.newFn(rng) }
+
+// NeedsNotifier reports whether the policy waits for release messages
+// (pubsub); the caller must then subscribe and use NewNotified.
+func (p *Policy) NeedsNotifier() bool { return p.Name == "pubsub" }
+
+// NewNotified returns a pubsub Backoff that waits for n's wake-up for the
+// key, or at most max (the remaining lease; p's max parameter when set,
+// else the ttl passed here), then tries again.
+func (p *Policy) NewNotified(n Notifier, ttl time.Duration) Backoff {
+	maxWait := ttl
+	if v, err := time.ParseDuration(p.Params["max"]); err == nil && v > 0 {
+		maxWait = v
+	}
+	return &notified{n: n, max: maxWait}
+}
 
 // String is the canonical spec, NAME:k=v,... with parameters sorted.
 func (p *Policy) String() string {
@@ -80,6 +111,26 @@ var registry = map[string]def{
 			return nil, errors.New("retry fixed: interval must be > 0")
 		}
 		return func(*rand.Rand) Backoff { return fixed{iv} }, nil
+	}},
+	"spin": {"retry at once, no wait, until the acquire timeout", func(p params) (func(*rand.Rand) Backoff, error) {
+		if err := p.done(); err != nil {
+			return nil, err
+		}
+		return func(*rand.Rand) Backoff { return spin{} }, nil
+	}},
+	"pubsub": {"wait for the holder's release message (PUBLISH on unlock, PSUBSCRIBE), or at most max=the lease TTL; Redisson's way", func(p params) (func(*rand.Rand) Backoff, error) {
+		v, ok := p.take("max")
+		if ok {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				p.errs = append(p.errs, fmt.Errorf("retry pubsub: max=%q is not a positive duration", v))
+			}
+			p.used["max"] = d.String()
+		}
+		if err := p.done(); err != nil {
+			return nil, err
+		}
+		return func(*rand.Rand) Backoff { return fixed{100 * time.Millisecond} }, nil
 	}},
 	"backoff": {"jittered exponential backoff (start=50ms, factor U[min=1.5,max=2.0], cap=3s, tries=15)", func(p params) (func(*rand.Rand) Backoff, error) {
 		start := p.duration("start", 50*time.Millisecond)
@@ -220,6 +271,21 @@ func (p *params) done() error {
 type none struct{}
 
 func (none) Next(int) (time.Duration, bool) { return 0, false }
+
+type spin struct{}
+
+func (spin) Next(int) (time.Duration, bool) { return 0, true }
+
+// notified waits for a release message or at most max.
+type notified struct {
+	n   Notifier
+	max time.Duration
+}
+
+func (b *notified) Next(int) (time.Duration, bool) { return b.max, true }
+func (b *notified) Watch(key string) (<-chan struct{}, func()) {
+	return b.n.Watch(key)
+}
 
 type fixed struct{ d time.Duration }
 

@@ -1,0 +1,170 @@
+package strategies
+
+import (
+	"context"
+
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+func init() {
+	Register("redlock", Info{
+		Desc:     "Redlock over N independent masters (--nodes, default 5): SET NX PX on all in parallel, held with a quorum N/2+1 and validity = TTL - elapsed - drift (redis.io distlock)",
+		Topology: Masters,
+	}, newRedlock)
+}
+
+// redlock is the algorithm of the redis.io "Distributed Locks with Redis"
+// page: the client sends SET key token NX PX ttl to every master in
+// parallel, each with a short per-node timeout; it holds the lock when a
+// majority (N/2+1) said OK and the validity time, ttl - elapsed - drift,
+// is still positive, where drift = 1 % of ttl + 2 ms for clock drift. On
+// failure, and on release, it runs the compare-and-delete on every node,
+// including those that refused.
+type redlock struct {
+	nodes   []drivers.Driver
+	ttl     time.Duration
+	quorum  int
+	drift   time.Duration
+	perNode time.Duration
+
+	acquired, refused, errs []atomic.Int64 // per node
+	noQuorum, expired       atomic.Int64
+}
+
+var (
+	_ Locker        = (*redlock)(nil)
+	_ StatsReporter = (*redlock)(nil)
+	_ Watched       = (*redlockLease)(nil)
+)
+
+func newRedlock(c Config) (Locker, error) {
+	n := len(c.Nodes)
+	if n < 3 {
+		return nil, fmt.Errorf("redlock needs at least 3 independent masters, got %d (use --nodes 5)", n)
+	}
+	return &redlock{
+		nodes:    c.Nodes,
+		ttl:      c.TTL,
+		quorum:   n/2 + 1,
+		drift:    c.TTL/100 + 2*time.Millisecond,
+		perNode:  min(max(c.TTL/10, 10*time.Millisecond), time.Second),
+		acquired: make([]atomic.Int64, n),
+		refused:  make([]atomic.Int64, n),
+		errs:     make([]atomic.Int64, n),
+	}, nil
+}
+
+func (r *redlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
+	tok := NewToken()
+	start := time.Now()
+	var (
+		wg       sync.WaitGroup
+		ok, nerr atomic.Int32
+		firstErr atomic.Value
+	)
+	for i, d := range r.nodes {
+		wg.Add(1)
+		go func(i int, d drivers.Driver) {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, r.perNode)
+			got, err := d.SetNX(nctx, key, tok, r.ttl)
+			cancel()
+			switch {
+			case err != nil:
+				r.errs[i].Add(1)
+				nerr.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+			case got:
+				r.acquired[i].Add(1)
+				ok.Add(1)
+			default:
+				r.refused[i].Add(1)
+			}
+		}(i, d)
+	}
+	wg.Wait()
+	validity := r.ttl - time.Since(start) - r.drift
+	if int(ok.Load()) >= r.quorum && validity > 0 {
+		lctx, cancel := context.WithDeadline(context.Background(), start.Add(validity))
+		return &redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel}, nil
+	}
+	if int(ok.Load()) >= r.quorum {
+		r.expired.Add(1)
+	} else {
+		r.noQuorum.Add(1)
+	}
+	// Undo the partial acquisition everywhere, refusers included.
+	_ = r.releaseAll(context.WithoutCancel(ctx), key, tok)
+	if int(nerr.Load()) == len(r.nodes) { // no node answered: an error, not "busy"
+		e, _ := firstErr.Load().(error)
+		return nil, e
+	}
+	return nil, ErrNotAcquired
+}
+
+// releaseAll runs the compare-and-delete on every node in parallel and
+// returns how many deleted the key.
+func (r *redlock) releaseAll(ctx context.Context, key, tok string) int {
+	var wg sync.WaitGroup
+	var deleted atomic.Int32
+	for _, d := range r.nodes {
+		wg.Add(1)
+		go func(d drivers.Driver) {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, r.perNode)
+			res, err := d.Eval(nctx, UnlockScript, []string{key}, tok)
+			cancel()
+			if err == nil && res.Int == 1 {
+				deleted.Add(1)
+			}
+		}(d)
+	}
+	wg.Wait()
+	return int(deleted.Load())
+}
+
+// Stats reports per-node acquire results (node<i>_acquired, _refused,
+// _errors), acquires that failed for want of a quorum (no_quorum), and
+// those that had a quorum but no validity left (validity_expired).
+func (r *redlock) Stats() map[string]float64 {
+	out := map[string]float64{
+		"quorum":           float64(r.quorum),
+		"no_quorum":        float64(r.noQuorum.Load()),
+		"validity_expired": float64(r.expired.Load()),
+	}
+	for i := range r.nodes {
+		p := "node" + strconv.Itoa(i) + "_"
+		out[p+"acquired"] = float64(r.acquired[i].Load())
+		out[p+"refused"] = float64(r.refused[i].Load())
+		out[p+"errors"] = float64(r.errs[i].Load())
+	}
+	return out
+}
+
+// redlockLease's context ends when the validity time runs out.
+type redlockLease struct {
+	key, token string
+	r          *redlock
+	ctx        context.Context
+	cancel     context.CancelFunc
+}
+
+func (l *redlockLease) Key() string              { return l.key }
+func (l *redlockLease) Token() string            { return l.token }
+func (l *redlockLease) Context() context.Context { return l.ctx }
+
+// Release deletes the lock on every node; ErrNotOwner when no node still
+// held this token.
+func (l *redlockLease) Release(ctx context.Context) error {
+	defer l.cancel()
+	if l.r.releaseAll(ctx, l.key, l.token) == 0 {
+		return ErrNotOwner
+	}
+	return nil
+}

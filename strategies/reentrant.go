@@ -1,0 +1,99 @@
+package strategies
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+func init() {
+	Register("reentrant", Info{Desc: "Redisson hash lock: field = owner (client+worker), value = hold count; HINCRBY + PEXPIRE in one script; nested acquires by the same owner succeed"},
+		func(c Config) (Locker, error) { return &reentrant{d: c.Nodes[0], ttl: c.TTL}, nil })
+	Register("reentrant-watchdog", Info{Desc: "reentrant with watchdog renewal every TTL/3 (Redisson RLock.lock() without a lease time)"},
+		func(c Config) (Locker, error) {
+			return &reentrant{d: c.Nodes[0], ttl: c.TTL, st: newRenewStats()}, nil
+		})
+}
+
+// ReentrantLockScript is Redisson's tryLockInnerAsync: take or re-enter the
+// hash lock KEYS[1] for owner ARGV[2] with lease ARGV[1] ms. It returns nil
+// on success and the lock's PTTL (ms) when another owner holds it.
+var ReentrantLockScript = drivers.NewScript(`if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then
+	redis.call('hincrby', KEYS[1], ARGV[2], 1)
+	redis.call('pexpire', KEYS[1], ARGV[1])
+	return nil
+end
+return redis.call('pttl', KEYS[1])`)
+
+// ReentrantUnlockScript is Redisson's unlockInnerAsync: nil when ARGV[2]
+// does not hold the lock; 0 after decrementing a nested hold (the lease is
+// extended to ARGV[1] ms); 1 after deleting the lock at count 0.
+var ReentrantUnlockScript = drivers.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[2]) == 0) then
+	return nil
+end
+local counter = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if (counter > 0) then
+	redis.call('pexpire', KEYS[1], ARGV[1])
+	return 0
+end
+redis.call('del', KEYS[1])
+return 1`)
+
+// ReentrantRenewScript extends the hash lock while ARGV[1] holds it.
+var ReentrantRenewScript = drivers.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[1]) == 1) then
+	return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0`)
+
+// reentrant is the Redisson RLock data model. The owner is the worker's
+// Client.Owner from the context, so the same worker re-enters and any other
+// worker waits. With st set, each lease is renewed by a watchdog.
+type reentrant struct {
+	d   drivers.Driver
+	ttl time.Duration
+	st  *renewStats // nil: fixed lease
+}
+
+var _ Locker = (*reentrant)(nil)
+
+func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
+	owner := ClientFrom(ctx).Owner
+	start := time.Now()
+	res, err := r.d.Eval(ctx, ReentrantLockScript, []string{key}, ms(r.ttl), owner)
+	if err != nil {
+		return nil, err
+	}
+	if !res.IsNil() {
+		return nil, ErrNotAcquired
+	}
+	l := &lease{key: key, token: owner, owner: r}
+	if r.st == nil {
+		return l, nil
+	}
+	ttlMS := ms(r.ttl)
+	rn := startRenewal(r.st, r.ttl, start, func(ctx context.Context) (bool, error) {
+		res, err := r.d.Eval(ctx, ReentrantRenewScript, []string{key}, owner, ttlMS)
+		return err == nil && res.Int == 1, err
+	})
+	return &watchedLease{Lease: l, r: rn}, nil
+}
+
+func (r *reentrant) release(ctx context.Context, key, owner string) error {
+	res, err := r.d.Eval(ctx, ReentrantUnlockScript, []string{key}, ms(r.ttl), owner)
+	if err != nil {
+		return err
+	}
+	if res.IsNil() {
+		return ErrNotOwner
+	}
+	return nil
+}
+
+// Stats reports the watchdog's counts (reentrant-watchdog only).
+func (r *reentrant) Stats() map[string]float64 {
+	if r.st == nil {
+		return nil
+	}
+	return r.st.stats()
+}

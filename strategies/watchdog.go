@@ -1,0 +1,64 @@
+package strategies
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+)
+
+func init() {
+	Register("watchdog", Info{Desc: "atomic SET NX PX, renewed every TTL/3 by an owner-checked Lua PEXPIRE; the lease's context is cancelled when the lock is lost (Redisson watchdog)"},
+		func(c Config) (Locker, error) {
+			return &watchdog{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL}, st: newRenewStats()}, nil
+		})
+}
+
+// watchdog is atomic plus a renewal loop per lease (Redisson's
+// lockWatchdogTimeout, renewed every timeout/3 while the holder lives).
+// Release stops the loop first, then compare-and-deletes.
+type watchdog struct {
+	atomicLocker
+	st *renewStats
+}
+
+var (
+	_ Locker        = (*watchdog)(nil)
+	_ StatsReporter = (*watchdog)(nil)
+	_ Watched       = (*watchedLease)(nil)
+)
+
+func (w *watchdog) TryAcquire(ctx context.Context, key string) (Lease, error) {
+	start := time.Now()
+	l, err := w.atomicLocker.TryAcquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	r := startRenewal(w.st, w.ttl, start, renewer(w.d, key, l.Token(), w.ttl))
+	return &watchedLease{Lease: l, r: r}, nil
+}
+
+func (w *watchdog) Stats() map[string]float64 { return w.st.stats() }
+
+// watchedLease is a lease kept alive by a renewal loop.
+type watchedLease struct {
+	Lease
+	r *renewal
+}
+
+func (l *watchedLease) Context() context.Context { return l.r.ctx }
+
+func (l *watchedLease) Release(ctx context.Context) error {
+	l.r.end()
+	defer l.r.cancel()
+	return l.Lease.Release(ctx)
+}
+
+// renewer returns a renew function for a token-valued lock on d.
+func renewer(d drivers.Driver, key, token string, ttl time.Duration) func(context.Context) (bool, error) {
+	ttlMS := ms(ttl)
+	return func(ctx context.Context) (bool, error) {
+		res, err := d.Eval(ctx, RenewScript, []string{key}, token, ttlMS)
+		return err == nil && res.Int == 1, err
+	}
+}
