@@ -50,4 +50,3 @@ type fencedLease struct {
 }
 
 func (l *fencedLease) Fence() int64 { return l.fence }
-

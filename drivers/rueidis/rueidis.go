@@ -7,8 +7,8 @@ package rueidis
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
