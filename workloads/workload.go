@@ -100,6 +100,10 @@ type Env struct {
 	// Locks is set by Setup: the number of distinct locks, for the
 	// lock-bound ceiling.
 	Locks int
+	// Hard ends when the engine's grace period after a stop has passed: it
+	// interrupts critical-section work and Redis calls that the stop itself
+	// lets finish. Nil: never.
+	Hard context.Context
 }
 
 // Worker is one client's state. Only its own goroutine uses it.
@@ -151,13 +155,29 @@ func (e *Env) IOContext(ctx context.Context) (context.Context, context.CancelFun
 	if t <= 0 {
 		t = 5 * time.Second
 	}
-	return context.WithTimeout(context.WithoutCancel(ctx), t)
+	parent := e.Hard
+	if parent == nil {
+		parent = context.WithoutCancel(ctx)
+	}
+	return context.WithTimeout(parent, t)
 }
 
-// Work sleeps for the critical-section time.
+// Work spends the critical-section time (sleeping), cut short only when
+// Env.Hard ends.
 func (w *Worker) Work() {
-	if d := w.Env.Params.Work; d > 0 {
+	d := w.Env.Params.Work
+	if d <= 0 {
+		return
+	}
+	if w.Env.Hard == nil {
 		time.Sleep(d)
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-w.Env.Hard.Done():
 	}
 }
 

@@ -43,6 +43,9 @@ type runFlags struct {
 	out                                     string
 	seed                                    uint64
 	quiet                                   bool
+	nodes, segments, instances              int
+	guard                                   string
+	waitTimeout                             time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -93,6 +96,11 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
+	fl.IntVar(&f.segments, "segments", 8, "segmented: stock segments per item, each with its own lock")
+	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
+	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
+	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
 	return cmd
 }
 
@@ -101,6 +109,7 @@ type plan struct {
 	scenarios []engine.Scenario
 	addrs     []string
 	password  string
+	nodes     int // redlock masters to start
 }
 
 // validate checks every flag and returns all problems at once.
@@ -152,8 +161,8 @@ func validate(f *runFlags) (*plan, error) {
 	if f.warmup < 0 {
 		bad("--warmup must be >= 0, got %v", f.warmup)
 	}
-	if f.work < 0 {
-		bad("--work must be >= 0, got %v", f.work)
+	if f.work < 0 || f.work > time.Hour {
+		bad("--work must be from 0 to 1h, got %v", f.work)
 	}
 	if f.acquireTimeout < 0 {
 		bad("--acquire-timeout must be >= 0, got %v", f.acquireTimeout)
@@ -192,6 +201,38 @@ func validate(f *runFlags) (*plan, error) {
 	} else if f.password != "" {
 		bad("--password goes with --addr (the servers lockbench starts get a random password)")
 	}
+	if f.segments < 1 {
+		bad("--segments must be at least 1, got %d", f.segments)
+	} else if contains(strats, "segmented") && int64(f.segments) > f.stock {
+		bad("--segments %d exceeds --stock %d: segments would start empty", f.segments, f.stock)
+	}
+	if f.instances < 1 {
+		bad("--instances must be at least 1, got %d", f.instances)
+	}
+	if f.waitTimeout < 0 {
+		bad("--wait-timeout must be >= 0, got %v", f.waitTimeout)
+	}
+	switch f.guard {
+	case "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
+	default:
+		bad("--guard %q is not one of auto, none, cas, decr (fence comes with --strategy fencing)", f.guard)
+	}
+	for _, st := range strats {
+		if strategies.TopologyOf(st) != strategies.Masters {
+			continue
+		}
+		n := f.nodes
+		if len(addrs) > 0 {
+			n = len(addrs)
+		}
+		if n < 3 {
+			bad("redlock needs at least 3 independent masters (a majority must survive a failure); got %d (--nodes, or the --addr list)", n)
+		}
+		break
+	}
+	if f.nodes < 1 || f.nodes > 64 {
+		bad("--nodes must be from 1 to 64, got %d", f.nodes)
+	}
 	if f.out != "" && !strings.HasSuffix(f.out, ".json") {
 		bad("--out %q must end in .json", f.out)
 	}
@@ -199,7 +240,7 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password}
+	p := &plan{addrs: addrs, password: f.password, nodes: f.nodes}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -212,6 +253,7 @@ func validate(f *runFlags) (*plan, error) {
 						Clients: f.clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: f.work},
+						Guard:  f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
 					})
 				}
 			}
@@ -254,32 +296,8 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: os.Args[1:], RunID: randomID(),
 	}}
 
-	var nodes []engine.Node
-	if len(p.addrs) > 0 {
-		run.Meta.Topology = "external"
-		for _, a := range p.addrs {
-			nodes = append(nodes, engine.Node{Addr: a, Password: p.password})
-		}
-	} else {
-		topo, err := topology.Start(ctx, 1)
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return errInterrupted
-			}
-			return err
-		}
-		defer topo.Stop()
-		run.Meta.Topology = "standalone"
-		for _, s := range topo.Servers {
-			nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
-			run.Meta.Servers = append(run.Meta.Servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
-		}
-	}
-	run.Meta.RedisVersion, err = probeVersion(ctx, p.scenarios[0].Driver, nodes)
-	if err != nil {
-		return err
-	}
-
+	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
+	defer topos.stop()
 	out := f.out
 	if out == "" {
 		out = filepath.Join("results", started.Format("20060102T150405Z")+".json")
@@ -292,6 +310,20 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s, %d clients ...", i+1, len(p.scenarios),
 				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
 		}
+		nodes, name, err := topos.nodes(ctx, sc.Strategy)
+		if err == nil && run.Meta.RedisVersion == "" {
+			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
+		}
+		if err != nil {
+			if !f.quiet {
+				fmt.Fprintln(stderr, " failed")
+			}
+			if errors.Is(err, context.Canceled) {
+				break
+			}
+			return err
+		}
+		sc.Topology = name
 		prefix := fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i)
 		res, err := engine.Run(ctx, sc, nodes, prefix)
 		if err != nil {
@@ -315,6 +347,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if ctx.Err() != nil {
 		run.Interrupted = true
 	}
+	run.Meta.Topology, run.Meta.Servers = topos.describe()
 	if err := report.Table(stdout, run.Scenarios); err != nil {
 		return err
 	}
@@ -326,6 +359,84 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		return errInterrupted
 	}
 	return nil
+}
+
+// topologies starts each server layout the first time a scenario needs it
+// and keeps it for the rest of the matrix.
+type topologies struct {
+	plan    *plan
+	started map[strategies.Topology]*topology.Topology
+	order   []strategies.Topology
+}
+
+// nodes returns the servers for a strategy and the layout's name.
+func (t *topologies) nodes(ctx context.Context, strategy string) ([]engine.Node, string, error) {
+	kind := strategies.TopologyOf(strategy)
+	if len(t.plan.addrs) > 0 {
+		var nodes []engine.Node
+		for _, a := range t.plan.addrs {
+			nodes = append(nodes, engine.Node{Addr: a, Password: t.plan.password})
+		}
+		if kind != strategies.Masters {
+			nodes = nodes[:1]
+		}
+		return nodes, "external", nil
+	}
+	topo, ok := t.started[kind]
+	if !ok {
+		var err error
+		switch kind {
+		case strategies.Masters:
+			topo, err = topology.Start(ctx, t.plan.nodes)
+		case strategies.Replicated:
+			topo, err = topology.StartReplicated(ctx)
+		default:
+			topo, err = topology.Start(ctx, 1)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		t.started[kind] = topo
+		t.order = append(t.order, kind)
+	}
+	var nodes []engine.Node
+	for _, s := range topo.Servers {
+		nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	switch kind {
+	case strategies.Masters:
+		return nodes, fmt.Sprintf("masters:%d", len(nodes)), nil
+	case strategies.Replicated:
+		return nodes[:1], "replica", nil // clients use the master
+	}
+	return nodes, "standalone", nil
+}
+
+// describe names the layouts used and lists the servers started.
+func (t *topologies) describe() (string, []report.ServerInfo) {
+	if len(t.plan.addrs) > 0 {
+		return "external", nil
+	}
+	var names []string
+	var servers []report.ServerInfo
+	for _, k := range t.order {
+		topo := t.started[k]
+		name := string(k)
+		if k == strategies.Masters {
+			name = fmt.Sprintf("masters:%d", len(topo.Servers))
+		}
+		names = append(names, name)
+		for _, s := range topo.Servers {
+			servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
+		}
+	}
+	return strings.Join(names, ","), servers
+}
+
+func (t *topologies) stop() {
+	for _, topo := range t.started {
+		topo.Stop()
+	}
 }
 
 func probeVersion(ctx context.Context, driver string, nodes []engine.Node) (string, error) {

@@ -29,6 +29,10 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
+// Grace is how long a stopping scenario lets operations already inside a
+// critical section finish before their work and Redis calls are cut short.
+var Grace = 10 * time.Second
+
 // Node is one Redis server to run against.
 type Node struct {
 	Addr     string
@@ -238,6 +242,25 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	// Phase two of a stop: Grace after the run context ends, work still in a
+	// critical section is interrupted.
+	hard, hardStop := context.WithCancel(bg)
+	defer hardStop()
+	env.Hard = hard
+	go func() {
+		select {
+		case <-runCtx.Done():
+		case <-hard.Done():
+			return
+		}
+		t := time.NewTimer(Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			hardStop()
+		case <-hard.Done():
+		}
+	}()
 	errDuration := errors.New("duration")
 	start := time.Now()
 	warmEnd := start.Add(sc.Warmup)
@@ -266,6 +289,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	wg.Wait()
 	end := time.Now()
 	timer.Stop()
+	hardStop()
 	after, err := commandStats(bg, ds)
 	if err != nil {
 		return out, fmt.Errorf("INFO commandstats: %w", err)

@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -89,6 +90,54 @@ func Start(ctx context.Context, n int) (*Topology, error) {
 	return t, nil
 }
 
+// StartReplicated launches a master and one replica of it (replicaof,
+// with masterauth), both on loopback with the same random password, and
+// waits until the replica reports master_link_status:up. Servers[0] is the
+// master, Servers[1] the replica.
+func StartReplicated(ctx context.Context) (*Topology, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, ErrNoRedisServer
+	}
+	t := &Topology{}
+	m, err := startOne(ctx, bin)
+	if err != nil {
+		return nil, err
+	}
+	t.Servers = append(t.Servers, m)
+	host, port, _ := net.SplitHostPort(m.Addr)
+	r, err := startOne(ctx, bin, "--replicaof", host, port, "--masterauth", m.Password)
+	if err != nil {
+		t.Stop()
+		return nil, err
+	}
+	// One password for the pair, so that a client (or a promoted replica)
+	// authenticates the same way on both.
+	if _, err := Command(r.Addr, r.Password, time.Second, "CONFIG", "SET", "requirepass", m.Password); err != nil {
+		t.Stop()
+		return nil, fmt.Errorf("topology: set replica password: %w", err)
+	}
+	r.Password = m.Password
+	t.Servers = append(t.Servers, r)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := Command(r.Addr, r.Password, time.Second, "INFO", "replication")
+		if err == nil && strings.Contains(info, "master_link_status:up") {
+			return t, nil
+		}
+		if time.Now().After(deadline) {
+			t.Stop()
+			return nil, fmt.Errorf("topology: replica %s did not link to master %s within 10 s (%v)", r.Addr, m.Addr, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // Stop ends every server (SIGTERM, then SIGKILL after 3 s) and removes its
 // directory. It is safe to call more than once and from several goroutines.
 func (t *Topology) Stop() {
@@ -118,10 +167,10 @@ func KillAll() {
 	}
 }
 
-func startOne(ctx context.Context, bin string) (*Server, error) {
+func startOne(ctx context.Context, bin string, extra ...string) (*Server, error) {
 	var lastErr error
 	for try := 0; try < 3; try++ { // a free port can be taken between probe and bind
-		s, err := launch(ctx, bin)
+		s, err := launch(ctx, bin, extra...)
 		if err == nil {
 			return s, nil
 		}
@@ -133,7 +182,7 @@ func startOne(ctx context.Context, bin string) (*Server, error) {
 	return nil, lastErr
 }
 
-func launch(ctx context.Context, bin string) (*Server, error) {
+func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("topology: find a free port: %w", err)
@@ -150,7 +199,7 @@ func launch(ctx context.Context, bin string) (*Server, error) {
 		exited:   make(chan struct{}),
 	}
 	logFile := filepath.Join(dir, "redis.log")
-	cmd := exec.Command(bin,
+	args := []string{
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--protected-mode", "yes",
@@ -161,7 +210,9 @@ func launch(ctx context.Context, bin string) (*Server, error) {
 		"--logfile", logFile,
 		"--daemonize", "no",
 		"--maxclients", "20000",
-	)
+		"--repl-diskless-sync-delay", "0", // a replica syncs at once
+	}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,            // Ctrl-C reaches lockbench, which stops servers in order
@@ -277,6 +328,60 @@ func Ping(addr, password string, timeout time.Duration) error {
 		return fmt.Errorf("PING: %s", strings.TrimSpace(line))
 	}
 	return nil
+}
+
+// Command sends one command (after AUTH when password is set) over RESP
+// and returns a status, integer or bulk-string reply as text. Error replies
+// become errors. It serves topology checks without a client library.
+func Command(addr, password string, timeout time.Duration, args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	req := resp(args...)
+	if password != "" {
+		req = resp("AUTH", password) + req
+	}
+	if _, err := c.Write([]byte(req)); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(c)
+	if password != "" {
+		if _, err := readReply(r); err != nil {
+			return "", fmt.Errorf("AUTH: %w", err)
+		}
+	}
+	return readReply(r)
+}
+
+func readReply(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("empty reply")
+	}
+	switch line[0] {
+	case '+', ':':
+		return line[1:], nil
+	case '-':
+		return "", errors.New(line[1:])
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil || n < 0 {
+			return "", err
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	}
+	return "", fmt.Errorf("unsupported reply %q", line)
 }
 
 func resp(args ...string) string {

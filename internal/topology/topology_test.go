@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -75,5 +76,29 @@ func TestNoRedisServerOnPath(t *testing.T) {
 func TestBadCount(t *testing.T) {
 	if _, err := Start(context.Background(), 0); err == nil {
 		t.Fatal("Start(0) succeeded")
+	}
+}
+
+func TestStartReplicated(t *testing.T) {
+	topo, err := StartReplicated(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	m, r := topo.Servers[0], topo.Servers[1]
+	if m.Password != r.Password {
+		t.Fatal("master and replica passwords differ")
+	}
+	if _, err := Command(m.Addr, m.Password, time.Second, "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Command(m.Addr, m.Password, 3*time.Second, "WAIT", "1", "2000"); err != nil || n != "1" {
+		t.Fatalf("WAIT 1 = %q, %v; want 1 replica", n, err)
+	}
+	if v, err := Command(r.Addr, r.Password, time.Second, "GET", "k"); err != nil || v != "v" {
+		t.Fatalf("replica GET = %q, %v", v, err)
+	}
+	if _, err := Command(r.Addr, r.Password, time.Second, "SET", "k", "w"); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Fatalf("write to replica: %v, want READONLY", err)
 	}
 }
