@@ -1,0 +1,381 @@
+// Package locktest is the conformance suite every lock strategy passes, on
+// every driver, against real redis-server processes started here: mutual
+// exclusion under contention, owner-only release, lease expiry, plus the
+// per-strategy behaviours (watchdog renewal, reentrancy, Redlock quorum,
+// fencing, pub/sub wake-ups).
+package locktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+var topos = map[strategies.Topology]*topology.Topology{}
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	var err error
+	start := func(k strategies.Topology, f func() (*topology.Topology, error)) {
+		if err == nil {
+			topos[k], err = f()
+		}
+	}
+	start(strategies.Standalone, func() (*topology.Topology, error) { return topology.Start(ctx, 1) })
+	start(strategies.Masters, func() (*topology.Topology, error) { return topology.Start(ctx, 5) })
+	start(strategies.Replicated, func() (*topology.Topology, error) { return topology.StartReplicated(ctx) })
+	code := 1
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "locktest needs redis-server:", err)
+	} else {
+		code = m.Run()
+	}
+	for _, t := range topos {
+		t.Stop()
+	}
+	os.Exit(code)
+}
+
+// nodes returns the servers a strategy runs on (the replica is not used
+// by clients).
+func nodes(strategy string) []engine.Node {
+	kind := strategies.TopologyOf(strategy)
+	var out []engine.Node
+	for _, s := range topos[kind].Servers {
+		out = append(out, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	if kind == strategies.Replicated {
+		out = out[:1]
+	}
+	return out
+}
+
+func open(t *testing.T, driver, strategy string) []drivers.Driver {
+	t.Helper()
+	ds, err := engine.Open(context.Background(), driver, nodes(strategy), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, d := range ds {
+			d.Close()
+		}
+	})
+	return ds
+}
+
+func locker(t *testing.T, strategy string, ds []drivers.Driver, ttl time.Duration) strategies.Locker {
+	t.Helper()
+	l, err := strategies.New(strategy, strategies.Config{Nodes: ds, TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func policy(t *testing.T, spec string) *retry.Policy {
+	t.Helper()
+	p, err := retry.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t *testing.T, sc engine.Scenario) report.Scenario {
+	t.Helper()
+	res, err := engine.Run(context.Background(), sc, nodes(sc.Strategy), "lockbench:locktest:"+t.Name()+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// every runs f for every registered strategy except naive (the broken
+// baseline), on every driver.
+func every(t *testing.T, f func(t *testing.T, strategy, driver string)) {
+	for _, s := range strategies.Names() {
+		if s == "naive" {
+			continue
+		}
+		for _, d := range drivers.Names() {
+			t.Run(s+"/"+d, func(t *testing.T) { f(t, s, d) })
+		}
+	}
+}
+
+// Mutual exclusion: 50 contending clients sell exactly the stock.
+func TestMutualExclusion(t *testing.T) {
+	every(t, func(t *testing.T, strategy, driver string) {
+		const stock = 150
+		res := run(t, engine.Scenario{
+			Strategy: strategy, Driver: driver, Workload: "flash-sale", Retry: policy(t, "backoff:start=1ms,cap=20ms,tries=100000"),
+			Clients: 50, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
+			Params: workloads.Params{Stock: stock, SKUs: 1, Work: time.Millisecond}, Seed: 7,
+			Segments: 4, Instances: 4,
+		})
+		if v := res.Violations; v.Overlap != 0 || v.Oversell != 0 || v.LostUpdates != 0 {
+			t.Fatalf("violations %+v, want none", v)
+		}
+		if res.Figures["sold"] != stock || res.Figures["final_stock"] != 0 || res.StopReason != "done" {
+			t.Fatalf("sold %d final %d stop %s; want %d sold out", res.Figures["sold"], res.Figures["final_stock"], res.StopReason, stock)
+		}
+		if res.Counters.Errors != 0 || res.Counters.Rejected != 0 || res.Counters.NotOwner != 0 {
+			t.Fatalf("counters %+v, want no errors, rejections or foreign releases", res.Counters)
+		}
+	})
+}
+
+// Owner-only release: once a lease's key is gone (as after expiry) and
+// another client holds the lock, the first lease's release is refused and
+// the second holder's lock survives.
+func TestOwnerOnlyRelease(t *testing.T) {
+	ctx := context.Background()
+	every(t, func(t *testing.T, strategy, driver string) {
+		ds := open(t, driver, strategy)
+		l := locker(t, strategy, ds, 5*time.Second)
+		key := "lockbench:locktest:{" + t.Name() + "}:lock"
+		a, err := l.TryAcquire(strategies.WithClient(ctx, strategies.Client{ID: 1, Owner: "A"}), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds { // a's lease "expires"
+			if _, err := d.Do(ctx, "DEL", key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, err := l.TryAcquire(strategies.WithClient(ctx, strategies.Client{ID: 2, Owner: "B"}), key)
+		if err != nil {
+			t.Fatalf("B could not take the free lock: %v", err)
+		}
+		if err := a.Release(ctx); !errors.Is(err, strategies.ErrNotOwner) {
+			t.Fatalf("A's release = %v, want ErrNotOwner", err)
+		}
+		if n, _ := ds[0].Do(ctx, "EXISTS", key); n.Int != 1 {
+			t.Fatal("A's release removed B's lock")
+		}
+		if err := b.Release(ctx); err != nil {
+			t.Fatalf("B's release: %v", err)
+		}
+		if n, _ := ds[0].Do(ctx, "EXISTS", key); n.Int != 0 {
+			t.Fatal("lock still there after its owner released it")
+		}
+	})
+}
+
+// A lease ends when its holder neither releases nor renews: after the TTL
+// another client gets the lock. Watchdog strategies renew, so there the
+// check is that the lease's context is cancelled once the token is gone.
+func TestLeaseExpires(t *testing.T) {
+	ctx := context.Background()
+	every(t, func(t *testing.T, strategy, driver string) {
+		ds := open(t, driver, strategy)
+		l := locker(t, strategy, ds, 150*time.Millisecond)
+		key := "lockbench:locktest:{" + t.Name() + "}:lock"
+		a, err := l.TryAcquire(strategies.WithClient(ctx, strategies.Client{ID: 1, Owner: "A"}), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := a.(strategies.Watched); ok && (strategy == "watchdog" || strategy == "reentrant-watchdog") {
+			for _, d := range ds {
+				d.Do(ctx, "DEL", key)
+			}
+			select {
+			case <-w.Context().Done():
+			case <-time.After(2 * time.Second):
+				t.Fatal("the watchdog did not report the lost lease within 2 s")
+			}
+			_ = a.Release(ctx)
+			return
+		}
+		bctx := strategies.WithClient(ctx, strategies.Client{ID: 2, Owner: "B"})
+		if _, err := l.TryAcquire(bctx, key); !errors.Is(err, strategies.ErrNotAcquired) {
+			t.Fatalf("B took a held lock: %v", err)
+		}
+		b, n, err := strategies.Acquire(bctx, l, key, policy(t, "fixed:interval=10ms").New(nil), 5*time.Second)
+		if err != nil {
+			t.Fatalf("B did not get the lock after A's lease: %v (%d attempts)", err, n)
+		}
+		_ = b.Release(ctx)
+	})
+}
+
+// The watchdog keeps the lock through a critical section of 3x the TTL;
+// the fixed-lease atomic lock in the same setup lets holders overlap.
+func TestWatchdogOutlivesTTL(t *testing.T) {
+	for _, d := range drivers.Names() {
+		for strategy, wantOverlap := range map[string]bool{"watchdog": false, "reentrant-watchdog": false, "atomic": true} {
+			t.Run(strategy+"/"+d, func(t *testing.T) {
+				res := run(t, engine.Scenario{
+					Strategy: strategy, Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=5ms"),
+					Clients: 8, Duration: 60 * time.Second, TTL: 60 * time.Millisecond, AcquireTimeout: 50 * time.Second,
+					Params: workloads.Params{Stock: 12, SKUs: 1, Work: 180 * time.Millisecond}, Seed: 3,
+				})
+				if got := res.Violations.Overlap > 0; got != wantOverlap {
+					t.Fatalf("overlap %d; want overlap>0 = %v", res.Violations.Overlap, wantOverlap)
+				}
+				if !wantOverlap {
+					st := res.StrategyStats
+					if st["renewals"] < 12 || st["lost_leases"] != 0 {
+						t.Fatalf("strategy stats %v: want >= 12 renewals (2 per 3xTTL section) and no lost lease", st)
+					}
+					if res.Figures["sold"] != 12 || res.Violations.LostUpdates != 0 {
+						t.Fatalf("sold %d lost %d", res.Figures["sold"], res.Violations.LostUpdates)
+					}
+				}
+			})
+		}
+	}
+}
+
+// Reentrant locks nest to depth 3 and unwind; a non-reentrant lock fails
+// the nested acquire at once with ErrNotAcquired (retry none), no hang.
+func TestReentrancy(t *testing.T) {
+	ctx := strategies.WithClient(context.Background(), strategies.Client{ID: 1, Owner: "owner-1"})
+	for _, d := range drivers.Names() {
+		for _, strategy := range []string{"reentrant", "reentrant-watchdog"} {
+			t.Run(strategy+"/"+d, func(t *testing.T) {
+				ds := open(t, d, strategy)
+				l := locker(t, strategy, ds, 5*time.Second)
+				key := "lockbench:locktest:{" + t.Name() + "}:lock"
+				var leases []strategies.Lease
+				for depth := 1; depth <= 3; depth++ {
+					le, err := l.TryAcquire(ctx, key)
+					if err != nil {
+						t.Fatalf("depth %d: %v", depth, err)
+					}
+					leases = append(leases, le)
+				}
+				if n, _ := ds[0].Do(ctx, "HGET", key, "owner-1"); n.Str != "3" {
+					t.Fatalf("hold count %+v, want 3", n)
+				}
+				other := strategies.WithClient(context.Background(), strategies.Client{ID: 2, Owner: "owner-2"})
+				if _, err := l.TryAcquire(other, key); !errors.Is(err, strategies.ErrNotAcquired) {
+					t.Fatalf("another owner entered: %v", err)
+				}
+				for i := len(leases) - 1; i >= 0; i-- {
+					if n, _ := ds[0].Do(ctx, "EXISTS", key); n.Int != 1 {
+						t.Fatalf("lock gone with %d holds left", i+1)
+					}
+					if err := leases[i].Release(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if n, _ := ds[0].Do(ctx, "EXISTS", key); n.Int != 0 {
+					t.Fatal("lock remains after the outermost release")
+				}
+			})
+		}
+		for _, strategy := range []string{"atomic", "watchdog", "fencing"} {
+			t.Run(strategy+"/"+d+"/not-reentrant", func(t *testing.T) {
+				ds := open(t, d, strategy)
+				l := locker(t, strategy, ds, 5*time.Second)
+				key := "lockbench:locktest:{" + t.Name() + "}:lock"
+				outer, err := l.TryAcquire(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer outer.Release(ctx)
+				start := time.Now()
+				_, n, err := strategies.Acquire(ctx, l, key, policy(t, "none").New(nil), time.Second)
+				if !errors.Is(err, strategies.ErrNotAcquired) || n != 1 {
+					t.Fatalf("nested acquire = %v after %d attempts, want ErrNotAcquired after 1", err, n)
+				}
+				if time.Since(start) > 500*time.Millisecond {
+					t.Fatalf("nested acquire took %v", time.Since(start))
+				}
+			})
+		}
+	}
+}
+
+// Redlock holds with 2 of 5 masters stopped and fails closed with 3
+// stopped. Each driver gets 5 masters of its own, really stopped.
+func TestRedlockQuorum(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			topo, err := topology.Start(ctx, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer topo.Stop()
+			var ds []drivers.Driver
+			for _, s := range topo.Servers {
+				dr, err := drivers.Open(d, drivers.Options{Addr: s.Addr, Password: s.Password, IOTimeout: 500 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer dr.Close()
+				ds = append(ds, dr)
+			}
+			l := locker(t, "redlock", ds, 2*time.Second)
+			key := "lockbench:locktest:{redlock}:lock"
+			topo.Servers[4].Stop()
+			topo.Servers[3].Stop()
+			le, err := l.TryAcquire(ctx, key)
+			if err != nil {
+				t.Fatalf("with 2 of 5 stopped: %v, want the lock", err)
+			}
+			if w, ok := le.(strategies.Watched); !ok || w.Context().Err() != nil {
+				t.Fatal("redlock lease has no live validity context")
+			}
+			if err := le.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			topo.Servers[2].Stop()
+			if _, err := l.TryAcquire(ctx, key); !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("with 3 of 5 stopped: %v, want ErrNotAcquired (fail closed)", err)
+			}
+			// The failed attempt released the two nodes it won.
+			for i, n := range ds[:2] {
+				if r, _ := n.Do(ctx, "EXISTS", key); r.Int != 0 {
+					t.Fatalf("node %d kept the key after a failed acquire", i)
+				}
+			}
+			st := l.(strategies.StatsReporter).Stats()
+			if st["no_quorum"] != 1 || st["node0_acquired"] != 2 || st["node2_acquired"] != 1 || st["node2_errors"] != 1 || st["node4_errors"] != 2 {
+				t.Fatalf("stats %v", st)
+			}
+		})
+	}
+}
+
+// Pub/sub wake-ups cost fewer Redis commands per order than spinning.
+func TestPubSubCheaperThanSpin(t *testing.T) {
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			cost := map[string]float64{}
+			for _, p := range []string{"spin", "pubsub"} {
+				res := run(t, engine.Scenario{
+					Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: policy(t, p),
+					Clients: 20, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
+					Params: workloads.Params{Stock: 100, SKUs: 1, Work: 2 * time.Millisecond}, Seed: 5,
+				})
+				if res.Violations.Total() != 0 || res.Figures["sold"] != 100 {
+					t.Fatalf("%s: violations %+v sold %d", p, res.Violations, res.Figures["sold"])
+				}
+				cost[p] = res.RedisCost.CommandsPerOp
+				if p == "pubsub" && res.RedisCost.ByCommand["publish"] < 100 {
+					t.Fatalf("pubsub published %d times for 100 orders", res.RedisCost.ByCommand["publish"])
+				}
+			}
+			if cost["pubsub"] >= cost["spin"] {
+				t.Fatalf("commands per order: pubsub %.1f, spin %.1f; want pubsub < spin", cost["pubsub"], cost["spin"])
+			}
+			t.Logf("commands per order: pubsub %.1f, spin %.1f", cost["pubsub"], cost["spin"])
+		})
+	}
+}
