@@ -1,0 +1,142 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+var srv *topology.Server
+
+func TestMain(m *testing.M) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "workload tests need redis-server:", err)
+		os.Exit(1)
+	}
+	srv = topo.Servers[0]
+	code := m.Run()
+	topo.Stop()
+	os.Exit(code)
+}
+
+// A holder that resumes after its lease passed to another client: with
+// the fence guard its write is rejected and nothing is lost; with no guard
+// the same interleaving loses an update.
+func TestStaleHolderFenced(t *testing.T) {
+	for _, drv := range drivers.Names() {
+		for _, guard := range []string{GuardFence, GuardNone} {
+			t.Run(drv+"/"+guard, func(t *testing.T) {
+				ctx := context.Background()
+				d, err := drivers.Open(drv, drivers.Options{Addr: srv.Addr, Password: srv.Password})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Close()
+				l, err := strategies.New("fencing", strategies.Config{Nodes: []drivers.Driver{d}, TTL: 50 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				prefix := "lockbench:wltest:" + t.Name() + ":"
+				f := &flashSale{}
+				slow := &Env{Data: d, Locker: l, Prefix: prefix, Params: Params{Stock: 10, SKUs: 1, Work: 300 * time.Millisecond, Guard: guard}}
+				if err := f.Setup(ctx, slow); err != nil {
+					t.Fatal(err)
+				}
+				fast := *slow
+				fast.Params.Work = 0
+				a := &Worker{ID: 0, Env: slow, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
+				b := &Worker{ID: 1, Env: &fast, Rng: rand.New(rand.NewPCG(1, 2)), Rec: metrics.NewRecorder()}
+				s := &f.slots[0]
+
+				la, err := l.TryAcquire(ctx, s.lock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				errA := make(chan error, 1)
+				go func() { errA <- f.critical(ctx, a, s, la) }() // reads, then works 300 ms
+				time.Sleep(120 * time.Millisecond)                 // A's 50 ms lease is over
+				lb, err := l.TryAcquire(ctx, s.lock)
+				if err != nil {
+					t.Fatalf("B could not take the expired lock: %v", err)
+				}
+				if lb.(strategies.Fenced).Fence() <= la.(strategies.Fenced).Fence() {
+					t.Fatal("fencing token did not grow")
+				}
+				if err := f.critical(ctx, b, s, lb); err != nil {
+					t.Fatalf("B's order: %v", err)
+				}
+				ea := <-errA
+				res, err := f.Verify(ctx, slow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if guard == GuardFence {
+					if !errors.Is(ea, ErrRejected) || a.Rec.Rejected != 1 {
+						t.Fatalf("stale write: err %v, rejected %d; want ErrRejected, 1", ea, a.Rec.Rejected)
+					}
+					if res.Figures["sold"] != 1 || res.Violations["lost_updates"] != 0 || res.Violations["oversell"] != 0 {
+						t.Fatalf("result %+v, want 1 sold and no violation", res)
+					}
+				} else {
+					if ea != nil {
+						t.Fatalf("unguarded write failed: %v", ea)
+					}
+					if res.Figures["sold"] != 2 || res.Violations["lost_updates"] != 1 {
+						t.Fatalf("result %+v, want 2 sold, 1 lost update", res)
+					}
+				}
+			})
+		}
+	}
+}
+
+// The cas and decr guards turn a lost update into a rejected write.
+func TestGuardsRejectConflicts(t *testing.T) {
+	ctx := context.Background()
+	d, err := drivers.Open("rueidis", drivers.Options{Addr: srv.Addr, Password: srv.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, guard := range []string{GuardCAS, GuardDecr} {
+		t.Run(guard, func(t *testing.T) {
+			l, _ := strategies.New("atomic", strategies.Config{Nodes: []drivers.Driver{d}, TTL: time.Second})
+			f := &flashSale{}
+			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:" + guard + ":", Params: Params{Stock: 1, SKUs: 1, Guard: guard}}
+			if err := f.Setup(ctx, env); err != nil {
+				t.Fatal(err)
+			}
+			s := &f.slots[0]
+			// Both read stock 1 (as two holders of an expired lease would);
+			// the first write wins, the second is refused.
+			slow := *env
+			slow.Params.Work = 200 * time.Millisecond
+			a := &Worker{ID: 0, Env: &slow, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
+			b := &Worker{ID: 1, Env: env, Rng: rand.New(rand.NewPCG(1, 2)), Rec: metrics.NewRecorder()}
+			errA := make(chan error, 1)
+			go func() { errA <- f.critical(ctx, a, s, nil) }()
+			time.Sleep(50 * time.Millisecond)
+			if err := f.critical(ctx, b, s, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-errA; !errors.Is(err, ErrRejected) {
+				t.Fatalf("second write: %v, want ErrRejected", err)
+			}
+			res, _ := f.Verify(ctx, env)
+			if res.Figures["sold"] != 1 || res.Violations["oversell"] != 0 || res.Violations["lost_updates"] != 0 {
+				t.Fatalf("result %+v", res)
+			}
+		})
+	}
+}
