@@ -210,6 +210,13 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 		wake, stop = wk.Watch(key)
 		defer stop()
 	}
+	if ab, ok := l.(Abandoner); ok {
+		defer func() {
+			if err != nil {
+				ab.Abandon(context.WithoutCancel(ctx), key)
+			}
+		}()
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, attempts, err

@@ -167,11 +167,14 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 		return ErrDone
 	}
 	s := &f.slots[i]
+	env := w.Env
+	if env.Params.ReadRatio > 0 && w.Rng.Float64() < env.Params.ReadRatio {
+		return f.read(ctx, w, i)
+	}
 	lease, err := w.Lock(ctx, s.lock)
 	if err != nil {
 		return err
 	}
-	env := w.Env
 	ioctx, cancel := env.IOContext(ctx)
 	defer cancel()
 
@@ -193,6 +196,33 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 }
 
 var errSoldOut = errors.New("sold out")
+
+// read is a read-only operation: under the read side of slot i's lock, it
+// reads the stock and the sold counter and spends the critical-section time.
+func (f *flashSale) read(ctx context.Context, w *Worker, i int) error {
+	s := &f.slots[i]
+	lease, err := w.LockRead(ctx, s.lock)
+	if err != nil {
+		return err
+	}
+	ioctx, cancel := w.Env.IOContext(ctx)
+	defer cancel()
+	start := time.Now()
+	w.Env.Oracle.EnterRead(i)
+	_, err = w.Env.Data.Do(ioctx, "MGET", s.stock, s.sold)
+	if err == nil {
+		w.Work()
+	}
+	w.Env.Oracle.LeaveRead(i)
+	metrics.Record(w.Rec.Hold, time.Since(start))
+	if rerr := w.Unlock(ctx, lease); err == nil {
+		err = rerr
+	}
+	if err == nil {
+		w.Rec.Reads++
+	}
+	return err
+}
 
 // critical is the section the lock protects.
 func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease strategies.Lease) error {

@@ -65,6 +65,9 @@ type Params struct {
 	Segments int
 	// Guard is the write guard (Guard* constants). Default GuardNone.
 	Guard string
+	// ReadRatio is the share of operations that only read (0..1): they take
+	// the strategy's read side where it has one (rwlock), else the lock.
+	ReadRatio float64
 }
 
 // Result is what Verify returns.
@@ -121,6 +124,18 @@ type Worker struct {
 func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error) {
 	start := time.Now()
 	l, attempts, err := strategies.Acquire(ctx, w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
+	w.Rec.Attempts += int64(attempts)
+	if err == nil {
+		metrics.Record(w.Rec.Acquire, time.Since(start))
+	}
+	return l, err
+}
+
+// LockRead is Lock on the read side of the scenario's strategy (the
+// exclusive lock itself for a strategy without one).
+func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, error) {
+	start := time.Now()
+	l, attempts, err := strategies.Acquire(ctx, strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
 	if err == nil {
 		metrics.Record(w.Rec.Acquire, time.Since(start))

@@ -45,6 +45,7 @@ type runFlags struct {
 	quiet                                   bool
 	nodes, segments, instances              int
 	guard                                   string
+	readRatio                               float64
 	waitTimeout                             time.Duration
 }
 
@@ -100,6 +101,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.segments, "segments", 8, "segmented: stock segments per item, each with its own lock")
 	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
+	fl.Float64Var(&f.readRatio, "read-ratio", 0, "share of operations that only read (0..1), under rwlock's read side or the lock itself")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
 	return cmd
 }
@@ -206,6 +208,9 @@ func validate(f *runFlags) (*plan, error) {
 	} else if contains(strats, "segmented") && int64(f.segments) > f.stock {
 		bad("--segments %d exceeds --stock %d: segments would start empty", f.segments, f.stock)
 	}
+	if f.readRatio < 0 || f.readRatio > 1 || f.readRatio != f.readRatio {
+		bad("--read-ratio must be from 0 to 1, got %v", f.readRatio)
+	}
 	if f.instances < 1 {
 		bad("--instances must be at least 1, got %d", f.instances)
 	}
@@ -252,7 +257,7 @@ func validate(f *runFlags) (*plan, error) {
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: f.clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: f.work},
+						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: f.work, ReadRatio: f.readRatio},
 						Guard:  f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
 					})
 				}

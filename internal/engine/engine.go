@@ -85,6 +85,7 @@ func (s Scenario) ParamsMap() map[string]string {
 		"guard":           s.Guard,
 		"segments":        strconv.Itoa(s.Segments),
 		"instances":       strconv.Itoa(s.Instances),
+		"read_ratio":      strconv.FormatFloat(s.Params.ReadRatio, 'g', -1, 64),
 	}
 }
 
@@ -318,7 +319,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out.HoldMS = metrics.Summarize(total.Hold)
 	out.Counters = report.Counters{
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
-		NotOwner: total.NotOwner, Rejected: total.Rejected, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors,
+		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors,
 	}
 	perClient := make([]int64, len(recs))
 	for i, r := range recs {

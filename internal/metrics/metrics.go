@@ -52,6 +52,8 @@ type Recorder struct {
 	// Rejected counts writes refused by a guard (optimistic check, fencing
 	// token, conditional decrement).
 	Rejected int64
+	// Reads counts read-only operations (included in Ops).
+	Reads int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	Errors map[string]int64
 }
@@ -79,6 +81,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.Timeouts += o.Timeouts
 	r.NotOwner += o.NotOwner
 	r.Rejected += o.Rejected
+	r.Reads += o.Reads
 	for k, v := range o.Errors {
 		r.Errors[k] += v
 	}
@@ -139,30 +142,46 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 }
 
 // Oracle counts overlapping holders of each lock. Lock i is entered with
-// Enter(i) when a client starts its critical section and left with Leave(i)
-// before it releases; whenever an Enter finds another holder inside, that is
-// one overlap. Safe for concurrent use; it costs two atomic adds per
-// critical section.
+// Enter(i) (exclusive) or EnterRead(i) (shared) when a client starts its
+// critical section, and left with Leave / LeaveRead before it releases.
+// An exclusive holder that finds anyone inside, or a reader that finds an
+// exclusive holder inside, is one overlap. Safe for concurrent use; it
+// costs two atomic adds per critical section.
 type Oracle struct {
-	holders  []atomic.Int32
+	holders  []atomic.Int64 // per lock: exclusive holders << 32 | readers
 	overlaps atomic.Int64
 }
 
-// NewOracle returns an Oracle for locks 0..n-1.
-func NewOracle(n int) *Oracle { return &Oracle{holders: make([]atomic.Int32, n)} }
+const oneWriter = 1 << 32
 
-// Enter records a holder entering lock i's critical section and reports
-// whether it overlapped another holder.
+// NewOracle returns an Oracle for locks 0..n-1.
+func NewOracle(n int) *Oracle { return &Oracle{holders: make([]atomic.Int64, n)} }
+
+// Enter records an exclusive holder entering lock i's critical section and
+// reports whether it overlapped another holder.
 func (o *Oracle) Enter(i int) bool {
-	if o.holders[i].Add(1) > 1 {
+	if v := o.holders[i].Add(oneWriter); v != oneWriter {
 		o.overlaps.Add(1)
 		return true
 	}
 	return false
 }
 
-// Leave records the holder leaving lock i's critical section.
-func (o *Oracle) Leave(i int) { o.holders[i].Add(-1) }
+// Leave records the exclusive holder leaving lock i's critical section.
+func (o *Oracle) Leave(i int) { o.holders[i].Add(-oneWriter) }
 
-// Overlaps is the number of Enter calls that found another holder inside.
+// EnterRead records a reader entering lock i and reports whether an
+// exclusive holder was inside.
+func (o *Oracle) EnterRead(i int) bool {
+	if v := o.holders[i].Add(1); v >= oneWriter {
+		o.overlaps.Add(1)
+		return true
+	}
+	return false
+}
+
+// LeaveRead records the reader leaving lock i.
+func (o *Oracle) LeaveRead(i int) { o.holders[i].Add(-1) }
+
+// Overlaps is the number of entries that found a conflicting holder inside.
 func (o *Oracle) Overlaps() int64 { return o.overlaps.Load() }

@@ -100,3 +100,25 @@ func TestJain(t *testing.T) {
 		}
 	}
 }
+
+func TestOracleReaders(t *testing.T) {
+	o := NewOracle(1)
+	if o.EnterRead(0) || o.EnterRead(0) {
+		t.Fatal("readers together counted as overlap")
+	}
+	if !o.Enter(0) {
+		t.Fatal("writer among readers not counted")
+	}
+	o.Leave(0)
+	o.LeaveRead(0)
+	o.LeaveRead(0)
+	if o.Enter(0) {
+		t.Fatal("writer alone counted")
+	}
+	if !o.EnterRead(0) {
+		t.Fatal("reader with a writer inside not counted")
+	}
+	if o.Overlaps() != 2 {
+		t.Fatalf("overlaps %d, want 2", o.Overlaps())
+	}
+}

@@ -127,6 +127,8 @@ type Counters struct {
 	// Rejected counts writes a guard refused (optimistic check, fencing
 	// token, conditional decrement).
 	Rejected int64 `json:"rejected"`
+	// Reads counts read-only operations (--read-ratio), included in ops.
+	Reads int64 `json:"reads"`
 	// Errors is the total of ErrorsByKind.
 	Errors       int64            `json:"errors"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`

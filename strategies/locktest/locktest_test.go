@@ -379,3 +379,94 @@ func TestPubSubCheaperThanSpin(t *testing.T) {
 		})
 	}
 }
+
+// rwlock: readers share, a writer waits for them, readers wait for a
+// writer; on a read-mostly run the oracle sees no reader/writer overlap.
+func TestReadWriteLock(t *testing.T) {
+	ctx := context.Background()
+	as := func(owner string) context.Context {
+		return strategies.WithClient(ctx, strategies.Client{ID: 0, Owner: owner})
+	}
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := open(t, d, "rwlock")
+			l := locker(t, "rwlock", ds, 5*time.Second)
+			rl := strategies.ReadSide(l)
+			key := "lockbench:locktest:{" + t.Name() + "}:lock"
+			r1, err1 := rl.TryAcquire(as("r1"), key)
+			r2, err2 := rl.TryAcquire(as("r2"), key)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("two readers: %v, %v", err1, err2)
+			}
+			if _, err := l.TryAcquire(as("w"), key); !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("writer entered among readers: %v", err)
+			}
+			r1.Release(ctx)
+			r2.Release(ctx)
+			w, err := l.TryAcquire(as("w"), key)
+			if err != nil {
+				t.Fatalf("writer after readers left: %v", err)
+			}
+			if _, err := rl.TryAcquire(as("r3"), key); !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("reader entered with a writer inside: %v", err)
+			}
+			if err := w.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := ds[0].Do(ctx, "EXISTS", key); n.Int != 0 {
+				t.Fatal("lock left after the last holder")
+			}
+			res := run(t, engine.Scenario{
+				Strategy: "rwlock", Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=2ms"),
+				Clients: 30, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
+				Params: workloads.Params{Stock: 60, SKUs: 1, Work: time.Millisecond, ReadRatio: 0.7}, Seed: 11,
+			})
+			if res.Violations.Total() != 0 || res.Figures["sold"] != 60 || res.Counters.Reads == 0 {
+				t.Fatalf("violations %+v sold %d reads %d", res.Violations, res.Figures["sold"], res.Counters.Reads)
+			}
+		})
+	}
+}
+
+// fair: a free lock goes to the head of the queue, not to whoever asks.
+func TestFairQueue(t *testing.T) {
+	ctx := context.Background()
+	as := func(owner string) context.Context {
+		return strategies.WithClient(ctx, strategies.Client{ID: 0, Owner: owner})
+	}
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := open(t, d, "fair")
+			l := locker(t, "fair", ds, 5*time.Second)
+			key := "lockbench:locktest:{" + t.Name() + "}:lock"
+			a, err := l.TryAcquire(as("A"), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []string{"B", "C"} { // queue: B, C
+				if _, err := l.TryAcquire(as(w), key); !errors.Is(err, strategies.ErrNotAcquired) {
+					t.Fatalf("%s: %v", w, err)
+				}
+			}
+			a.Release(ctx)
+			if _, err := l.TryAcquire(as("C"), key); !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("C jumped the queue: %v", err)
+			}
+			b, err := l.TryAcquire(as("B"), key)
+			if err != nil {
+				t.Fatalf("B at the head did not get the free lock: %v", err)
+			}
+			// D queues behind C, then gives up: Acquire abandons its place.
+			if _, _, err := strategies.Acquire(as("D"), l, key, policy(t, "none").New(nil), 0); !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("D: %v", err)
+			}
+			if n, _ := ds[0].Do(ctx, "LRANGE", key+":queue", "0", "-1"); len(n.Array) != 1 || n.Array[0].Str != "C" {
+				t.Fatalf("queue %+v, want [C] after D abandoned", n)
+			}
+			b.Release(ctx)
+			if _, err := l.TryAcquire(as("C"), key); err != nil {
+				t.Fatalf("C at the head: %v", err)
+			}
+		})
+	}
+}
