@@ -9,7 +9,9 @@ import (
 
 func init() {
 	Register("fair", Info{Desc: "FIFO fair lock (Redisson RFairLock model): waiters queue in a list with a per-waiter timeout (5 s); only the head of the queue may take a free lock"},
-		func(c Config) (Locker, error) { return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: 5 * time.Second}, nil })
+		func(c Config) (Locker, error) {
+			return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: 5 * time.Second}, nil
+		})
 }
 
 // fairLockScript: KEYS[1] lock, KEYS[2] queue (list of waiter ids),

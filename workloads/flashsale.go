@@ -119,13 +119,24 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 			if int64(j) < p.Stock%int64(f.segs) {
 				s.share++
 			}
-			if _, err := env.Data.Do(ctx, "MSET", s.stock, strconv.FormatInt(s.share, 10), s.sold, "0"); err != nil {
-				return err
-			}
+		}
+	}
+	// Initial stock in batches of MSET.
+	for lo := 0; lo < len(f.slots); lo += batch {
+		args := []string{"MSET"}
+		for i := lo; i < min(lo+batch, len(f.slots)); i++ {
+			s := &f.slots[i]
+			args = append(args, s.stock, strconv.FormatInt(s.share, 10), s.sold, "0")
+		}
+		if _, err := env.Data.Do(ctx, args...); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// batch is how many slots one MSET or MGET covers.
+const batch = 500
 
 // pick returns a slot not yet seen sold out: a random SKU, and within it
 // the segment the order id hashes to, then the next ones; -1 when every
@@ -284,28 +295,41 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 }
 
 func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
-	var sold, final, oversell, lost int64
-	for i := range f.slots {
-		s := &f.slots[i]
-		r, err := env.Data.Do(ctx, "MGET", s.stock, s.sold)
+	var sold, final, oversell, lost, unrecorded int64
+	for lo := 0; lo < len(f.slots); lo += batch {
+		hi := min(lo+batch, len(f.slots))
+		args := []string{"MGET"}
+		for i := lo; i < hi; i++ {
+			args = append(args, f.slots[i].stock, f.slots[i].sold)
+		}
+		r, err := env.Data.Do(ctx, args...)
 		if err != nil {
 			return Result{}, err
 		}
-		if len(r.Array) != 2 {
+		if len(r.Array) != len(args)-1 {
 			return Result{}, errors.New("flash-sale: MGET returned a malformed reply")
 		}
-		st, err1 := r.Array[0].AsInt()
-		so, err2 := r.Array[1].AsInt()
-		if err := errors.Join(err1, err2); err != nil {
-			return Result{}, err
+		for i := lo; i < hi; i++ {
+			st, err1 := r.Array[2*(i-lo)].AsInt()
+			so, err2 := r.Array[2*(i-lo)+1].AsInt()
+			if err := errors.Join(err1, err2); err != nil {
+				return Result{}, err
+			}
+			share := f.slots[i].share
+			sold += so
+			final += st
+			oversell += max(0, so-share)
+			// A stock decrement with no recorded order (the INCR after the
+			// SET failed) must not cancel a lost update elsewhere.
+			if d := so - (share - st); d >= 0 {
+				lost += d
+			} else {
+				unrecorded -= d
+			}
 		}
-		sold += so
-		final += st
-		oversell += max(0, so-s.share)
-		lost += so - (s.share - st)
 	}
 	return Result{
-		Figures:    map[string]int64{"sold": sold, "final_stock": final},
+		Figures:    map[string]int64{"sold": sold, "final_stock": final, "unrecorded_orders": unrecorded},
 		Violations: map[string]int64{"oversell": oversell, "lost_updates": lost},
 	}, nil
 }

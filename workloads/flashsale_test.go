@@ -65,7 +65,7 @@ func TestStaleHolderFenced(t *testing.T) {
 				}
 				errA := make(chan error, 1)
 				go func() { errA <- f.critical(ctx, a, s, la) }() // reads, then works 300 ms
-				time.Sleep(120 * time.Millisecond)                 // A's 50 ms lease is over
+				time.Sleep(120 * time.Millisecond)                // A's 50 ms lease is over
 				lb, err := l.TryAcquire(ctx, s.lock)
 				if err != nil {
 					t.Fatalf("B could not take the expired lock: %v", err)

@@ -60,6 +60,10 @@ func lockbench(t *testing.T, args ...string) result {
 }
 
 func TestUsageErrors(t *testing.T) {
+	dirJSON := filepath.Join(t.TempDir(), "d.json")
+	if err := os.Mkdir(dirJSON, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want []string
@@ -74,6 +78,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--no-such-flag"}, []string{"unknown flag"}},
 		{[]string{"run", "extra"}, []string{"unknown command"}},
 		{[]string{"frobnicate"}, []string{"unknown command"}},
+		{[]string{"run", "--retry", ",,"}, []string{"--retry is empty"}},
+		{[]string{"run", "--work", "2562047h"}, []string{"--work must be from 0 to 1h"}},
+		{[]string{"run", "--duration", "2562047h", "--warmup", "2h"}, []string{"--duration must be > 0 and at most 24h"}},
+		{[]string{"run", "--out", "/proc/x.json"}, []string{"--out"}},
+		{[]string{"run", "--out", dirJSON}, []string{"is a directory"}},
+		{[]string{"run", "--addr", "::1"}, []string{"want host:port"}},
+		{[]string{"run", "--addr", "127.0.0.1:+1"}, []string{"port must be a number"}},
+		{[]string{"run", "--strategy", "redlock", "--nodes", "2"}, []string{"redlock needs at least 3"}},
+		{[]string{"run", "--read-ratio", "1.5"}, []string{"--read-ratio"}},
+		{[]string{"run", "--clients", "1000000"}, []string{"--clients must be from 1 to 20000"}},
+		{[]string{"run", "--retry", "backoff:max=NaN"}, []string{"not a finite number"}},
+		{[]string{"run", "--guard", "fence"}, []string{"--guard"}},
 	}
 	for _, c := range cases {
 		r := lockbench(t, c.args...)
@@ -224,13 +240,32 @@ func TestKilledLeavesNoServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, stderr, "[1/1]")
-	kids := children(cmd.Process.Pid)
+	var kids []int
+	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		kids = children(cmd.Process.Pid)
+	}
 	if len(kids) == 0 {
 		cmd.Process.Kill()
 		t.Fatal("found no redis-server child of lockbench")
 	}
+	var dirs []string
+	for _, pid := range kids {
+		if d, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil {
+			dirs = append(dirs, d)
+		}
+	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
+	defer func() {
+		// The next start sweeps the directories a killed run left.
+		topology.SweepStale()
+		for _, d := range dirs {
+			if _, err := os.Stat(d); !os.IsNotExist(err) {
+				t.Errorf("server directory %s not swept after its owner was killed", d)
+			}
+		}
+	}()
 	for _, pid := range kids {
 		reaped := make(chan error, 1)
 		go func() {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -111,7 +112,8 @@ type plan struct {
 	scenarios []engine.Scenario
 	addrs     []string
 	password  string
-	nodes     int // redlock masters to start
+	nodes     int    // redlock masters to start
+	out       string // result file
 }
 
 // validate checks every flag and returns all problems at once.
@@ -138,7 +140,8 @@ func validate(f *runFlags) (*plan, error) {
 		}
 	}
 	var pols []*retry.Policy
-	for _, spec := range splitRetry(f.retries) {
+	specs := splitRetry(f.retries)
+	for _, spec := range specs {
 		p, err := retry.Parse(spec)
 		if err != nil {
 			errs = append(errs, err)
@@ -151,17 +154,17 @@ func validate(f *runFlags) (*plan, error) {
 			bad("%s is empty", name)
 		}
 	}
-	if len(pols) == 0 && f.retries == "" {
+	if len(specs) == 0 {
 		bad("--retry is empty")
 	}
-	if f.clients < 1 {
-		bad("--clients must be at least 1, got %d", f.clients)
+	if f.clients < 1 || f.clients > maxClients {
+		bad("--clients must be from 1 to %d, got %d", maxClients, f.clients)
 	}
-	if f.duration <= 0 {
-		bad("--duration must be > 0, got %v", f.duration)
+	if f.duration <= 0 || f.duration > 24*time.Hour {
+		bad("--duration must be > 0 and at most 24h, got %v", f.duration)
 	}
-	if f.warmup < 0 {
-		bad("--warmup must be >= 0, got %v", f.warmup)
+	if f.warmup < 0 || f.warmup > 24*time.Hour {
+		bad("--warmup must be from 0 to 24h, got %v", f.warmup)
 	}
 	if f.work < 0 || f.work > time.Hour {
 		bad("--work must be from 0 to 1h, got %v", f.work)
@@ -172,8 +175,8 @@ func validate(f *runFlags) (*plan, error) {
 	if f.stock < 1 {
 		bad("--stock must be at least 1, got %d", f.stock)
 	}
-	if f.skus < 1 {
-		bad("--skus must be at least 1, got %d", f.skus)
+	if f.skus < 1 || f.skus > 100_000 {
+		bad("--skus must be from 1 to 100000, got %d", f.skus)
 	}
 	ttl := max(3*f.work, 100*time.Millisecond)
 	if f.ttl != "auto" {
@@ -189,15 +192,22 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	var addrs []string
 	if f.addr != "" {
-		for _, a := range splitList(f.addr) {
-			host, port, err := splitHostPort(a)
-			if err != nil {
-				bad("--addr %q: %v", a, err)
-				continue
+		items := splitList(f.addr)
+		for _, a := range items {
+			host, port, err := net.SplitHostPort(a)
+			n, perr := strconv.Atoi(port)
+			switch {
+			case err != nil:
+				bad("--addr %q: want host:port ([::1]:6379 for IPv6): %v", a, err)
+			case host == "":
+				bad("--addr %q: the host is missing", a)
+			case perr != nil || n < 1 || n > 65535 || port[0] == '+':
+				bad("--addr %q: the port must be a number from 1 to 65535", a)
+			default:
+				addrs = append(addrs, net.JoinHostPort(host, port))
 			}
-			addrs = append(addrs, host+":"+port)
 		}
-		if len(addrs) == 0 {
+		if len(items) == 0 {
 			bad("--addr is empty")
 		}
 	} else if f.password != "" {
@@ -238,14 +248,18 @@ func validate(f *runFlags) (*plan, error) {
 	if f.nodes < 1 || f.nodes > 64 {
 		bad("--nodes must be from 1 to 64, got %d", f.nodes)
 	}
-	if f.out != "" && !strings.HasSuffix(f.out, ".json") {
-		bad("--out %q must end in .json", f.out)
+	out := f.out
+	if out == "" {
+		out = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z")+".json")
+	}
+	if err := checkOut(out); err != nil {
+		bad("--out %q: %v", out, err)
 	}
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: f.nodes}
+	p := &plan{addrs: addrs, password: f.password, nodes: f.nodes, out: out}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -277,6 +291,13 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
+	started := time.Now().UTC()
+	runID := randomID()
+	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
+		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: os.Args[1:], RunID: runID,
+	}}
+
 	// First Ctrl-C: stop starting operations, finish, write results. Second:
 	// kill the servers lockbench started and exit at once.
 	sigs := make(chan os.Signal, 2)
@@ -290,23 +311,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		cancel()
 		if _, ok := <-sigs; ok {
 			topology.KillAll()
+			if len(p.addrs) > 0 { // never leave keys on the user's servers
+				cleanExternal(p, "lockbench:"+runID+":")
+			}
 			fmt.Fprintln(stderr, "lockbench: stopped")
 			os.Exit(exitInterrupted)
 		}
 	}()
 
-	started := time.Now().UTC()
-	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
-		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: os.Args[1:], RunID: randomID(),
-	}}
-
 	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
 	defer topos.stop()
-	out := f.out
-	if out == "" {
-		out = filepath.Join("results", started.Format("20060102T150405Z")+".json")
-	}
+	out := p.out
 	for i, sc := range p.scenarios {
 		if ctx.Err() != nil {
 			break
@@ -335,14 +350,24 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			if !f.quiet {
 				fmt.Fprintln(stderr, " failed")
 			}
+			err = fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
+			run.Failed = err.Error()
+			run.Meta.Topology, run.Meta.Servers = topos.describe()
 			if len(run.Scenarios) > 0 {
-				run.Interrupted = true
-				_ = report.WriteFile(out, run)
+				_ = report.Table(stdout, run.Scenarios)
 			}
-			return fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
+			if werr := report.WriteFile(out, run); werr == nil {
+				fmt.Fprintf(stdout, "partial results written to %s\n", out)
+			}
+			return err
 		}
 		if !f.quiet {
-			fmt.Fprintf(stderr, " %.0f ops/s, %d violations (%.1fs, %s)\n", res.OpsPerSec, res.Violations.Total(), res.DurationS, res.StopReason)
+			v := res.Violations
+			fmt.Fprintf(stderr, " %.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)\n",
+				res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
+		}
+		if sc.Warmup > 0 && res.Ops == 0 && res.StopReason == "done" {
+			fmt.Fprintf(stderr, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
 		}
 		if res.StopReason == "interrupted" {
 			run.Interrupted = true
@@ -444,6 +469,21 @@ func (t *topologies) stop() {
 	}
 }
 
+// cleanExternal deletes the run's keys on the user's servers, within 2 s
+// (the quit-now path of a second Ctrl-C).
+func cleanExternal(p *plan, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, a := range p.addrs {
+		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{{Addr: a, Password: p.password}}, 1)
+		if err != nil {
+			continue
+		}
+		_, _ = engine.DeleteKeys(ctx, ds[0], prefix)
+		ds[0].Close()
+	}
+}
+
 func probeVersion(ctx context.Context, driver string, nodes []engine.Node) (string, error) {
 	ds, err := engine.Open(ctx, driver, nodes[:1], 1)
 	if err != nil {
@@ -483,16 +523,30 @@ func splitRetry(s string) []string {
 	return out
 }
 
-func splitHostPort(a string) (string, string, error) {
-	i := strings.LastIndexByte(a, ':')
-	if i <= 0 || i == len(a)-1 {
-		return "", "", errors.New("want host:port")
+// maxClients bounds --clients: each client keeps its own histograms
+// (about 200 KB).
+const maxClients = 20_000
+
+// checkOut checks that a result file can be written at path: a .json name
+// that is not a directory, in a directory that exists or can be created
+// and is writable.
+func checkOut(path string) error {
+	if !strings.HasSuffix(path, ".json") {
+		return errors.New("must end in .json")
 	}
-	port, err := strconv.Atoi(a[i+1:])
-	if err != nil || port < 1 || port > 65535 {
-		return "", "", errors.New("port must be a number from 1 to 65535")
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
 	}
-	return a[:i], a[i+1:], nil
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create its directory: %v", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".lockbench-check-*")
+	if err != nil {
+		return fmt.Errorf("directory not writable: %v", err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }
 
 func contains(list []string, s string) bool {

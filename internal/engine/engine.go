@@ -272,15 +272,15 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	var wg sync.WaitGroup
 	for i := 0; i < sc.Clients; i++ {
 		rng := rand.New(rand.NewPCG(sc.Seed, uint64(i)))
-		w := &workloads.Worker{ID: i, Env: env, Rng: rng, Backoff: sc.Retry.New(rng), Rec: metrics.NewRecorder()}
+		recs[i] = metrics.NewRecorder()
+		w := &workloads.Worker{ID: i, Env: env, Rng: rng, Backoff: sc.Retry.New(rng), Rec: recs[i]}
+		if sc.Warmup > 0 { // warm-up figures go to a scratch recorder
+			w.Rec = metrics.NewRecorder()
+		}
 		if hub != nil {
 			w.Backoff = sc.Retry.NewNotified(hub, sc.TTL)
 		}
 		wctx := strategies.WithClient(runCtx, strategies.Client{ID: i, Owner: prefix + strconv.Itoa(i)})
-		recs[i] = metrics.NewRecorder()
-		if sc.Warmup <= 0 {
-			w.Rec = recs[i]
-		}
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
@@ -413,6 +413,7 @@ func costDelta(before, after map[string]int64, ops int64) report.RedisCost {
 // ctx ends, recording into a scratch recorder during the warm-up and into
 // real afterwards.
 func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func()) {
+	var pause time.Duration
 	for ctx.Err() == nil {
 		t0 := time.Now()
 		if w.Rec != real && !t0.Before(warmEnd) {
@@ -439,6 +440,17 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			if errors.Is(err, context.Canceled) {
 				return
 			}
+			// Back off on errors (a server gone, a timeout): 1 ms doubling
+			// to 500 ms, so a failing node is not hammered in a tight loop.
+			pause = min(max(2*pause, time.Millisecond), 500*time.Millisecond)
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			continue
 		}
+		pause = 0
 	}
 }

@@ -28,8 +28,11 @@ type Run struct {
 	Meta   Meta `json:"meta"`
 	// Interrupted is true when the run was stopped (Ctrl-C) before every
 	// scenario finished; the scenarios present are complete.
-	Interrupted bool       `json:"interrupted"`
-	Scenarios   []Scenario `json:"scenarios"`
+	Interrupted bool `json:"interrupted"`
+	// Failed holds the error that ended the run early, if one did; the
+	// scenarios present are the ones that completed before it.
+	Failed    string     `json:"failed,omitempty"`
+	Scenarios []Scenario `json:"scenarios"`
 }
 
 // Meta describes where and how the run happened.
@@ -165,7 +168,15 @@ func WriteFile(path string, r *Run) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }
 
 // ReadFile decodes a result file and checks its schema version.

@@ -78,6 +78,7 @@ func Start(ctx context.Context, n int) (*Topology, error) {
 	if err != nil {
 		return nil, ErrNoRedisServer
 	}
+	SweepStale()
 	t := &Topology{}
 	for i := 0; i < n; i++ {
 		s, err := startOne(ctx, bin)
@@ -99,6 +100,7 @@ func StartReplicated(ctx context.Context) (*Topology, error) {
 	if err != nil {
 		return nil, ErrNoRedisServer
 	}
+	SweepStale()
 	t := &Topology{}
 	m, err := startOne(ctx, bin)
 	if err != nil {
@@ -191,6 +193,9 @@ func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("topology: temp dir: %w", err)
 	}
+	// owner.pid lets a later run remove this directory if lockbench is
+	// killed before it can (SIGKILL ends the server, not the directory).
+	_ = os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	pw := randomHex(16)
 	s := &Server{
 		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
@@ -420,6 +425,22 @@ func logTail(path string) string {
 		lines = lines[len(lines)-5:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// SweepStale removes the directories of servers whose lockbench process is
+// gone (it was killed with SIGKILL, which ends the server but cannot remove
+// the directory).
+func SweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockbench-redis-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() && !Alive(pid) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // Alive reports whether a process with this pid exists (and is not a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,20 @@ func TestStartReplicated(t *testing.T) {
 	}
 	if _, err := Command(r.Addr, r.Password, time.Second, "SET", "k", "w"); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
 		t.Fatalf("write to replica: %v, want READONLY", err)
+	}
+}
+
+func TestSweepStale(t *testing.T) {
+	stale, _ := os.MkdirTemp("", "lockbench-redis-")
+	live, _ := os.MkdirTemp("", "lockbench-redis-")
+	defer os.RemoveAll(live)
+	os.WriteFile(filepath.Join(stale, "owner.pid"), []byte("999999999"), 0o644)
+	os.WriteFile(filepath.Join(live, "owner.pid"), []byte(strconv.Itoa(os.Getppid())), 0o644)
+	SweepStale()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("directory of a dead lockbench not removed")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Error("directory of a live process removed")
 	}
 }

@@ -13,6 +13,7 @@ package retry
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -148,8 +149,8 @@ var registry = map[string]def{
 		if cp < start {
 			errs = append(errs, errors.New("retry backoff: cap must be >= start"))
 		}
-		if lo < 1 || hi < lo {
-			errs = append(errs, errors.New("retry backoff: need 1 <= min <= max"))
+		if !(lo >= 1 && hi >= lo && hi <= 100) {
+			errs = append(errs, errors.New("retry backoff: need 1 <= min <= max <= 100"))
 		}
 		if tries < 1 {
 			errs = append(errs, errors.New("retry backoff: tries must be >= 1"))
@@ -195,6 +196,9 @@ func Parse(spec string) (*Policy, error) {
 				p.errs = append(p.errs, fmt.Errorf("retry %s: parameter %q is not key=value", name, kv))
 				continue
 			}
+			if _, dup := p.raw[k]; dup {
+				p.errs = append(p.errs, fmt.Errorf("retry %s: parameter %q given twice", name, k))
+			}
 			p.raw[k] = v
 		}
 	}
@@ -239,8 +243,8 @@ func (p *params) float(k string, def float64) float64 {
 		return def
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		p.errs = append(p.errs, fmt.Errorf("retry %s: %s=%q is not a number", p.policy, k, v))
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		p.errs = append(p.errs, fmt.Errorf("retry %s: %s=%q is not a finite number", p.policy, k, v))
 	}
 	p.used[k] = strconv.FormatFloat(f, 'g', -1, 64)
 	return f
@@ -311,9 +315,9 @@ func (j *jittered) Next(failed int) (time.Duration, bool) {
 		return j.cur, true
 	}
 	f := j.lo + (j.hi-j.lo)*j.rng.Float64()
-	next := time.Duration(float64(j.cur) * f)
-	if next > j.cap {
-		next = j.cap
+	next := j.cap
+	if w := float64(j.cur) * f; w < float64(j.cap) {
+		next = time.Duration(w)
 	}
 	j.cur = next
 	return next, true

@@ -30,17 +30,21 @@ func TestParseDefaults(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	cases := map[string]string{
-		"":                           "unknown retry policy",
-		"fixd":                       `unknown retry policy "fixd" (valid: backoff, fixed, none, pubsub, spin)`,
-		"fixed:interval=soon":        "not a duration",
-		"fixed:interval=0s":          "interval must be > 0",
-		"fixed:speed=1":              `unknown parameter "speed"`,
-		"none:x=1":                   `unknown parameter "x"`,
-		"backoff:tries=0":            "tries must be >= 1",
-		"backoff:min=2,max=1.5":      "need 1 <= min <= max",
-		"backoff:start=1s,cap=10ms":  "cap must be >= start",
-		"backoff:start":              "is not key=value",
-		"backoff:tries=x,start=oops": "not a whole number",
+		"":                                "unknown retry policy",
+		"fixd":                            `unknown retry policy "fixd" (valid: backoff, fixed, none, pubsub, spin)`,
+		"fixed:interval=soon":             "not a duration",
+		"fixed:interval=0s":               "interval must be > 0",
+		"fixed:speed=1":                   `unknown parameter "speed"`,
+		"none:x=1":                        `unknown parameter "x"`,
+		"backoff:tries=0":                 "tries must be >= 1",
+		"backoff:min=2,max=1.5":           "need 1 <= min <= max",
+		"backoff:max=NaN":                 "not a finite number",
+		"backoff:min=Inf,max=Inf":         "not a finite number",
+		"fixed:interval=1ms,interval=2ms": "given twice",
+		"backoff:,":                       "is not key=value",
+		"backoff:start=1s,cap=10ms":       "cap must be >= start",
+		"backoff:start":                   "is not key=value",
+		"backoff:tries=x,start=oops":      "not a whole number",
 	}
 	for spec, want := range cases {
 		_, err := Parse(spec)
