@@ -196,17 +196,19 @@ func ReadFile(path string) (*Run, error) {
 }
 
 // Table writes one row per scenario: strategy, driver, workload, retry,
-// clients, ops/s, p50, p99, p99.9 and max in ms, oversell, overlap,
-// lost updates and errors (timeouts and failures included).
+// clients, ops/s, the lock-bound ceiling (ops/s), p50, p99, p99.9 and max
+// in ms, Jain's fairness index, oversell, overlap, lost updates and errors
+// (acquire timeouts and give-ups included).
 func Table(w io.Writer, scenarios []Scenario) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s",
-		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "oversell", "overlap", "lost upd", "errors")
+	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling",
+		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "jain", "oversell", "overlap", "lost upd", "errors")
 	for _, s := range scenarios {
 		if err := t.Append(
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), strconv.Itoa(s.Clients),
-			fmt.Sprintf("%.0f", s.OpsPerSec),
+			fmt.Sprintf("%.0f", s.OpsPerSec), fmt.Sprintf("%.0f", s.CeilingOpsPerSec),
 			ms(s.LatencyMS.P50), ms(s.LatencyMS.P99), ms(s.LatencyMS.P999), ms(s.LatencyMS.Max),
+			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
 			strconv.FormatInt(s.Violations.Oversell, 10),
 			strconv.FormatInt(s.Violations.Overlap, 10),
 			strconv.FormatInt(s.Violations.LostUpdates, 10),
