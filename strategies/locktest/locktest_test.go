@@ -220,18 +220,18 @@ func TestWatchdogOutlivesTTL(t *testing.T) {
 			t.Run(strategy+"/"+d, func(t *testing.T) {
 				res := run(t, engine.Scenario{
 					Strategy: strategy, Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=5ms"),
-					Clients: 8, Duration: 60 * time.Second, TTL: 60 * time.Millisecond, AcquireTimeout: 50 * time.Second,
-					Params: workloads.Params{Stock: 12, SKUs: 1, Work: 180 * time.Millisecond}, Seed: 3,
+					Clients: 4, Duration: 60 * time.Second, TTL: 150 * time.Millisecond, AcquireTimeout: 50 * time.Second,
+					Params: workloads.Params{Stock: 5, SKUs: 1, Work: 450 * time.Millisecond}, Seed: 3,
 				})
 				if got := res.Violations.Overlap > 0; got != wantOverlap {
 					t.Fatalf("overlap %d; want overlap>0 = %v", res.Violations.Overlap, wantOverlap)
 				}
 				if !wantOverlap {
 					st := res.StrategyStats
-					if st["renewals"] < 12 || st["lost_leases"] != 0 {
-						t.Fatalf("strategy stats %v: want >= 12 renewals (2 per 3xTTL section) and no lost lease", st)
+					if st["renewals"] < 10 || st["lost_leases"] != 0 {
+						t.Fatalf("strategy stats %v: want >= 10 renewals (2 or more per 3xTTL section) and no lost lease", st)
 					}
-					if res.Figures["sold"] != 12 || res.Violations.LostUpdates != 0 {
+					if res.Figures["sold"] != 5 || res.Violations.LostUpdates != 0 {
 						t.Fatalf("sold %d lost %d", res.Figures["sold"], res.Violations.LostUpdates)
 					}
 				}
