@@ -8,7 +8,9 @@ COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.gitCommit=$(COMMIT)
 ARGS    ?=
 
-.PHONY: all build run test redis fmt clean
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all build run test lint redis fmt clean
 
 all: build
 
@@ -19,11 +21,15 @@ build:
 run: redis build
 	./$(BIN) run $(ARGS)
 
-test: redis
+test: redis lint
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+# go vet, gofmt and staticcheck (fetched through the Go module proxy).
+lint:
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) run $(STATICCHECK) ./...
 
 # redis-server must be on PATH: install Debian's package when root, else say how.
 redis:

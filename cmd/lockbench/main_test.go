@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -90,6 +91,21 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--clients", "1000000"}, []string{"--clients must be from 1 to 20000"}},
 		{[]string{"run", "--retry", "backoff:max=NaN"}, []string{"not a finite number"}},
 		{[]string{"run", "--guard", "fence"}, []string{"--guard"}},
+		{[]string{"run", "--warmup", "-1s"}, []string{"--warmup"}},
+		{[]string{"run", "--acquire-timeout", "-1s"}, []string{"--acquire-timeout"}},
+		{[]string{"run", "--skus", "0"}, []string{"--skus"}},
+		{[]string{"run", "--strategy", "segmented", "--segments", "0"}, []string{"--segments"}},
+		{[]string{"run", "--strategy", "segmented", "--segments", "50", "--stock", "10"}, []string{"segments would start empty"}},
+		{[]string{"run", "--instances", "0"}, []string{"--instances"}},
+		{[]string{"run", "--wait-timeout", "-1ms"}, []string{"--wait-timeout"}},
+		{[]string{"run", "--nodes", "0"}, []string{"--nodes"}},
+		{[]string{"run", "--ttl", "soon"}, []string{"not a duration"}},
+		{[]string{"run", "--addr", "http://x:1"}, []string{"redis://"}},
+		{[]string{"run", "--password", "x"}, []string{"--password goes with --addr"}},
+		{[]string{"run", "--strategy", "atomc"}, []string{`did you mean "atomic"`}},
+		{[]string{"run", "--driver", "go-redis"}, []string{`did you mean "goredis"`}},
+		{[]string{"run", "--retry", "fixed:interval=1ms,interval=2ms"}, []string{"given twice"}},
+		{[]string{"run", "--clients", "x"}, []string{"invalid argument"}},
 	}
 	for _, c := range cases {
 		r := lockbench(t, c.args...)
@@ -345,4 +361,91 @@ func children(ppid int) []int {
 		}
 	}
 	return out
+}
+
+// On a user's server: refuse a non-empty database unless told, touch only
+// lockbench's keys, delete them after (unless --keep-keys), and never write
+// the password into the result file.
+func TestExternalServerSafety(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	cmd := func(args ...string) string {
+		t.Helper()
+		v, err := topology.Command(s.Addr, s.Password, time.Second, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return v
+	}
+	cmd("SET", "user:data", "precious")
+	url := "redis://:" + s.Password + "@" + s.Addr
+	out := filepath.Join(t.TempDir(), "ext.json")
+	base := []string{"run", "-q", "--addr", url, "--strategy", "atomic", "--driver", "rueidis", "--stock", "20", "--clients", "4", "--out", out}
+
+	r := lockbench(t, base...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 keys") || !strings.Contains(r.stderr, "--allow-nonempty") {
+		t.Fatalf("non-empty db: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, s.Password) {
+		t.Fatal("the password appears in the error output")
+	}
+
+	r = lockbench(t, append(base, "--allow-nonempty")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if cmd("GET", "user:data") != "precious" || cmd("DBSIZE") != "1" {
+		t.Fatalf("after the run: user key %q, dbsize %s; want it untouched and nothing else", cmd("GET", "user:data"), cmd("DBSIZE"))
+	}
+	raw, _ := os.ReadFile(out)
+	if strings.Contains(string(raw), s.Password) || !strings.Contains(string(raw), "xxxxx") {
+		t.Fatal("the result file does not redact the password in args")
+	}
+
+	r = lockbench(t, append(base, "--allow-nonempty", "--keep-keys")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if n, _ := strconv.Atoi(cmd("DBSIZE")); n < 3 {
+		t.Fatalf("--keep-keys left %d keys, want the run's keys kept", n)
+	}
+}
+
+// A second Ctrl-C quits at once and still ends the servers.
+func TestSecondInterrupt(t *testing.T) {
+	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "rueidis", "--stock", "100000000",
+		"--duration", "60s", "--clients", "2", "--work", "50ms", "--out", filepath.Join(t.TempDir(), "s.json"))
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, stderr, "[1/1]")
+	var kids []int
+	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		kids = children(cmd.Process.Pid)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	time.Sleep(20 * time.Millisecond)
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("a second Ctrl-C did not stop lockbench")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130", code)
+	}
+	for _, pid := range kids {
+		if topology.Alive(pid) {
+			t.Errorf("redis-server %d survived the second Ctrl-C", pid)
+		}
+	}
 }

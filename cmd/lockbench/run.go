@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -47,6 +49,7 @@ type runFlags struct {
 	nodes, segments, instances              int
 	guard                                   string
 	readRatio                               float64
+	allowNonempty, keepKeys                 bool
 	waitTimeout                             time.Duration
 }
 
@@ -103,6 +106,8 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
 	fl.Float64Var(&f.readRatio, "read-ratio", 0, "share of operations that only read (0..1), under rwlock's read side or the lock itself")
+	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
+	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
 	return cmd
 }
@@ -114,6 +119,8 @@ type plan struct {
 	password  string
 	nodes     int    // redlock masters to start
 	out       string // result file
+	// allowNonempty skips the check that --addr databases are empty.
+	allowNonempty bool
 }
 
 // validate checks every flag and returns all problems at once.
@@ -124,19 +131,19 @@ func validate(f *runFlags) (*plan, error) {
 	strats := splitList(f.strategies)
 	for _, s := range strats {
 		if !strategies.Known(s) {
-			bad("unknown strategy %q (valid: %s)", s, strings.Join(strategies.Names(), ", "))
+			bad("unknown strategy %q%s (valid: %s)", s, suggest(s, strategies.Names()), strings.Join(strategies.Names(), ", "))
 		}
 	}
 	drvs := splitList(f.drivers)
 	for _, d := range drvs {
 		if !contains(drivers.Names(), d) {
-			bad("unknown driver %q (valid: %s)", d, strings.Join(drivers.Names(), ", "))
+			bad("unknown driver %q%s (valid: %s)", d, suggest(d, drivers.Names()), strings.Join(drivers.Names(), ", "))
 		}
 	}
 	wls := splitList(f.workloads)
 	for _, w := range wls {
 		if !contains(workloads.Names(), w) {
-			bad("unknown workload %q (valid: %s)", w, strings.Join(workloads.Names(), ", "))
+			bad("unknown workload %q%s (valid: %s)", w, suggest(w, workloads.Names()), strings.Join(workloads.Names(), ", "))
 		}
 	}
 	var pols []*retry.Policy
@@ -144,6 +151,10 @@ func validate(f *runFlags) (*plan, error) {
 	for _, spec := range specs {
 		p, err := retry.Parse(spec)
 		if err != nil {
+			if errors.Is(err, retry.ErrUnknown) {
+				name, _, _ := strings.Cut(spec, ":")
+				err = fmt.Errorf("%w%s", err, suggest(name, retry.Names()))
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -194,6 +205,17 @@ func validate(f *runFlags) (*plan, error) {
 	if f.addr != "" {
 		items := splitList(f.addr)
 		for _, a := range items {
+			a, pw, err := parseAddr(a)
+			if err != nil {
+				bad("--addr %q: %v", redact(a), err)
+				continue
+			}
+			if pw != "" {
+				if f.password != "" && f.password != pw {
+					bad("--addr: two different passwords (URL and --password)")
+				}
+				f.password = pw
+			}
 			host, port, err := net.SplitHostPort(a)
 			n, perr := strconv.Atoi(port)
 			switch {
@@ -259,7 +281,7 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: f.nodes, out: out}
+	p := &plan{addrs: addrs, password: f.password, nodes: f.nodes, out: out, allowNonempty: f.allowNonempty}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -273,6 +295,7 @@ func validate(f *runFlags) (*plan, error) {
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: f.work, ReadRatio: f.readRatio},
 						Guard:  f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
+						KeepKeys: f.keepKeys,
 					})
 				}
 			}
@@ -295,7 +318,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	runID := randomID()
 	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
 		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: os.Args[1:], RunID: runID,
+		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: redactArgs(os.Args[1:]), RunID: runID,
 	}}
 
 	// First Ctrl-C: stop starting operations, finish, write results. Second:
@@ -397,6 +420,7 @@ type topologies struct {
 	plan    *plan
 	started map[strategies.Topology]*topology.Topology
 	order   []strategies.Topology
+	checked map[string]bool // external addresses already checked
 }
 
 // nodes returns the servers for a strategy and the layout's name.
@@ -409,6 +433,9 @@ func (t *topologies) nodes(ctx context.Context, strategy string) ([]engine.Node,
 		}
 		if kind != strategies.Masters {
 			nodes = nodes[:1]
+		}
+		if err := t.checkExternal(ctx, nodes, kind); err != nil {
+			return nil, "", err
 		}
 		return nodes, "external", nil
 	}
@@ -440,6 +467,43 @@ func (t *topologies) nodes(ctx context.Context, strategy string) ([]engine.Node,
 		return nodes[:1], "replica", nil // clients use the master
 	}
 	return nodes, "standalone", nil
+}
+
+// checkExternal refuses a user's server that holds keys (unless
+// --allow-nonempty) and, for wait-replicas, a master without a replica.
+// Each address is checked once.
+func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kind strategies.Topology) error {
+	if t.checked == nil {
+		t.checked = map[string]bool{}
+	}
+	for _, n := range nodes {
+		key := n.Addr + "/" + string(kind)
+		if t.checked[key] {
+			continue
+		}
+		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
+		if err != nil {
+			return err
+		}
+		d := ds[0]
+		if !t.plan.allowNonempty && !t.checked[n.Addr] {
+			r, err := d.Do(ctx, "DBSIZE")
+			if err == nil && r.Int > 0 {
+				d.Close()
+				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, r.Int)}
+			}
+		}
+		if kind == strategies.Replicated {
+			r, err := d.Do(ctx, "INFO", "replication")
+			if err == nil && strings.Contains(r.Str, "connected_slaves:0") {
+				d.Close()
+				return usageError{fmt.Errorf("wait-replicas needs a master with a replica, and %s has none connected (connected_slaves:0)", n.Addr)}
+			}
+		}
+		d.Close()
+		t.checked[key], t.checked[n.Addr] = true, true
+	}
+	return nil
 }
 
 // describe names the layouts used and lists the servers started.
@@ -519,6 +583,73 @@ func splitRetry(s string) []string {
 			continue
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// suggest returns `; did you mean "x"?` for the valid name nearest to s
+// (edit distance at most 3, or a name that contains s), or "".
+func suggest(s string, valid []string) string {
+	best, bestD := "", 4
+	for _, v := range valid {
+		d := levenshtein.ComputeDistance(strings.ToLower(s), v)
+		if d < bestD || (best == "" && s != "" && strings.Contains(v, strings.ToLower(s))) {
+			best, bestD = v, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// parseAddr accepts host:port or a redis://[user:]password@host:port URL
+// and returns host:port and the URL's password.
+func parseAddr(a string) (string, string, error) {
+	if !strings.Contains(a, "://") {
+		return a, "", nil
+	}
+	u, err := url.Parse(a)
+	if err != nil || u.Scheme != "redis" || u.Host == "" {
+		return a, "", errors.New("want host:port or redis://[:password@]host:port")
+	}
+	pw, _ := u.User.Password()
+	return u.Host, pw, nil
+}
+
+// redact hides the password of a redis:// URL.
+func redact(a string) string {
+	if u, err := url.Parse(a); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return a
+}
+
+// redactArgs hides passwords in a command line: redis:// URLs and the
+// value of --password.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case i > 0 && args[i-1] == "--password":
+			out[i] = "xxxxx"
+		case strings.HasPrefix(a, "--password="):
+			out[i] = "--password=xxxxx"
+		default:
+			parts := strings.Split(a, ",")
+			for j, p := range parts {
+				k, v, ok := strings.Cut(p, "=")
+				if ok && strings.Contains(v, "://") {
+					parts[j] = k + "=" + redact(v)
+				} else {
+					parts[j] = redact(p)
+				}
+			}
+			out[i] = strings.Join(parts, ",")
+		}
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -32,6 +33,11 @@ import (
 // Grace is how long a stopping scenario lets operations already inside a
 // critical section finish before their work and Redis calls are cut short.
 var Grace = 10 * time.Second
+
+// MaxConsecutiveErrors ends a scenario whose operations have failed this
+// many times in a row across all clients (a server gone, a wrong password):
+// the run stops with a clear error instead of measuring failures.
+var MaxConsecutiveErrors int64 = 1000
 
 // Node is one Redis server to run against.
 type Node struct {
@@ -69,6 +75,8 @@ type Scenario struct {
 	WaitTimeout         time.Duration
 	// Topology names the server layout, for the result file.
 	Topology string
+	// KeepKeys leaves the scenario's keys in Redis after the run.
+	KeepKeys bool
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -186,6 +194,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	// Setup, verification and clean-up must finish even after Ctrl-C.
 	bg := context.WithoutCancel(ctx)
 	defer func() {
+		if sc.KeepKeys {
+			return
+		}
 		cctx, cancel := context.WithTimeout(bg, 30*time.Second)
 		defer cancel()
 		for _, d := range ds {
@@ -268,6 +279,12 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	defer timer.Stop()
 
+	var streak atomic.Int64 // consecutive failed operations, all clients
+	var lastErr atomic.Value
+	abort := func(err error) {
+		lastErr.CompareAndSwap(nil, err)
+		stop(errAborted)
+	}
 	recs := make([]*metrics.Recorder, sc.Clients)
 	var wg sync.WaitGroup
 	for i := 0; i < sc.Clients; i++ {
@@ -284,17 +301,15 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
-			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) })
+			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort)
 		}(w, recs[i])
 	}
 	wg.Wait()
 	end := time.Now()
 	timer.Stop()
 	hardStop()
-	after, err := commandStats(bg, ds)
-	if err != nil {
-		return out, fmt.Errorf("INFO commandstats: %w", err)
-	}
+	// A server that went away leaves the cost unknown (zero), not the run.
+	after, afterErr := commandStats(bg, ds)
 
 	total := metrics.NewRecorder()
 	for _, r := range recs {
@@ -326,7 +341,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		perClient[i] = r.Ops
 	}
 	out.Fairness = report.Fairness{JainIndex: metrics.Jain(perClient), LongestWaitMS: out.AcquireMS.Max}
-	out.RedisCost = costDelta(before, after, total.Ops)
+	if afterErr == nil {
+		out.RedisCost = costDelta(before, after, total.Ops)
+	}
 	if sr, ok := locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
 	}
@@ -340,10 +357,16 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		out.StopReason = "done"
 	case errors.Is(cause, errDuration):
 		out.StopReason = "duration"
+	case errors.Is(cause, errAborted):
+		out.StopReason = "aborted"
 	default:
 		out.StopReason = "interrupted"
 	}
 
+	if out.StopReason == "aborted" {
+		e, _ := lastErr.Load().(error)
+		return out, fmt.Errorf("stopped after %d failed operations in a row; the last: %w", MaxConsecutiveErrors, e)
+	}
 	vctx, vcancel := context.WithTimeout(bg, 30*time.Second)
 	defer vcancel()
 	res, err := wl.Verify(vctx, env)
@@ -409,10 +432,12 @@ func costDelta(before, after map[string]int64, ops int64) report.RedisCost {
 	return c
 }
 
+var errAborted = errors.New("aborted")
+
 // loop is one closed-loop worker: it starts operations back to back until
 // ctx ends, recording into a scratch recorder during the warm-up and into
 // real afterwards.
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func()) {
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *atomic.Int64, abort func(error)) {
 	var pause time.Duration
 	for ctx.Err() == nil {
 		t0 := time.Now()
@@ -440,6 +465,10 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			if errors.Is(err, context.Canceled) {
 				return
 			}
+			if streak.Add(1) >= MaxConsecutiveErrors {
+				abort(err)
+				return
+			}
 			// Back off on errors (a server gone, a timeout): 1 ms doubling
 			// to 500 ms, so a failing node is not hammered in a tight loop.
 			pause = min(max(2*pause, time.Millisecond), 500*time.Millisecond)
@@ -452,5 +481,8 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			continue
 		}
 		pause = 0
+		if err == nil && streak.Load() != 0 {
+			streak.Store(0)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,5 +158,37 @@ func assertNoKeys(t *testing.T, drv, prefix string) {
 	}
 	if len(r.Array) != 0 {
 		t.Fatalf("%d keys left under %s", len(r.Array), prefix)
+	}
+}
+
+// A server that goes away mid-run: the scenario stops with a clear error
+// after MaxConsecutiveErrors failures instead of measuring errors for the
+// whole duration.
+func TestAbortsWhenServerGone(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	old := engine.MaxConsecutiveErrors
+	engine.MaxConsecutiveErrors = 50
+	defer func() { engine.MaxConsecutiveErrors = old }()
+	go func() { time.Sleep(300 * time.Millisecond); s.Stop() }()
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
+		Retry: policy(t, "fixed:interval=1ms"), Clients: 4, Duration: time.Minute, TTL: time.Second,
+		Params: workloads.Params{Stock: 100_000_000, SKUs: 1, Work: time.Millisecond}, Seed: 4,
+	}
+	start := time.Now()
+	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:gone:")
+	if err == nil || !strings.Contains(err.Error(), "failed operations in a row") {
+		t.Fatalf("err = %v, want the abort error", err)
+	}
+	if res.StopReason != "aborted" || res.Ops == 0 {
+		t.Fatalf("stop %q ops %d; want aborted after some ops", res.StopReason, res.Ops)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatalf("took %v to give up", time.Since(start))
 	}
 }

@@ -11,7 +11,8 @@ func TestOracleCountsOverlaps(t *testing.T) {
 	if o.Enter(0) {
 		t.Fatal("first holder counted as overlap")
 	}
-	if !o.Enter(0) || !o.Enter(0) {
+	second, third := o.Enter(0), o.Enter(0)
+	if !second || !third {
 		t.Fatal("second and third holders not counted")
 	}
 	if o.Enter(1) {
@@ -103,7 +104,8 @@ func TestJain(t *testing.T) {
 
 func TestOracleReaders(t *testing.T) {
 	o := NewOracle(1)
-	if o.EnterRead(0) || o.EnterRead(0) {
+	r1, r2 := o.EnterRead(0), o.EnterRead(0)
+	if r1 || r2 {
 		t.Fatal("readers together counted as overlap")
 	}
 	if !o.Enter(0) {
