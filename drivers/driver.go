@@ -261,3 +261,14 @@ type Subscriber interface {
 	// subscription has ended (ctx done or the connection lost).
 	PSubscribe(ctx context.Context, pattern string, fn func(channel, payload string)) (<-chan struct{}, error)
 }
+
+// Pipeliner is the optional capability to send several commands back to
+// back on one connection (both adapters have it). Commands whose meaning
+// depends on the connection need it: WAIT counts the replicas that have
+// acknowledged the writes of its own connection.
+type Pipeliner interface {
+	// Pipeline sends cmds (each a command and its arguments) on one
+	// connection and returns one Reply per command; an error reply of one
+	// command is returned as its error, in order, in errs.
+	Pipeline(ctx context.Context, cmds ...[]string) (replies []Reply, errs []error)
+}

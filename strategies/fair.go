@@ -64,7 +64,14 @@ type fair struct {
 var (
 	_ Locker    = (*fair)(nil)
 	_ Abandoner = (*fair)(nil)
+	_ WakesAll  = (*fair)(nil)
 )
+
+// WakesAll is implemented by lockers whose next owner is chosen in Redis
+// (fair's queue head): a release must wake every waiter, not one.
+type WakesAll interface{ wakesAll() }
+
+func (f *fair) wakesAll() {}
 
 // Abandoner is implemented by lockers that keep per-waiter state; Acquire
 // calls Abandon when it gives up, so the waiter does not block others.

@@ -16,6 +16,10 @@ import (
 // then tries again at once. Waiters also retry after at most the lease TTL,
 // so a lost message (or a lease that expires unreleased) costs one TTL.
 type Hub struct {
+	// All wakes every waiter of a key instead of the longest waiting: for
+	// locks whose next owner Redis picks (fair's queue head), so the right
+	// one is among those woken.
+	All     bool
 	d       drivers.Driver
 	mu      sync.Mutex
 	waiters map[string][]chan struct{}
@@ -73,6 +77,15 @@ func (h *Hub) wake(key string) {
 	defer h.mu.Unlock()
 	list := h.waiters[key]
 	if len(list) == 0 {
+		return
+	}
+	if h.All {
+		for _, c := range list {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
 		return
 	}
 	first := list[0]

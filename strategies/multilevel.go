@@ -69,12 +69,14 @@ func (m *multilevel) TryAcquire(ctx context.Context, key string) (Lease, error) 
 
 type localLease struct {
 	Lease
-	ch chan struct{}
+	ch   chan struct{}
+	once sync.Once
 }
 
-// Release gives up the Redis lock, then the local mutex.
+// Release gives up the Redis lock, then the local mutex (once, however
+// often it is called).
 func (l *localLease) Release(ctx context.Context) error {
 	err := l.Lease.Release(ctx)
-	<-l.ch
+	l.once.Do(func() { <-l.ch })
 	return err
 }

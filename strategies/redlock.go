@@ -53,7 +53,7 @@ func newRedlock(c Config) (Locker, error) {
 		ttl:      c.TTL,
 		quorum:   n/2 + 1,
 		drift:    c.TTL/100 + 2*time.Millisecond,
-		perNode:  min(max(c.TTL/10, 10*time.Millisecond), time.Second),
+		perNode:  min(max(c.TTL/10, 25*time.Millisecond), time.Second),
 		acquired: make([]atomic.Int64, n),
 		refused:  make([]atomic.Int64, n),
 		errs:     make([]atomic.Int64, n),
@@ -91,7 +91,9 @@ func (r *redlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	wg.Wait()
 	validity := r.ttl - time.Since(start) - r.drift
 	if int(ok.Load()) >= r.quorum && validity > 0 {
-		lctx, cancel := context.WithDeadline(context.Background(), start.Add(validity))
+		// The keys expire TTL after they were set, at the earliest start+TTL;
+		// the holder may count on start + TTL - drift = now + validity.
+		lctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(validity))
 		return &redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel}, nil
 	}
 	if int(ok.Load()) >= r.quorum {

@@ -62,6 +62,7 @@ type renewal struct {
 	cancel context.CancelFunc
 	stop   chan struct{}
 	done   chan struct{}
+	once   sync.Once
 }
 
 // startRenewal starts the loop; acquired is when the acquire command was
@@ -82,14 +83,15 @@ func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, renew f
 			case <-t.C:
 			}
 			leaseEnd := last.Add(ttl)
+			sent := time.Now() // a successful renewal's lease runs from here at the latest
 			rctx, rcancel := context.WithDeadline(context.Background(), leaseEnd)
 			ok, err := renew(rctx)
 			rcancel()
 			now := time.Now()
 			switch {
 			case err == nil && ok:
-				st.gap(now.Sub(last))
-				last = now
+				st.gap(sent.Sub(last))
+				last = sent
 			case err == nil || !now.Before(leaseEnd):
 				// The token is gone, or the lease ran out before any renewal
 				// got through: the holder has lost the lock.
@@ -105,6 +107,6 @@ func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, renew f
 // end stops the renewal loop and waits for it to exit. It is called before
 // the release command, so no renewal can revive a released lock.
 func (r *renewal) end() {
-	close(r.stop)
+	r.once.Do(func() { close(r.stop) })
 	<-r.done
 }

@@ -2,9 +2,12 @@ package strategies
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockbench/lockbench/drivers"
 )
 
 func init() {
@@ -42,18 +45,31 @@ var (
 )
 
 func (w *waitReplicas) TryAcquire(ctx context.Context, key string) (Lease, error) {
-	l, err := w.atomicLocker.TryAcquire(ctx, key)
-	if err != nil {
-		return nil, err
+	pl, ok := w.d.(drivers.Pipeliner)
+	if !ok {
+		return nil, errors.New("wait-replicas: driver " + w.d.Name() + " cannot pipeline SET and WAIT on one connection")
 	}
-	r, err := w.d.Do(ctx, "WAIT", strconv.Itoa(w.replicas), ms(w.timeout))
-	if err == nil && r.Int >= int64(w.replicas) {
+	tok := NewToken()
+	// SET and WAIT on one connection: WAIT counts the replicas that have
+	// acknowledged this connection's writes, so on another connection it
+	// would vouch for the wrong write.
+	replies, errs := pl.Pipeline(ctx,
+		[]string{"SET", key, tok, "NX", "PX", ms(w.ttl)},
+		[]string{"WAIT", strconv.Itoa(w.replicas), ms(w.timeout)})
+	if errs[0] != nil {
+		return nil, errs[0]
+	}
+	if replies[0].IsNil() {
+		return nil, ErrNotAcquired
+	}
+	l := &lease{key: key, token: tok, owner: &w.atomicLocker}
+	if errs[1] == nil && replies[1].Int >= int64(w.replicas) {
 		return l, nil
 	}
 	w.notReplicated.Add(1)
 	_ = l.Release(context.WithoutCancel(ctx))
-	if err != nil {
-		return nil, err
+	if errs[1] != nil {
+		return nil, errs[1]
 	}
 	return nil, ErrNotAcquired
 }

@@ -267,6 +267,12 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 		return errSoldOut
 	}
 	w.Work()
+	// A holder told of its loss (watchdog found the token gone, Redlock's
+	// validity ran out) must not write: the lock may be someone else's.
+	if wl, ok := lease.(strategies.Watched); ok && wl.Context().Err() != nil {
+		w.Rec.Rejected++
+		return ErrRejected
+	}
 	next := strconv.FormatInt(n-1, 10)
 	var r drivers.Reply
 	var err error

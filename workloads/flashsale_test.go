@@ -140,3 +140,42 @@ func TestGuardsRejectConflicts(t *testing.T) {
 		})
 	}
 }
+
+// A watchdog holder whose token vanished learns it from the lease's
+// context and does not write.
+func TestLostLeaseDoesNotWrite(t *testing.T) {
+	ctx := context.Background()
+	for _, drv := range drivers.Names() {
+		t.Run(drv, func(t *testing.T) {
+			d, err := drivers.Open(drv, drivers.Options{Addr: srv.Addr, Password: srv.Password})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			l, _ := strategies.New("watchdog", strategies.Config{Nodes: []drivers.Driver{d}, TTL: 60 * time.Millisecond})
+			f := &flashSale{}
+			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:lost:" + drv + ":", Params: Params{Stock: 5, SKUs: 1, Work: 300 * time.Millisecond}}
+			if err := f.Setup(ctx, env); err != nil {
+				t.Fatal(err)
+			}
+			s := &f.slots[0]
+			le, err := l.TryAcquire(ctx, s.lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &Worker{ID: 0, Env: env, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
+			go func() { time.Sleep(50 * time.Millisecond); d.Do(ctx, "DEL", s.lock) }()
+			if err := f.critical(ctx, w, s, le); !errors.Is(err, ErrRejected) {
+				t.Fatalf("write after a known loss: %v, want ErrRejected", err)
+			}
+			le.Release(ctx)
+			res, _ := f.Verify(ctx, env)
+			if res.Figures["sold"] != 0 || res.Figures["final_stock"] != 5 {
+				t.Fatalf("result %+v: the lost holder wrote", res)
+			}
+			if st := l.(strategies.StatsReporter).Stats(); st["lost_leases"] != 1 {
+				t.Fatalf("lost_leases %v, want 1", st["lost_leases"])
+			}
+		})
+	}
+}

@@ -170,11 +170,12 @@ func (e *Env) IOContext(ctx context.Context) (context.Context, context.CancelFun
 	if t <= 0 {
 		t = 5 * time.Second
 	}
-	parent := e.Hard
-	if parent == nil {
-		parent = context.WithoutCancel(ctx)
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t)
+	if e.Hard == nil {
+		return ictx, cancel
 	}
-	return context.WithTimeout(parent, t)
+	stop := context.AfterFunc(e.Hard, cancel)
+	return ictx, func() { stop(); cancel() }
 }
 
 // Work spends the critical-section time (sleeping), cut short only when

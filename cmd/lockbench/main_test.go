@@ -449,3 +449,55 @@ func TestSecondInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// The error path: a server dies mid-run, the scenario aborts, lockbench
+// exits 1 with a clear message and partial results, and no server of the
+// run is left.
+func TestServerDiesMidRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "e.json")
+	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "rueidis", "--stock", "100000000",
+		"--duration", "60s", "--clients", "4", "--retry", "fixed:interval=1ms", "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, stderr, "[1/1]")
+	var kids []int
+	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		kids = children(cmd.Process.Pid)
+	}
+	if len(kids) == 0 {
+		cmd.Process.Kill()
+		t.Fatal("no redis-server child")
+	}
+	time.Sleep(300 * time.Millisecond)
+	syscall.Kill(kids[0], syscall.SIGKILL)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(45 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("lockbench did not give up on a dead server within 45 s")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitFailure {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("no partial result file: %v", err)
+	}
+	var doc map[string]any
+	json.Unmarshal(raw, &doc)
+	if f, _ := doc["failed"].(string); !strings.Contains(f, "only failed operations") {
+		t.Fatalf("failed = %q", doc["failed"])
+	}
+	for _, pid := range kids {
+		if topology.Alive(pid) {
+			t.Errorf("redis-server %d left after the failed run", pid)
+		}
+	}
+}

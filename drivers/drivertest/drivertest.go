@@ -208,6 +208,38 @@ func Run(t *testing.T, name string, open Open) {
 		}
 	})
 
+	t.Run("Pipeline", func(t *testing.T) {
+		pl, ok := d.(drivers.Pipeliner)
+		if !ok {
+			t.Fatal("adapter does not implement drivers.Pipeliner")
+		}
+		mustDo(t, d, "SET", "dt:pl:str", "x")
+		replies, errs := pl.Pipeline(ctx,
+			[]string{"SET", "dt:pl", "v", "NX", "PX", "5000"},
+			[]string{"LPUSH", "dt:pl:str", "y"},
+			[]string{"WAIT", "0", "10"},
+			[]string{"SET", "dt:pl", "w", "NX", "PX", "5000"},
+			[]string{"GET", "dt:pl"})
+		if len(replies) != 5 || len(errs) != 5 {
+			t.Fatalf("%d replies, %d errors for 5 commands", len(replies), len(errs))
+		}
+		if errs[0] != nil || replies[0].Str != "OK" {
+			t.Fatalf("SET NX: %+v %v", replies[0], errs[0])
+		}
+		if errs[1] == nil || drivers.ErrorKind(errs[1]) != "wrongtype" {
+			t.Fatalf("LPUSH on a string: %v, want wrongtype", errs[1])
+		}
+		if errs[2] != nil || replies[2].Kind != drivers.KindInt || replies[2].Int != 0 {
+			t.Fatalf("WAIT: %+v %v", replies[2], errs[2])
+		}
+		if errs[3] != nil || !replies[3].IsNil() {
+			t.Fatalf("second SET NX: %+v %v, want a nil reply", replies[3], errs[3])
+		}
+		if errs[4] != nil || replies[4].Str != "v" {
+			t.Fatalf("GET: %+v %v", replies[4], errs[4])
+		}
+	})
+
 	t.Run("CanceledContext", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()

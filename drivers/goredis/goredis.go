@@ -41,6 +41,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		Addr:                  o.Addr,
 		Password:              o.Password,
 		PoolSize:              o.PoolSize,
+		MinIdleConns:          o.PoolSize,
 		DialTimeout:           o.DialTimeout,
 		ReadTimeout:           o.IOTimeout,
 		WriteTimeout:          o.IOTimeout,
@@ -165,4 +166,27 @@ func (d *driver) PSubscribe(ctx context.Context, pattern string, fn func(channel
 		}
 	}()
 	return done, nil
+}
+
+var _ drivers.Pipeliner = (*driver)(nil)
+
+// Pipeline uses a go-redis pipeline, which runs on one pooled connection.
+func (d *driver) Pipeline(ctx context.Context, cmds ...[]string) ([]drivers.Reply, []error) {
+	pipe := d.c.Pipeline()
+	res := make([]*redis.Cmd, len(cmds))
+	for i, c := range cmds {
+		a := make([]any, len(c))
+		for j, v := range c {
+			a[j] = v
+		}
+		res[i] = pipe.Do(ctx, a...)
+	}
+	_, _ = pipe.Exec(ctx)
+	replies := make([]drivers.Reply, len(cmds))
+	errs := make([]error, len(cmds))
+	for i, r := range res {
+		v, err := r.Result()
+		replies[i], errs[i] = d.reply(v, err)
+	}
+	return replies, errs
 }

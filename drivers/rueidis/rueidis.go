@@ -172,3 +172,28 @@ func (d *driver) PSubscribe(ctx context.Context, pattern string, fn func(channel
 		return nil, d.wrap(rerr)
 	}
 }
+
+var _ drivers.Pipeliner = (*driver)(nil)
+
+// Pipeline runs on a dedicated connection from the blocking pool, so that
+// no other client's commands share it meanwhile.
+func (d *driver) Pipeline(ctx context.Context, cmds ...[]string) ([]drivers.Reply, []error) {
+	replies := make([]drivers.Reply, len(cmds))
+	errs := make([]error, len(cmds))
+	err := d.c.Dedicated(func(c rueidis.DedicatedClient) error {
+		built := make(rueidis.Commands, len(cmds))
+		for i, a := range cmds {
+			built[i] = c.B().Arbitrary(a[0]).Args(a[1:]...).Build()
+		}
+		for i, r := range c.DoMulti(ctx, built...) {
+			replies[i], errs[i] = d.reply(r)
+		}
+		return nil
+	})
+	if err != nil {
+		for i := range errs {
+			errs[i] = d.wrap(err)
+		}
+	}
+	return replies, errs
+}

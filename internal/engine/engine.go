@@ -34,10 +34,14 @@ import (
 // critical section finish before their work and Redis calls are cut short.
 var Grace = 10 * time.Second
 
-// MaxConsecutiveErrors ends a scenario whose operations have failed this
-// many times in a row across all clients (a server gone, a wrong password):
-// the run stops with a clear error instead of measuring failures.
-var MaxConsecutiveErrors int64 = 1000
+// A scenario whose operations keep failing (a server gone, a wrong
+// password) stops with a clear error instead of measuring failures: after
+// MaxConsecutiveErrors failed operations in a row across all clients, or
+// after MaxErrorStreak of nothing but failures (at least 10 of them).
+var (
+	MaxConsecutiveErrors int64 = 1000
+	MaxErrorStreak             = 5 * time.Second
+)
 
 // Node is one Redis server to run against.
 type Node struct {
@@ -239,6 +243,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 			return out, fmt.Errorf("pubsub retry: %w", err)
 		}
 		env.Released = hub.Published
+		_, hub.All = locker.(strategies.WakesAll)
 	}
 	sctx, cancel := context.WithTimeout(bg, 30*time.Second)
 	err = wl.Setup(sctx, env)
@@ -279,7 +284,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	defer timer.Stop()
 
-	var streak atomic.Int64 // consecutive failed operations, all clients
+	var streak errStreak // consecutive failed operations, all clients
 	var lastErr atomic.Value
 	abort := func(err error) {
 		lastErr.CompareAndSwap(nil, err)
@@ -365,7 +370,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 
 	if out.StopReason == "aborted" {
 		e, _ := lastErr.Load().(error)
-		return out, fmt.Errorf("stopped after %d failed operations in a row; the last: %w", MaxConsecutiveErrors, e)
+		return out, fmt.Errorf("stopped: only failed operations for %d in a row (%v); the last: %w", streak.n.Load(), time.Duration(time.Now().UnixNano()-streak.since.Load()).Round(time.Millisecond), e)
 	}
 	vctx, vcancel := context.WithTimeout(bg, 30*time.Second)
 	defer vcancel()
@@ -418,8 +423,9 @@ func commandStats(bg context.Context, ds []drivers.Driver) (map[string]int64, er
 func costDelta(before, after map[string]int64, ops int64) report.RedisCost {
 	c := report.RedisCost{ByCommand: map[string]int64{}}
 	for k, v := range after {
-		if k == "info" {
-			continue
+		switch k {
+		case "info", "hello", "auth", "client|setinfo", "client|setname", "select", "ping":
+			continue // snapshots and connection set-up, not the workload's cost
 		}
 		if d := v - before[k]; d > 0 {
 			c.ByCommand[k] = d
@@ -437,7 +443,31 @@ var errAborted = errors.New("aborted")
 // loop is one closed-loop worker: it starts operations back to back until
 // ctx ends, recording into a scratch recorder during the warm-up and into
 // real afterwards.
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *atomic.Int64, abort func(error)) {
+// errStreak counts failed operations in a row and when the run of
+// failures began.
+type errStreak struct {
+	n     atomic.Int64
+	since atomic.Int64 // unix ns of the first failure in the streak
+}
+
+// fail records one failure and reports whether the run should give up.
+func (s *errStreak) fail() bool {
+	n := s.n.Add(1)
+	if n == 1 {
+		s.since.Store(time.Now().UnixNano())
+	}
+	return n >= MaxConsecutiveErrors ||
+		(n >= 10 && time.Duration(time.Now().UnixNano()-s.since.Load()) >= MaxErrorStreak)
+}
+
+// ok ends a streak (one load, no write, in the common case).
+func (s *errStreak) ok() {
+	if s.n.Load() != 0 {
+		s.n.Store(0)
+	}
+}
+
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error)) {
 	var pause time.Duration
 	for ctx.Err() == nil {
 		t0 := time.Now()
@@ -465,7 +495,7 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			if errors.Is(err, context.Canceled) {
 				return
 			}
-			if streak.Add(1) >= MaxConsecutiveErrors {
+			if streak.fail() {
 				abort(err)
 				return
 			}
@@ -481,8 +511,8 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			continue
 		}
 		pause = 0
-		if err == nil && streak.Load() != 0 {
-			streak.Store(0)
+		if err == nil {
+			streak.ok()
 		}
 	}
 }

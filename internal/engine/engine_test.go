@@ -182,7 +182,7 @@ func TestAbortsWhenServerGone(t *testing.T) {
 	}
 	start := time.Now()
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:gone:")
-	if err == nil || !strings.Contains(err.Error(), "failed operations in a row") {
+	if err == nil || !strings.Contains(err.Error(), "only failed operations") {
 		t.Fatalf("err = %v, want the abort error", err)
 	}
 	if res.StopReason != "aborted" || res.Ops == 0 {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -466,6 +467,67 @@ func TestFairQueue(t *testing.T) {
 			b.Release(ctx)
 			if _, err := l.TryAcquire(as("C"), key); err != nil {
 				t.Fatalf("C at the head: %v", err)
+			}
+		})
+	}
+}
+
+// wait-replicas: with the replica frozen (SIGSTOP) no acquire is
+// acknowledged, so none succeeds and each is undone; thawed, it works.
+func TestWaitReplicasNeedsAck(t *testing.T) {
+	ctx := context.Background()
+	replica := topos[strategies.Replicated].Servers[1]
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := open(t, d, "wait-replicas")
+			l, err := strategies.New("wait-replicas", strategies.Config{Nodes: ds, TTL: 5 * time.Second, WaitTimeout: 30 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := "lockbench:locktest:{" + t.Name() + "}:lock"
+			if err := syscall.Kill(replica.Pid, syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 5; i++ {
+				if _, err := l.TryAcquire(ctx, key); !errors.Is(err, strategies.ErrNotAcquired) {
+					syscall.Kill(replica.Pid, syscall.SIGCONT)
+					t.Fatalf("acquire %d with a frozen replica: %v, want ErrNotAcquired", i, err)
+				}
+				if r, _ := ds[0].Do(ctx, "EXISTS", key); r.Int != 0 {
+					syscall.Kill(replica.Pid, syscall.SIGCONT)
+					t.Fatal("an unacknowledged lock was left in place")
+				}
+			}
+			syscall.Kill(replica.Pid, syscall.SIGCONT)
+			if st := l.(strategies.StatsReporter).Stats(); st["not_replicated"] != 5 {
+				t.Fatalf("not_replicated = %v, want 5", st["not_replicated"])
+			}
+			b, n, err := strategies.Acquire(ctx, l, key, policy(t, "fixed:interval=50ms").New(nil), 10*time.Second)
+			if err != nil {
+				t.Fatalf("after the replica thawed: %v (%d attempts)", err, n)
+			}
+			b.Release(ctx)
+		})
+	}
+}
+
+// fair with pubsub wake-ups completes its orders safely (every waiter of
+// the key is woken, so the queue head is among them).
+func TestFairWithPubSub(t *testing.T) {
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			res := run(t, engine.Scenario{
+				Strategy: "fair", Driver: d, Workload: "flash-sale", Retry: policy(t, "pubsub"),
+				Clients: 10, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
+				Params: workloads.Params{Stock: 40, SKUs: 1, Work: time.Millisecond}, Seed: 9,
+			})
+			if res.Violations.Total() != 0 || res.Figures["sold"] != 40 || res.Counters.Timeouts != 0 {
+				t.Fatalf("violations %+v sold %d timeouts %d", res.Violations, res.Figures["sold"], res.Counters.Timeouts)
+			}
+			// Woken by messages, not by the 1 s fallback: 40 orders in well
+			// under the 40 s that TTL-bound waits would take.
+			if res.AcquireMS.Max >= 1000 {
+				t.Fatalf("longest acquire %.0f ms: waiters slept until the TTL fallback", res.AcquireMS.Max)
 			}
 		})
 	}
