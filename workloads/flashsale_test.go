@@ -49,12 +49,12 @@ func TestStaleHolderFenced(t *testing.T) {
 				}
 				prefix := "lockbench:wltest:" + t.Name() + ":"
 				f := &flashSale{}
-				slow := &Env{Data: d, Locker: l, Prefix: prefix, Params: Params{Stock: 10, SKUs: 1, Work: 300 * time.Millisecond, Guard: guard}}
+				slow := &Env{Data: d, Locker: l, Prefix: prefix, Params: Params{Stock: 10, SKUs: 1, Work: Fixed(300 * time.Millisecond), Guard: guard}}
 				if err := f.Setup(ctx, slow); err != nil {
 					t.Fatal(err)
 				}
 				fast := *slow
-				fast.Params.Work = 0
+				fast.Params.Work = Fixed(0)
 				a := &Worker{ID: 0, Env: slow, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
 				b := &Worker{ID: 1, Env: &fast, Rng: rand.New(rand.NewPCG(1, 2)), Rec: metrics.NewRecorder()}
 				s := &f.slots[0]
@@ -121,7 +121,7 @@ func TestGuardsRejectConflicts(t *testing.T) {
 			// Both read stock 1 (as two holders of an expired lease would);
 			// the first write wins, the second is refused.
 			slow := *env
-			slow.Params.Work = 200 * time.Millisecond
+			slow.Params.Work = Fixed(200 * time.Millisecond)
 			a := &Worker{ID: 0, Env: &slow, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
 			b := &Worker{ID: 1, Env: env, Rng: rand.New(rand.NewPCG(1, 2)), Rec: metrics.NewRecorder()}
 			errA := make(chan error, 1)
@@ -154,7 +154,7 @@ func TestLostLeaseDoesNotWrite(t *testing.T) {
 			defer d.Close()
 			l, _ := strategies.New("watchdog", strategies.Config{Nodes: []drivers.Driver{d}, TTL: 60 * time.Millisecond})
 			f := &flashSale{}
-			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:lost:" + drv + ":", Params: Params{Stock: 5, SKUs: 1, Work: 300 * time.Millisecond}}
+			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:lost:" + drv + ":", Params: Params{Stock: 5, SKUs: 1, Work: Fixed(300 * time.Millisecond)}}
 			if err := f.Setup(ctx, env); err != nil {
 				t.Fatal(err)
 			}

@@ -57,9 +57,9 @@ type Params struct {
 	// SKUs is the number of items, each with its own lock and stock.
 	// Default 1 (the hot item).
 	SKUs int
-	// Work is the critical-section time spent while holding the lock.
-	// Default 1 ms; 0 means none.
-	Work time.Duration
+	// Work is the distribution of critical-section time spent while
+	// holding the lock (--work). The zero Dist means none.
+	Work Dist
 	// Segments splits each SKU's stock into this many independently locked
 	// segments (the `segmented` strategy). Default 1.
 	Segments int
@@ -181,7 +181,7 @@ func (e *Env) IOContext(ctx context.Context) (context.Context, context.CancelFun
 // Work spends the critical-section time (sleeping), cut short only when
 // Env.Hard ends.
 func (w *Worker) Work() {
-	d := w.Env.Params.Work
+	d := w.Env.Params.Work.Sample(w.Rng)
 	if d <= 0 {
 		return
 	}

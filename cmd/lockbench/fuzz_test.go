@@ -15,7 +15,7 @@ func FuzzValidate(f *testing.F) {
 		fl := &runFlags{
 			strategies: strats, drivers: drvs, workloads: "flash-sale", retries: retries, addr: addr, ttl: ttl,
 			stock: stock, clients: clients, duration: time.Second, skus: 1, nodes: 5, segments: 8, instances: 4,
-			guard: "auto", out: t.TempDir() + "/r.json",
+			guard: "auto", out: t.TempDir() + "/r.json", work: "1ms",
 		}
 		p, err := validate(fl)
 		if err != nil {

@@ -39,7 +39,8 @@ type runFlags struct {
 	clients                                 int
 	duration, warmup                        time.Duration
 	ttl                                     string
-	work, acquireTimeout                    time.Duration
+	acquireTimeout                          time.Duration
+	work                                    string
 	stock                                   int64
 	skus                                    int
 	addr, password                          string
@@ -92,7 +93,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time per scenario, after the warm-up (a scenario ends earlier when stock is sold out)")
 	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up time per scenario, excluded from ops/s and latency")
 	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
-	fl.DurationVar(&f.work, "work", time.Millisecond, "critical-section time spent holding the lock")
+	fl.StringVar(&f.work, "work", "1ms", "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms")
 	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
 	fl.Int64Var(&f.stock, "stock", 1000, "flash-sale: initial stock per SKU")
 	fl.IntVar(&f.skus, "skus", 1, "flash-sale: number of items, each with its own lock")
@@ -177,8 +178,11 @@ func validate(f *runFlags) (*plan, error) {
 	if f.warmup < 0 || f.warmup > 24*time.Hour {
 		bad("--warmup must be from 0 to 24h, got %v", f.warmup)
 	}
-	if f.work < 0 || f.work > time.Hour {
-		bad("--work must be from 0 to 1h, got %v", f.work)
+	work, err := workloads.ParseDist(f.work)
+	if err != nil {
+		bad("--work %v", err)
+	} else if work.Max() > time.Hour {
+		bad("--work must stay within 1h, got %v", f.work)
 	}
 	if f.acquireTimeout < 0 {
 		bad("--acquire-timeout must be >= 0, got %v", f.acquireTimeout)
@@ -189,7 +193,7 @@ func validate(f *runFlags) (*plan, error) {
 	if f.skus < 1 || f.skus > 100_000 {
 		bad("--skus must be from 1 to 100000, got %d", f.skus)
 	}
-	ttl := max(3*f.work, 100*time.Millisecond)
+	ttl := max(3*work.Mean(), 100*time.Millisecond)
 	if f.ttl != "auto" {
 		d, err := time.ParseDuration(f.ttl)
 		switch {
@@ -293,7 +297,7 @@ func validate(f *runFlags) (*plan, error) {
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: f.clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: f.work, ReadRatio: f.readRatio},
+						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio},
 						Guard:  f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
 						KeepKeys: f.keepKeys,
 					})

@@ -50,7 +50,7 @@ func TestAtomicSellsExactly(t *testing.T) {
 				Strategy: "atomic", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
 				Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
-				Params: workloads.Params{Stock: 300, SKUs: 1, Work: time.Millisecond}, Seed: 1,
+				Params: workloads.Params{Stock: 300, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 1,
 			}
 			prefix := "lockbench:test:" + t.Name() + ":"
 			res, err := engine.Run(context.Background(), sc, nodes, prefix)
@@ -96,7 +96,7 @@ func TestNaiveShortLeaseViolates(t *testing.T) {
 				Strategy: "naive", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=1ms"), Clients: 50,
 				Duration: 30 * time.Second, TTL: 5 * time.Millisecond, AcquireTimeout: 10 * time.Second,
-				Params: workloads.Params{Stock: 100, SKUs: 1, Work: 20 * time.Millisecond}, Seed: 2,
+				Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(20 * time.Millisecond)}, Seed: 2,
 			}
 			res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
 			if err != nil {
@@ -118,7 +118,7 @@ func TestWarmupExcluded(t *testing.T) {
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 4,
 		Warmup: 200 * time.Millisecond, Duration: 300 * time.Millisecond, TTL: time.Second,
-		Params: workloads.Params{Stock: 1_000_000, SKUs: 4, Work: time.Millisecond}, Seed: 3,
+		Params: workloads.Params{Stock: 1_000_000, SKUs: 4, Work: workloads.Fixed(time.Millisecond)}, Seed: 3,
 	}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:warmup:")
 	if err != nil {
@@ -178,7 +178,7 @@ func TestAbortsWhenServerGone(t *testing.T) {
 	sc := engine.Scenario{
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 4, Duration: time.Minute, TTL: time.Second,
-		Params: workloads.Params{Stock: 100_000_000, SKUs: 1, Work: time.Millisecond}, Seed: 4,
+		Params: workloads.Params{Stock: 100_000_000, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 4,
 	}
 	start := time.Now()
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:gone:")

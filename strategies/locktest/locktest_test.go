@@ -124,7 +124,7 @@ func TestMutualExclusion(t *testing.T) {
 		res := run(t, engine.Scenario{
 			Strategy: strategy, Driver: driver, Workload: "flash-sale", Retry: policy(t, "backoff:start=1ms,cap=20ms,tries=100000"),
 			Clients: 50, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
-			Params: workloads.Params{Stock: stock, SKUs: 1, Work: time.Millisecond}, Seed: 7,
+			Params: workloads.Params{Stock: stock, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 7,
 			Segments: 4, Instances: 4,
 		})
 		if v := res.Violations; v.Overlap != 0 || v.Oversell != 0 || v.LostUpdates != 0 {
@@ -222,7 +222,7 @@ func TestWatchdogOutlivesTTL(t *testing.T) {
 				res := run(t, engine.Scenario{
 					Strategy: strategy, Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=5ms"),
 					Clients: 4, Duration: 60 * time.Second, TTL: 150 * time.Millisecond, AcquireTimeout: 50 * time.Second,
-					Params: workloads.Params{Stock: 5, SKUs: 1, Work: 450 * time.Millisecond}, Seed: 3,
+					Params: workloads.Params{Stock: 5, SKUs: 1, Work: workloads.Fixed(450 * time.Millisecond)}, Seed: 3,
 				})
 				if got := res.Violations.Overlap > 0; got != wantOverlap {
 					t.Fatalf("overlap %d; want overlap>0 = %v", res.Violations.Overlap, wantOverlap)
@@ -363,7 +363,7 @@ func TestPubSubCheaperThanSpin(t *testing.T) {
 				res := run(t, engine.Scenario{
 					Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: policy(t, p),
 					Clients: 20, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
-					Params: workloads.Params{Stock: 100, SKUs: 1, Work: 2 * time.Millisecond}, Seed: 5,
+					Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(2 * time.Millisecond)}, Seed: 5,
 				})
 				if res.Violations.Total() != 0 || res.Figures["sold"] != 100 {
 					t.Fatalf("%s: violations %+v sold %d", p, res.Violations, res.Figures["sold"])
@@ -420,7 +420,7 @@ func TestReadWriteLock(t *testing.T) {
 			res := run(t, engine.Scenario{
 				Strategy: "rwlock", Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 30, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
-				Params: workloads.Params{Stock: 60, SKUs: 1, Work: time.Millisecond, ReadRatio: 0.7}, Seed: 11,
+				Params: workloads.Params{Stock: 60, SKUs: 1, Work: workloads.Fixed(time.Millisecond), ReadRatio: 0.7}, Seed: 11,
 			})
 			if res.Violations.Total() != 0 || res.Figures["sold"] != 60 || res.Counters.Reads == 0 {
 				t.Fatalf("violations %+v sold %d reads %d", res.Violations, res.Figures["sold"], res.Counters.Reads)
@@ -519,7 +519,7 @@ func TestFairWithPubSub(t *testing.T) {
 			res := run(t, engine.Scenario{
 				Strategy: "fair", Driver: d, Workload: "flash-sale", Retry: policy(t, "pubsub"),
 				Clients: 10, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
-				Params: workloads.Params{Stock: 40, SKUs: 1, Work: time.Millisecond}, Seed: 9,
+				Params: workloads.Params{Stock: 40, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 9,
 			})
 			if res.Violations.Total() != 0 || res.Figures["sold"] != 40 || res.Counters.Timeouts != 0 {
 				t.Fatalf("violations %+v sold %d timeouts %d", res.Violations, res.Figures["sold"], res.Counters.Timeouts)
