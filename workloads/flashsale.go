@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/metrics"
@@ -138,6 +137,15 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 // batch is how many slots one MSET or MGET covers.
 const batch = 500
 
+// LockKeys lists every slot's lock key.
+func (f *flashSale) LockKeys() []string {
+	keys := make([]string, len(f.slots))
+	for i := range f.slots {
+		keys[i] = f.slots[i].lock
+	}
+	return keys
+}
+
 // pick returns a slot not yet seen sold out: a random SKU, and within it
 // the segment the order id hashes to, then the next ones; -1 when every
 // slot is sold out.
@@ -178,25 +186,26 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 		return ErrDone
 	}
 	s := &f.slots[i]
-	env := w.Env
-	if env.Params.ReadRatio > 0 && w.Rng.Float64() < env.Params.ReadRatio {
-		return f.read(ctx, w, i)
-	}
-	lease, err := w.Lock(ctx, s.lock)
-	if err != nil {
+	if p := w.Env.Params.ReadRatio; p > 0 && w.Rng.Float64() < p {
+		err := w.Hold(ctx, i, s.lock, true, func(ctx context.Context, _ strategies.Lease) error {
+			_, err := w.Env.Data.Do(ctx, "MGET", s.stock, s.sold)
+			if err == nil {
+				w.Work()
+			}
+			return err
+		})
+		if err == nil {
+			w.Rec.Reads++
+		}
 		return err
 	}
-	ioctx, cancel := env.IOContext(ctx)
-	defer cancel()
-
-	start := time.Now()
-	env.Oracle.Enter(i)
-	err = f.critical(ioctx, w, s, lease)
-	env.Oracle.Leave(i) // before the release: the next holder may enter at once
-	metrics.Record(w.Rec.Hold, time.Since(start))
-	if rerr := w.Unlock(ctx, lease); err == nil {
-		err = rerr
-	}
+	err := w.Hold(ctx, i, s.lock, false, func(ctx context.Context, l strategies.Lease) error {
+		err := f.critical(ctx, w, s, l)
+		if err == nil {
+			w.Wrote(l)
+		}
+		return err
+	})
 	if errors.Is(err, errSoldOut) {
 		if !s.soldOut.Swap(true) && f.left.Add(-1) == 0 {
 			return ErrDone
@@ -207,33 +216,6 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 }
 
 var errSoldOut = errors.New("sold out")
-
-// read is a read-only operation: under the read side of slot i's lock, it
-// reads the stock and the sold counter and spends the critical-section time.
-func (f *flashSale) read(ctx context.Context, w *Worker, i int) error {
-	s := &f.slots[i]
-	lease, err := w.LockRead(ctx, s.lock)
-	if err != nil {
-		return err
-	}
-	ioctx, cancel := w.Env.IOContext(ctx)
-	defer cancel()
-	start := time.Now()
-	w.Env.Oracle.EnterRead(i)
-	_, err = w.Env.Data.Do(ioctx, "MGET", s.stock, s.sold)
-	if err == nil {
-		w.Work()
-	}
-	w.Env.Oracle.LeaveRead(i)
-	metrics.Record(w.Rec.Hold, time.Since(start))
-	if rerr := w.Unlock(ctx, lease); err == nil {
-		err = rerr
-	}
-	if err == nil {
-		w.Rec.Reads++
-	}
-	return err
-}
 
 // critical is the section the lock protects.
 func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease strategies.Lease) error {
@@ -269,10 +251,11 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 	w.Work()
 	// A holder told of its loss (watchdog found the token gone, Redlock's
 	// validity ran out) must not write: the lock may be someone else's.
-	if wl, ok := lease.(strategies.Watched); ok && wl.Context().Err() != nil {
+	if Lost(lease) {
 		w.Rec.Rejected++
 		return ErrRejected
 	}
+
 	next := strconv.FormatInt(n-1, 10)
 	var r drivers.Reply
 	var err error

@@ -33,6 +33,12 @@ type Workload interface {
 	Verify(ctx context.Context, env *Env) (Result, error)
 }
 
+// LockKeyer is implemented by workloads that can list their lock keys, for
+// the stuck-lock check at the end of a run.
+type LockKeyer interface {
+	LockKeys() []string
+}
+
 // Errors of Op that are not lock failures.
 var (
 	ErrSkip = errors.New("workloads: operation skipped")
@@ -144,22 +150,92 @@ func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, er
 }
 
 // Unlock releases the lease on a context the run's cancellation cannot
-// skip, records the release time, and counts ErrNotOwner without failing
-// the operation (the lease had expired; the oracle judges the damage).
-func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) error {
+// skip and records the release time. ErrNotOwner does not fail the
+// operation (the lease had expired; the oracle judges the damage): it is
+// counted, and owned is false.
+func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, err error) {
 	rctx, cancel := w.Env.IOContext(ctx)
 	defer cancel()
 	start := time.Now()
-	err := l.Release(rctx)
+	err = l.Release(rctx)
 	metrics.Record(w.Rec.Release, time.Since(start))
 	if errors.Is(err, strategies.ErrNotOwner) {
 		w.Rec.NotOwner++
-		return nil
+		return false, nil
 	}
 	if err == nil && w.Env.Released != nil {
 		err = w.Env.Released(rctx, l.Key())
 	}
+	return err == nil, err
+}
+
+// Hold runs body as the critical section of lock i (Redis key key) for w:
+// it acquires the lock (its read side when read), registers the holder,
+// enters the oracle, runs body on a context the run's stop cannot cancel,
+// leaves, and releases. It records the hold time, foreign releases (a
+// release that removed the lock the registry says another client holds)
+// and lost leases. It returns body's error, else the release's.
+func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body func(ctx context.Context, l strategies.Lease) error) error {
+	var lease strategies.Lease
+	var err error
+	if read {
+		lease, err = w.LockRead(ctx, key)
+	} else {
+		lease, err = w.Lock(ctx, key)
+	}
+	if err != nil {
+		return err
+	}
+	o := w.Env.Oracle
+	ioctx, cancel := w.Env.IOContext(ctx)
+	defer cancel()
+	start := time.Now()
+	if read {
+		o.EnterRead(i)
+	} else {
+		o.Acquired(i, w.ID)
+		o.Enter(i)
+	}
+	err = body(ioctx, lease)
+	if read {
+		o.LeaveRead(i)
+	} else {
+		o.Leave(i) // before the release: the next holder may enter at once
+	}
+	metrics.Record(w.Rec.Hold, time.Since(start))
+	lost := false
+	if wl, ok := lease.(strategies.Watched); ok && wl.Context().Err() != nil {
+		lost = true
+	}
+	another := !read && o.Releasing(i, w.ID)
+	owned, rerr := w.Unlock(ctx, lease)
+	if !owned && rerr == nil {
+		lost = true
+	}
+	if lost {
+		w.Rec.LostLeases++
+	}
+	if owned && another {
+		w.Rec.ForeignReleases++
+	}
+	if err == nil {
+		err = rerr
+	}
 	return err
+}
+
+// Wrote records a completed write under lease l: when l had already been
+// reported lost, it counts as work after loss.
+func (w *Worker) Wrote(l strategies.Lease) {
+	if wl, ok := l.(strategies.Watched); ok && wl.Context().Err() != nil {
+		w.Rec.WorkedAfterLoss++
+	}
+}
+
+// Lost reports whether l is known to be lost (its context is cancelled).
+func Lost(l strategies.Lease) bool {
+	wl, ok := l.(strategies.Watched)
+	return ok && wl.Context().Err() != nil
 }
 
 // IOContext returns a context for Redis calls that must finish even when

@@ -291,6 +291,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		stop(errAborted)
 	}
 	recs := make([]*metrics.Recorder, sc.Clients)
+	scratch := make([]*metrics.Recorder, sc.Clients)
 	var wg sync.WaitGroup
 	for i := 0; i < sc.Clients; i++ {
 		rng := rand.New(rand.NewPCG(sc.Seed, uint64(i)))
@@ -298,6 +299,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		w := &workloads.Worker{ID: i, Env: env, Rng: rng, Backoff: sc.Retry.New(rng), Rec: recs[i]}
 		if sc.Warmup > 0 { // warm-up figures go to a scratch recorder
 			w.Rec = metrics.NewRecorder()
+			scratch[i] = w.Rec
 		}
 		if hub != nil {
 			w.Backoff = sc.Retry.NewNotified(hub, sc.TTL)
@@ -319,6 +321,15 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	total := metrics.NewRecorder()
 	for _, r := range recs {
 		total.Merge(r)
+	}
+	// Safety counts cover the warm-up too.
+	all := total
+	if sc.Warmup > 0 {
+		all = metrics.NewRecorder()
+		all.Merge(total)
+		for _, r := range scratch {
+			all.Merge(r)
+		}
 	}
 	measureStart := start
 	if sc.Warmup > 0 {
@@ -380,11 +391,49 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	}
 	out.Figures = res.Figures
 	out.Violations = report.Violations{
-		Oversell:    res.Violations["oversell"],
-		LostUpdates: res.Violations["lost_updates"],
-		Overlap:     env.Oracle.Overlaps(),
+		Oversell:        res.Violations["oversell"],
+		LostUpdates:     res.Violations["lost_updates"],
+		Overlap:         env.Oracle.Overlaps(),
+		ForeignReleases: all.ForeignReleases,
+		LostLeases:      all.LostLeases,
+		WorkedAfterLoss: all.WorkedAfterLoss,
+	}
+	if lk, ok := wl.(workloads.LockKeyer); ok {
+		if out.Violations.StuckLocks, err = StuckLocks(vctx, ds, lk.LockKeys()); err != nil {
+			return out, fmt.Errorf("stuck-lock check: %w", err)
+		}
 	}
 	return out, nil
+}
+
+var noTTL = drivers.NewScript(`local n = 0
+for _, k in ipairs(KEYS) do
+	if redis.call('pttl', k) == -1 then n = n + 1 end
+end
+return n`)
+
+// StuckLocks counts the lock keys that exist with no TTL on any node
+// (checked in batches of 500 keys per node).
+func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64, error) {
+	stuck := make(map[string]bool)
+	for _, d := range ds {
+		for lo := 0; lo < len(keys); lo += 500 {
+			batch := keys[lo:min(lo+500, len(keys))]
+			r, err := d.Eval(ctx, noTTL, batch)
+			if err != nil {
+				return 0, err
+			}
+			if r.Int == 0 {
+				continue
+			}
+			for _, k := range batch { // rare: find which
+				if p, err := d.Do(ctx, "PTTL", k); err == nil && p.Int == -1 {
+					stuck[k] = true
+				}
+			}
+		}
+	}
+	return int64(len(stuck)), nil
 }
 
 // CommandStats reads INFO commandstats from every node and returns the

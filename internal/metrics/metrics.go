@@ -54,6 +54,14 @@ type Recorder struct {
 	Rejected int64
 	// Reads counts read-only operations (included in Ops).
 	Reads int64
+	// ForeignReleases counts releases that removed another client's lock.
+	ForeignReleases int64
+	// LostLeases counts leases found lost at release: the lock held
+	// another token, or the lease's context said it was lost.
+	LostLeases int64
+	// WorkedAfterLoss counts writes that completed after the holder had
+	// been told its lease was lost.
+	WorkedAfterLoss int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	Errors map[string]int64
 }
@@ -82,6 +90,9 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.NotOwner += o.NotOwner
 	r.Rejected += o.Rejected
 	r.Reads += o.Reads
+	r.ForeignReleases += o.ForeignReleases
+	r.LostLeases += o.LostLeases
+	r.WorkedAfterLoss += o.WorkedAfterLoss
 	for k, v := range o.Errors {
 		r.Errors[k] += v
 	}
@@ -147,15 +158,42 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 // An exclusive holder that finds anyone inside, or a reader that finds an
 // exclusive holder inside, is one overlap. Safe for concurrent use; it
 // costs two atomic adds per critical section.
+//
+// The Oracle also keeps a holder registry: which client took each lock
+// last (Acquired) and has not released it yet (Releasing). A release that
+// succeeds while the registry names another client deleted that client's
+// lock: a foreign release.
 type Oracle struct {
 	holders  []atomic.Int64 // per lock: exclusive holders << 32 | readers
+	owner    []atomic.Int64 // per lock: client id + 1 of the registered holder, 0 = none
 	overlaps atomic.Int64
 }
 
 const oneWriter = 1 << 32
 
 // NewOracle returns an Oracle for locks 0..n-1.
-func NewOracle(n int) *Oracle { return &Oracle{holders: make([]atomic.Int64, n)} }
+func NewOracle(n int) *Oracle {
+	return &Oracle{holders: make([]atomic.Int64, n), owner: make([]atomic.Int64, n)}
+}
+
+// Acquired registers client (>= 0) as lock i's holder.
+func (o *Oracle) Acquired(i, client int) { o.owner[i].Store(int64(client) + 1) }
+
+// Releasing is called just before client sends its release of lock i. It
+// unregisters client and reports whether the registry names another client
+// instead: one that took the lock after client's lease ended, so that a
+// release that still deletes the key removes that client's lock. (No other
+// client can register between this call and a correct release, which is
+// what still keeps the lock until then.)
+func (o *Oracle) Releasing(i, client int) (another bool) {
+	me := int64(client) + 1
+	v := o.owner[i].Load()
+	if v == me {
+		o.owner[i].CompareAndSwap(me, 0)
+		return false
+	}
+	return v != 0
+}
 
 // Enter records an exclusive holder entering lock i's critical section and
 // reports whether it overlapped another holder.

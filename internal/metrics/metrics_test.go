@@ -124,3 +124,24 @@ func TestOracleReaders(t *testing.T) {
 		t.Fatalf("overlaps %d, want 2", o.Overlaps())
 	}
 }
+
+func TestOracleRegistry(t *testing.T) {
+	o := NewOracle(1)
+	o.Acquired(0, 1)
+	if o.Releasing(0, 1) {
+		t.Fatal("own release flagged foreign")
+	}
+	// 1's lease ran out; 2 took the lock; 1 releases late.
+	o.Acquired(0, 1)
+	o.Acquired(0, 2)
+	if !o.Releasing(0, 1) {
+		t.Fatal("release while 2 holds not flagged")
+	}
+	if o.Releasing(0, 2) {
+		t.Fatal("2's own release flagged")
+	}
+	// Nobody registered: a late release deletes nothing of anyone's.
+	if o.Releasing(0, 3) {
+		t.Fatal("release of a free lock flagged")
+	}
+}

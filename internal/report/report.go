@@ -137,15 +137,30 @@ type Counters struct {
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
 }
 
-// Violations are safety counts over the whole run; all 0 for a correct lock.
+// Violations are safety counts over the whole run; all 0 for a correct lock
+// in fault-free conditions.
 type Violations struct {
 	Oversell    int64 `json:"oversell"`
 	Overlap     int64 `json:"overlap"`
 	LostUpdates int64 `json:"lost_updates"`
+	// StuckLocks are lock keys left with no TTL at the end of the run:
+	// nobody will ever release them.
+	StuckLocks int64 `json:"stuck_locks"`
+	// ForeignReleases are releases that removed a lock the oracle's holder
+	// registry says another client held (plain DEL).
+	ForeignReleases int64 `json:"foreign_releases"`
+	// LostLeases are leases found lost at release: the lock held another
+	// token, or the strategy had reported the loss.
+	LostLeases int64 `json:"lost_leases"`
+	// WorkedAfterLoss are writes completed after the holder had been told
+	// its lease was lost.
+	WorkedAfterLoss int64 `json:"worked_after_loss"`
 }
 
 // Total is the sum of the violation counts.
-func (v Violations) Total() int64 { return v.Oversell + v.Overlap + v.LostUpdates }
+func (v Violations) Total() int64 {
+	return v.Oversell + v.Overlap + v.LostUpdates + v.StuckLocks + v.ForeignReleases + v.LostLeases + v.WorkedAfterLoss
+}
 
 // WriteFile writes r as indented JSON to path atomically: a temporary file
 // in the same directory, then rename. Parent directories are created.
