@@ -74,6 +74,12 @@ type Params struct {
 	// ReadRatio is the share of operations that only read (0..1): they take
 	// the strategy's read side where it has one (rwlock), else the lock.
 	ReadRatio float64
+	// Keys is the number of lock keys of hot-key (and nested). Default 1000.
+	Keys int
+	// Zipf is the exponent of hot-key's key choice (> 1), 0 = uniform.
+	Zipf float64
+	// NestedSecond makes nested also take a second lock inside the first.
+	NestedSecond bool
 }
 
 // Result is what Verify returns.
@@ -109,6 +115,8 @@ type Env struct {
 	// Locks is set by Setup: the number of distinct locks, for the
 	// lock-bound ceiling.
 	Locks int
+	// Clients is the number of workers (IDs 0..Clients-1).
+	Clients int
 	// Hard ends when the engine's grace period after a stop has passed: it
 	// interrupts critical-section work and Redis calls that the stop itself
 	// lets finish. Nil: never.

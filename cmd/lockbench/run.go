@@ -51,6 +51,9 @@ type runFlags struct {
 	guard                                   string
 	readRatio                               float64
 	allowNonempty, keepKeys                 bool
+	keys                                    int
+	zipf                                    float64
+	nestedSecond                            bool
 	waitTimeout                             time.Duration
 }
 
@@ -107,6 +110,9 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
 	fl.Float64Var(&f.readRatio, "read-ratio", 0, "share of operations that only read (0..1), under rwlock's read side or the lock itself")
+	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested: number of lock keys")
+	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
+	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
@@ -247,6 +253,12 @@ func validate(f *runFlags) (*plan, error) {
 	if f.readRatio < 0 || f.readRatio > 1 || f.readRatio != f.readRatio {
 		bad("--read-ratio must be from 0 to 1, got %v", f.readRatio)
 	}
+	if f.keys < 1 || f.keys > 1_000_000 {
+		bad("--keys must be from 1 to 1000000, got %d", f.keys)
+	}
+	if f.zipf != 0 && !(f.zipf > 1 && f.zipf <= 100) {
+		bad("--zipf must be 0 (uniform) or above 1 (and at most 100), got %v", f.zipf)
+	}
 	if f.instances < 1 {
 		bad("--instances must be at least 1, got %d", f.instances)
 	}
@@ -297,8 +309,9 @@ func validate(f *runFlags) (*plan, error) {
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: f.clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio},
-						Guard:  f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
+						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
+							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond},
+						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
 						KeepKeys: f.keepKeys,
 					})
 				}

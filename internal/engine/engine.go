@@ -98,6 +98,9 @@ func (s Scenario) ParamsMap() map[string]string {
 		"segments":        strconv.Itoa(s.Segments),
 		"instances":       strconv.Itoa(s.Instances),
 		"read_ratio":      strconv.FormatFloat(s.Params.ReadRatio, 'g', -1, 64),
+		"keys":            strconv.Itoa(s.Params.Keys),
+		"zipf":            strconv.FormatFloat(s.Params.Zipf, 'g', -1, 64),
+		"nested_second":   strconv.FormatBool(s.Params.NestedSecond),
 	}
 }
 
@@ -233,7 +236,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out.Params["segments"] = strconv.Itoa(max(params.Segments, 1))
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: prefix, Params: params,
-		AcquireTimeout: sc.AcquireTimeout,
+		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients,
 	}
 	var hub *strategies.Hub
 	if sc.Retry.NeedsNotifier() {

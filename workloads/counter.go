@@ -1,0 +1,191 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
+)
+
+func init() {
+	Register("hot-key", "read-modify-write of a counter per key under its lock; K keys (--keys) drawn from a Zipf law (--zipf, 0 = uniform)",
+		func() Workload { return &counter{name: "hot-key"} })
+	Register("long-task", "one lock, a long critical section from --work (fixed, uniform:, lognormal:): shows fixed leases expiring mid-task",
+		func() Workload { return &counter{name: "long-task", single: true} })
+	Register("nested", "the critical section takes the same lock again (and with --nested-second a second lock, in a fixed order); nested failures counted",
+		func() Workload { return &counter{name: "nested", nested: true} })
+}
+
+// counter is the family of counter workloads. Under lock i's critical
+// section a client reads counter i (GET), spends the work time, and writes
+// it back plus one (SET) — an increment that only the lock protects. With
+// nested, inside that section it also acquires lock i again (one attempt
+// within min(acquire timeout, 1 s)) and, with Params.NestedSecond, lock
+// (i+1) mod K, always in that order, before the write.
+//
+// Keys for counter i share the hash tag {ctr:i}: <prefix>{ctr:i}:lock, :n.
+// Verify: increments = writes acknowledged by Redis; lost_updates =
+// increments − Σ counters (increments another holder overwrote).
+type counter struct {
+	name           string
+	single, nested bool
+	locks, vals    []string
+	zipf           []*rand.Zipf // per worker, made on first use
+	done           atomic.Int64 // acknowledged increments
+	nestedFail     atomic.Int64
+}
+
+var (
+	_ Workload  = (*counter)(nil)
+	_ LockKeyer = (*counter)(nil)
+)
+
+// errNested is an operation whose nested acquire failed.
+var errNested = errors.New("nested acquire failed")
+
+func (c *counter) Setup(ctx context.Context, env *Env) error {
+	p := env.Params
+	k := p.Keys
+	switch {
+	case c.single:
+		k = 1
+	case k < 1:
+		return fmt.Errorf("%s: --keys must be >= 1", c.name)
+	}
+	if p.Zipf != 0 && p.Zipf <= 1 {
+		return fmt.Errorf("%s: --zipf must be 0 (uniform) or > 1, got %v", c.name, p.Zipf)
+	}
+	c.locks, c.vals = make([]string, k), make([]string, k)
+	for i := range c.locks {
+		base := env.Prefix + "{ctr:" + strconv.Itoa(i) + "}:"
+		c.locks[i], c.vals[i] = base+"lock", base+"n"
+	}
+	c.zipf = make([]*rand.Zipf, max(env.Clients, 1))
+	env.Oracle = metrics.NewOracle(k)
+	env.Locks = k
+	return nil
+}
+
+// LockKeys lists the lock keys.
+func (c *counter) LockKeys() []string { return c.locks }
+
+func (c *counter) pick(w *Worker) int {
+	k := len(c.locks)
+	if k == 1 {
+		return 0
+	}
+	if z := w.Env.Params.Zipf; z > 1 && w.ID < len(c.zipf) {
+		if c.zipf[w.ID] == nil {
+			c.zipf[w.ID] = rand.NewZipf(w.Rng, z, 1, uint64(k-1))
+		}
+		return int(c.zipf[w.ID].Uint64())
+	}
+	return w.Rng.IntN(k)
+}
+
+func (c *counter) Op(ctx context.Context, w *Worker) error {
+	i := c.pick(w)
+	return w.Hold(ctx, i, c.locks[i], false, func(ictx context.Context, l strategies.Lease) error {
+		if c.nested {
+			release, err := c.enterNested(ctx, w, i)
+			if err != nil {
+				c.nestedFail.Add(1)
+				return fmt.Errorf("%w: %w", errNested, err)
+			}
+			defer release(ictx)
+		}
+		d := w.Env.Data
+		r, err := d.Do(ictx, "GET", c.vals[i])
+		if err != nil {
+			return err
+		}
+		n := int64(0)
+		if !r.IsNil() {
+			if n, err = r.AsInt(); err != nil {
+				return err
+			}
+		}
+		w.Work()
+		if Lost(l) {
+			w.Rec.Rejected++
+			return ErrRejected
+		}
+		if _, err := d.Do(ictx, "SET", c.vals[i], strconv.FormatInt(n+1, 10)); err != nil {
+			return err
+		}
+		c.done.Add(1)
+		w.Wrote(l)
+		return nil
+	})
+}
+
+// enterNested re-acquires lock i (and the second lock) for the holder of
+// lock i, and returns the function that releases them, inner first.
+func (c *counter) enterNested(ctx context.Context, w *Worker, i int) (func(context.Context), error) {
+	bound := min(w.Env.AcquireTimeout, time.Second)
+	if bound <= 0 {
+		bound = time.Second
+	}
+	once := noRetry.New(nil)
+	inner, _, err := strategies.Acquire(ctx, w.Env.Locker, c.locks[i], once, bound)
+	if err != nil {
+		return nil, err
+	}
+	held := []strategies.Lease{inner}
+	release := func(rctx context.Context) {
+		for j := len(held) - 1; j >= 0; j-- {
+			_ = held[j].Release(rctx)
+		}
+	}
+	if w.Env.Params.NestedSecond && len(c.locks) > 1 {
+		j := (i + 1) % len(c.locks)
+		second, _, err := strategies.Acquire(ctx, w.Env.Locker, c.locks[j], w.Backoff, bound)
+		if err != nil {
+			rctx, cancel := w.Env.IOContext(ctx)
+			release(rctx)
+			cancel()
+			return nil, err
+		}
+		held = append(held, second)
+	}
+	return release, nil
+}
+
+var noRetry, _ = retry.Parse("none")
+
+func (c *counter) Verify(ctx context.Context, env *Env) (Result, error) {
+	var sum int64
+	for lo := 0; lo < len(c.vals); lo += batch {
+		args := append([]string{"MGET"}, c.vals[lo:min(lo+batch, len(c.vals))]...)
+		r, err := env.Data.Do(ctx, args...)
+		if err != nil {
+			return Result{}, err
+		}
+		for _, v := range r.Array {
+			if v.IsNil() {
+				continue
+			}
+			n, err := v.AsInt()
+			if err != nil {
+				return Result{}, err
+			}
+			sum += n
+		}
+	}
+	done := c.done.Load()
+	res := Result{
+		Figures:    map[string]int64{"increments": done, "counter_sum": sum},
+		Violations: map[string]int64{"lost_updates": max(0, done-sum)},
+	}
+	if c.nested {
+		res.Figures["nested_failures"] = c.nestedFail.Load()
+	}
+	return res, nil
+}
