@@ -2,7 +2,10 @@ package strategies
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"sync/atomic"
+	"time"
 )
 
 // Optional capabilities, found by type assertion (as database/sql does).
@@ -51,6 +54,10 @@ type Client struct {
 	ID int
 	// Owner is unique per worker and run: "<run-id>:<ID>".
 	Owner string
+	// Gate, when set, pauses the client's renewal loops with the client.
+	Gate *Gate
+	// Hooks, when set, are the fault injector's crash points.
+	Hooks Hooks
 }
 
 type clientKey struct{}
@@ -71,4 +78,61 @@ func ClientFrom(ctx context.Context) Client {
 
 func ms(d interface{ Milliseconds() int64 }) string {
 	return strconv.FormatInt(d.Milliseconds(), 10)
+}
+
+// Gate stops a client's goroutines together: its worker and its renewal
+// loops wait at the gate while it is closed (a stop-the-world pause, like
+// a long GC). The zero Gate and a nil *Gate are open.
+type Gate struct {
+	ch atomic.Pointer[chan struct{}]
+}
+
+// Wait blocks while the gate is closed.
+func (g *Gate) Wait() {
+	if g == nil {
+		return
+	}
+	if p := g.ch.Load(); p != nil {
+		<-*p
+	}
+}
+
+// CloseFor closes the gate for d.
+func (g *Gate) CloseFor(d time.Duration) {
+	ch := make(chan struct{})
+	g.ch.Store(&ch)
+	time.AfterFunc(d, func() {
+		g.ch.Store(nil)
+		close(ch)
+	})
+}
+
+// Hooks lets a fault injector act at points inside strategies.
+type Hooks interface {
+	// Crash reports whether the client must die at point
+	// ("after-setnx": between naive's SETNX and EXPIRE; "after-acquire").
+	Crash(point string) bool
+}
+
+// CrashPointer is implemented by strategies with a crash point of their
+// own inside TryAcquire (naive: "after-setnx"); the others crash at
+// "after-acquire".
+type CrashPointer interface {
+	CrashPoint() string
+}
+
+// ErrCrashed is returned when a client died at a crash point: it never
+// releases what it holds.
+var ErrCrashed = errors.New("strategies: client crashed (fault)")
+
+// Abandonable is implemented by leases that hold resources besides the
+// Redis key (a renewal loop): Abandon drops them without releasing the
+// lock, as a crashed client would.
+type Abandonable interface {
+	Abandon()
+}
+
+func crashAt(ctx context.Context, point string) bool {
+	c, ok := ctx.Value(clientKey{}).(Client)
+	return ok && c.Hooks != nil && c.Hooks.Crash(point)
 }

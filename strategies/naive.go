@@ -21,7 +21,13 @@ type naive struct {
 	ttl time.Duration
 }
 
-var _ Locker = (*naive)(nil)
+var (
+	_ Locker       = (*naive)(nil)
+	_ CrashPointer = (*naive)(nil)
+)
+
+// CrashPoint is between SETNX and EXPIRE.
+func (n *naive) CrashPoint() string { return "after-setnx" }
 
 func (n *naive) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	tok := NewToken()
@@ -33,6 +39,9 @@ func (n *naive) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		return nil, ErrNotAcquired
 	}
 	// The second round trip: the lock exists without a TTL until it lands.
+	if crashAt(ctx, "after-setnx") {
+		return nil, ErrCrashed
+	}
 	if _, err := n.d.Do(ctx, "PEXPIRE", key, strconv.FormatInt(n.ttl.Milliseconds(), 10)); err != nil {
 		return nil, err
 	}

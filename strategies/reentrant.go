@@ -72,7 +72,7 @@ func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		return l, nil
 	}
 	ttlMS := ms(r.ttl)
-	rn := startRenewal(r.st, r.ttl, start, func(ctx context.Context) (bool, error) {
+	rn := startRenewal(r.st, r.ttl, start, ClientFrom(ctx).Gate, func(ctx context.Context) (bool, error) {
 		res, err := r.d.Eval(ctx, ReentrantRenewScript, []string{key}, owner, ttlMS)
 		return err == nil && res.Int == 1, err
 	})

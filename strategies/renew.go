@@ -67,7 +67,7 @@ type renewal struct {
 
 // startRenewal starts the loop; acquired is when the acquire command was
 // sent (the lease runs from then, conservatively).
-func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, renew func(ctx context.Context) (bool, error)) *renewal {
+func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, gate *Gate, renew func(ctx context.Context) (bool, error)) *renewal {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &renewal{ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	interval := max(ttl/3, time.Millisecond)
@@ -81,6 +81,12 @@ func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, renew f
 			case <-r.stop:
 				return
 			case <-t.C:
+			}
+			gate.Wait() // a paused client renews nothing
+			select {
+			case <-r.stop:
+				return
+			default:
 			}
 			leaseEnd := last.Add(ttl)
 			sent := time.Now() // a successful renewal's lease runs from here at the latest

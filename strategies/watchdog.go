@@ -34,7 +34,7 @@ func (w *watchdog) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := startRenewal(w.st, w.ttl, start, renewer(w.d, key, l.Token(), w.ttl))
+	r := startRenewal(w.st, w.ttl, start, ClientFrom(ctx).Gate, renewer(w.d, key, l.Token(), w.ttl))
 	return &watchedLease{Lease: l, r: r}, nil
 }
 
@@ -47,6 +47,9 @@ type watchedLease struct {
 }
 
 func (l *watchedLease) Context() context.Context { return l.r.ctx }
+
+// Abandon stops the renewal without releasing (a crashed client).
+func (l *watchedLease) Abandon() { l.r.end(); l.r.cancel() }
 
 func (l *watchedLease) Release(ctx context.Context) error {
 	l.r.end()

@@ -117,14 +117,27 @@ type Env struct {
 	Locks int
 	// Clients is the number of workers (IDs 0..Clients-1).
 	Clients int
+	// Faults, when set, is the scenario's fault injector.
+	Faults FaultHooks
 	// Hard ends when the engine's grace period after a stop has passed: it
 	// interrupts critical-section work and Redis calls that the stop itself
 	// lets finish. Nil: never.
 	Hard context.Context
 }
 
+// FaultHooks are the points where a fault injector acts on clients.
+type FaultHooks interface {
+	// Paused is called inside a critical section before the work; it
+	// blocks when this client is the one to pause.
+	Paused(client int, g *strategies.Gate)
+	// Crash reports whether the client dies at point.
+	Crash(point string) bool
+}
+
 // Worker is one client's state. Only its own goroutine uses it.
 type Worker struct {
+	// Gate pauses the client together with its renewal loops.
+	Gate *strategies.Gate
 	ID      int
 	Env     *Env
 	Rng     *rand.Rand
@@ -193,6 +206,12 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	if err != nil {
 		return err
+	}
+	if f := w.Env.Faults; f != nil && f.Crash("after-acquire") {
+		if a, ok := lease.(strategies.Abandonable); ok {
+			a.Abandon()
+		}
+		return strategies.ErrCrashed // the lock is never released
 	}
 	o := w.Env.Oracle
 	ioctx, cancel := w.Env.IOContext(ctx)
@@ -265,6 +284,9 @@ func (e *Env) IOContext(ctx context.Context) (context.Context, context.CancelFun
 // Work spends the critical-section time (sleeping), cut short only when
 // Env.Hard ends.
 func (w *Worker) Work() {
+	if f := w.Env.Faults; f != nil {
+		f.Paused(w.ID, w.Gate)
+	}
 	d := w.Env.Params.Work.Sample(w.Rng)
 	if d <= 0 {
 		return

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -41,4 +42,5 @@ func printList(w io.Writer) {
 	section("drivers (--driver)", drivers.Names(), func(n string) string { return driverDesc[n] })
 	section("workloads (--workload)", workloads.Names(), workloads.Describe)
 	section("retry policies (--retry NAME[:param=value,...])", retry.Names(), retry.Describe)
+	section("faults (--fault NAME[:param=value,...], with at=D or after=N)", faults.Names(), faults.Describe)
 }

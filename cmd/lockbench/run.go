@@ -24,6 +24,7 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
@@ -54,6 +55,8 @@ type runFlags struct {
 	keys                                    int
 	zipf                                    float64
 	nestedSecond                            bool
+	faults                                  []string
+	topology                                string
 	waitTimeout                             time.Duration
 }
 
@@ -113,6 +116,8 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested: number of lock keys")
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
+	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, NAME[:param=value,...] (repeatable; see 'lockbench list')")
+	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica (default standalone; replica when a fault needs one)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
@@ -124,8 +129,9 @@ type plan struct {
 	scenarios []engine.Scenario
 	addrs     []string
 	password  string
-	nodes     int    // redlock masters to start
-	out       string // result file
+	nodes     int                 // redlock masters to start
+	topology  strategies.Topology // --topology ("" = per strategy)
+	out       string              // result file
 	// allowNonempty skips the check that --addr databases are empty.
 	allowNonempty bool
 }
@@ -259,6 +265,76 @@ func validate(f *runFlags) (*plan, error) {
 	if f.zipf != 0 && !(f.zipf > 1 && f.zipf <= 100) {
 		bad("--zipf must be 0 (uniform) or above 1 (and at most 100), got %v", f.zipf)
 	}
+	var faultSpecs []faults.Spec
+	for _, fs := range f.faults {
+		sp, err := faults.Parse(fs)
+		if err != nil {
+			if errors.Is(err, faults.ErrUnknown) {
+				name, _, _ := strings.Cut(fs, ":")
+				err = fmt.Errorf("%w%s", err, suggest(name, faults.Names()))
+			}
+			errs = append(errs, err)
+			continue
+		}
+		switch faults.NeedsOf(sp.Name) {
+		case faults.NeedsOwnServer, faults.NeedsReplica:
+			if f.addr != "" {
+				bad("fault %s acts on servers lockbench starts itself; it cannot be used with --addr", sp.Name)
+			}
+		}
+		if sp.Name == "failover" {
+			for _, st := range strats {
+				if k := strategies.TopologyOf(st); k == strategies.Masters {
+					bad("fault failover needs a master with a replica; %s runs on independent masters", st)
+				}
+			}
+			if f.topology != "" && f.topology != "replica" {
+				bad("fault failover needs --topology replica, not %s", f.topology)
+			}
+		}
+		if strings.HasPrefix(sp.Name, "node-") && sp.Node > 0 {
+			max := 1
+			for _, st := range strats {
+				if strategies.TopologyOf(st) == strategies.Masters {
+					max = f.nodes
+				}
+			}
+			if f.topology == "replica" || strings.HasPrefix(f.topology, "masters:") {
+				max = 2
+				if n, err := strconv.Atoi(strings.TrimPrefix(f.topology, "masters:")); err == nil {
+					max = n
+				}
+			}
+			if sp.Node >= max {
+				bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", sp.Name, sp.Node, max)
+			}
+		}
+		faultSpecs = append(faultSpecs, sp)
+	}
+	var topo strategies.Topology
+	nodesN := f.nodes
+	switch {
+	case f.topology == "" || f.topology == "standalone":
+		if f.topology != "" {
+			topo = strategies.Standalone
+		}
+	case f.topology == "replica":
+		topo = strategies.Replicated
+	case strings.HasPrefix(f.topology, "masters:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(f.topology, "masters:"))
+		if err != nil || n < 1 || n > 64 {
+			bad("--topology %q: want masters:N with N from 1 to 64", f.topology)
+		} else {
+			topo, nodesN = strategies.Masters, n
+		}
+	case f.topology == "sentinel" || f.topology == "cluster":
+		bad("--topology %s is not supported yet (standalone, masters:N, replica)", f.topology)
+	default:
+		bad("--topology %q is not one of standalone, masters:N, replica", f.topology)
+	}
+	if topo != "" && f.addr != "" {
+		bad("--topology starts servers; it cannot be used with --addr")
+	}
 	if f.instances < 1 {
 		bad("--instances must be at least 1, got %d", f.instances)
 	}
@@ -297,7 +373,7 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: f.nodes, out: out, allowNonempty: f.allowNonempty}
+	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -312,7 +388,7 @@ func validate(f *runFlags) (*plan, error) {
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
 							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond},
 						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
-						KeepKeys: f.keepKeys,
+						KeepKeys: f.keepKeys, Faults: faultSpecs,
 					})
 				}
 			}
@@ -370,7 +446,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s, %d clients ...", i+1, len(p.scenarios),
 				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
 		}
-		nodes, name, err := topos.nodes(ctx, sc.Strategy)
+		nodes, servers, name, release, err := topos.nodes(ctx, sc)
 		if err == nil && run.Meta.RedisVersion == "" {
 			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
 		}
@@ -383,9 +459,10 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			}
 			return err
 		}
-		sc.Topology = name
+		sc.Topology, sc.Servers = name, servers
 		prefix := fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i)
 		res, err := engine.Run(ctx, sc, nodes, prefix)
+		release()
 		if err != nil {
 			if !f.quiet {
 				fmt.Fprintln(stderr, " failed")
@@ -432,17 +509,50 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 }
 
 // topologies starts each server layout the first time a scenario needs it
-// and keeps it for the rest of the matrix.
+// and keeps it for the rest of the matrix — except when the scenario's
+// faults damage servers (node-*, failover): then it gets a fresh layout,
+// stopped after it.
 type topologies struct {
 	plan    *plan
 	started map[strategies.Topology]*topology.Topology
 	order   []strategies.Topology
 	checked map[string]bool // external addresses already checked
+	fresh   []*topology.Topology
 }
 
-// nodes returns the servers for a strategy and the layout's name.
-func (t *topologies) nodes(ctx context.Context, strategy string) ([]engine.Node, string, error) {
-	kind := strategies.TopologyOf(strategy)
+// kindFor is the layout a scenario runs on: the strategy's own need
+// (redlock: masters; wait-replicas: replica), else --topology, else a
+// replica when a fault needs one, else standalone.
+func (t *topologies) kindFor(sc engine.Scenario) strategies.Topology {
+	if k := strategies.TopologyOf(sc.Strategy); k != strategies.Standalone {
+		return k
+	}
+	if t.plan.topology != "" {
+		return t.plan.topology
+	}
+	for _, f := range sc.Faults {
+		if faults.NeedsOf(f.Name) == faults.NeedsReplica {
+			return strategies.Replicated
+		}
+	}
+	return strategies.Standalone
+}
+
+func damaging(sc engine.Scenario) bool {
+	for _, f := range sc.Faults {
+		if faults.NeedsOf(f.Name) != faults.NeedsNothing {
+			return true
+		}
+	}
+	return false
+}
+
+// nodes returns the client-facing nodes for a scenario, every server of
+// its layout (replica included), the layout's name, and a release
+// function to call after the scenario.
+func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.Node, []*topology.Server, string, func(), error) {
+	kind := t.kindFor(sc)
+	none := func() {}
 	if len(t.plan.addrs) > 0 {
 		var nodes []engine.Node
 		for _, a := range t.plan.addrs {
@@ -452,23 +562,33 @@ func (t *topologies) nodes(ctx context.Context, strategy string) ([]engine.Node,
 			nodes = nodes[:1]
 		}
 		if err := t.checkExternal(ctx, nodes, kind); err != nil {
-			return nil, "", err
+			return nil, nil, "", none, err
 		}
-		return nodes, "external", nil
+		return nodes, nil, "external", none, nil
 	}
-	topo, ok := t.started[kind]
-	if !ok {
-		var err error
+	start := func() (*topology.Topology, error) {
 		switch kind {
 		case strategies.Masters:
-			topo, err = topology.Start(ctx, t.plan.nodes)
+			return topology.Start(ctx, t.plan.nodes)
 		case strategies.Replicated:
-			topo, err = topology.StartReplicated(ctx)
-		default:
-			topo, err = topology.Start(ctx, 1)
+			return topology.StartReplicated(ctx)
 		}
-		if err != nil {
-			return nil, "", err
+		return topology.Start(ctx, 1)
+	}
+	release := none
+	topo, ok := t.started[kind]
+	switch {
+	case damaging(sc):
+		var err error
+		if topo, err = start(); err != nil {
+			return nil, nil, "", none, err
+		}
+		t.fresh = append(t.fresh, topo)
+		release = topo.Stop
+	case !ok:
+		var err error
+		if topo, err = start(); err != nil {
+			return nil, nil, "", none, err
 		}
 		t.started[kind] = topo
 		t.order = append(t.order, kind)
@@ -479,11 +599,11 @@ func (t *topologies) nodes(ctx context.Context, strategy string) ([]engine.Node,
 	}
 	switch kind {
 	case strategies.Masters:
-		return nodes, fmt.Sprintf("masters:%d", len(nodes)), nil
+		return nodes, topo.Servers, fmt.Sprintf("masters:%d", len(nodes)), release, nil
 	case strategies.Replicated:
-		return nodes[:1], "replica", nil // clients use the master
+		return nodes[:1], topo.Servers, "replica", release, nil // clients use the master
 	}
-	return nodes, "standalone", nil
+	return nodes, topo.Servers, "standalone", release, nil
 }
 
 // checkExternal refuses a user's server that holds keys (unless
@@ -541,11 +661,22 @@ func (t *topologies) describe() (string, []report.ServerInfo) {
 			servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
 		}
 	}
+	for _, topo := range t.fresh {
+		for _, s := range topo.Servers {
+			servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
+		}
+	}
+	if len(t.fresh) > 0 {
+		names = append(names, fmt.Sprintf("%d fresh for faults", len(t.fresh)))
+	}
 	return strings.Join(names, ","), servers
 }
 
 func (t *topologies) stop() {
 	for _, topo := range t.started {
+		topo.Stop()
+	}
+	for _, topo := range t.fresh {
 		topo.Stop()
 	}
 }

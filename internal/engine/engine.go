@@ -23,8 +23,10 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -81,6 +83,10 @@ type Scenario struct {
 	Topology string
 	// KeepKeys leaves the scenario's keys in Redis after the run.
 	KeepKeys bool
+	// Faults to inject, and the servers they act on (the scenario's
+	// topology, replica included; nil with --addr).
+	Faults  []faults.Spec
+	Servers []*topology.Server
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -193,6 +199,14 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	if err != nil {
 		return out, err
 	}
+	var switches []*drivers.Switch
+	if len(sc.Faults) > 0 { // a failover repoints the clients' drivers
+		for i, d := range ds {
+			sw := drivers.NewSwitch(d)
+			switches = append(switches, sw)
+			ds[i] = sw
+		}
+	}
 	defer func() {
 		for _, d := range ds {
 			d.Close()
@@ -293,6 +307,21 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		lastErr.CompareAndSwap(nil, err)
 		stop(errAborted)
 	}
+	var inj *faults.Injector
+	if len(sc.Faults) > 0 {
+		inj = faults.New(sc.Faults, faults.Env{
+			Servers: sc.Servers, Switches: switches, TTL: sc.TTL, CrashPoint: crashPoint(locker),
+			Open: func(addr, pw string) (drivers.Driver, error) {
+				ds, err := Open(bg, sc.Driver, []Node{{Addr: addr, Password: pw}}, sc.Clients)
+				if err != nil {
+					return nil, err
+				}
+				return ds[0], nil
+			},
+		})
+		env.Faults = inj
+		inj.Start(runCtx)
+	}
 	recs := make([]*metrics.Recorder, sc.Clients)
 	scratch := make([]*metrics.Recorder, sc.Clients)
 	var wg sync.WaitGroup
@@ -307,17 +336,26 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		if hub != nil {
 			w.Backoff = sc.Retry.NewNotified(hub, sc.TTL)
 		}
-		wctx := strategies.WithClient(runCtx, strategies.Client{ID: i, Owner: prefix + strconv.Itoa(i)})
+		w.Gate = &strategies.Gate{}
+		client := strategies.Client{ID: i, Owner: prefix + strconv.Itoa(i), Gate: w.Gate}
+		if inj != nil {
+			client.Hooks = inj
+		}
+		wctx := strategies.WithClient(runCtx, client)
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
-			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort)
+			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj)
 		}(w, recs[i])
 	}
 	wg.Wait()
 	end := time.Now()
 	timer.Stop()
 	hardStop()
+	if inj != nil {
+		stop(nil) // faults not yet triggered stay unarmed
+		out.Faults = inj.Finish()
+	}
 	// A server that went away leaves the cost unknown (zero), not the run.
 	after, afterErr := commandStats(bg, ds)
 
@@ -492,6 +530,13 @@ func costDelta(before, after map[string]int64, ops int64) report.RedisCost {
 
 var errAborted = errors.New("aborted")
 
+func crashPoint(l strategies.Locker) string {
+	if cp, ok := l.(strategies.CrashPointer); ok {
+		return cp.CrashPoint()
+	}
+	return "after-acquire"
+}
+
 // loop is one closed-loop worker: it starts operations back to back until
 // ctx ends, recording into a scratch recorder during the warm-up and into
 // real afterwards.
@@ -519,7 +564,7 @@ func (s *errStreak) ok() {
 	}
 }
 
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error)) {
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector) {
 	var pause time.Duration
 	for ctx.Err() == nil {
 		t0 := time.Now()
@@ -532,6 +577,11 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		case err == nil:
 			rec.Ops++
 			metrics.Record(rec.Op, time.Since(t0))
+			if inj != nil {
+				inj.OpDone()
+			}
+		case errors.Is(err, strategies.ErrCrashed):
+			return // this client is dead: it never runs again
 		case errors.Is(err, workloads.ErrSkip), errors.Is(err, workloads.ErrRejected):
 		case errors.Is(err, workloads.ErrDone):
 			done()

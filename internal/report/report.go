@@ -94,9 +94,28 @@ type Scenario struct {
 	Efficiency float64   `json:"efficiency"`
 	Fairness   Fairness  `json:"fairness"`
 	RedisCost  RedisCost `json:"redis_cost"`
+	// Faults are the windows in which the scenario's faults acted.
+	Faults []FaultWindow `json:"faults,omitempty"`
 	// StrategyStats are the strategy's own counts (watchdog renewals and
 	// renewal lag, Redlock per-node results, ...).
 	StrategyStats map[string]float64 `json:"strategy_stats,omitempty"`
+}
+
+// FaultWindow is when a fault acted. Times are ms since the scenario's
+// start (warm-up included).
+type FaultWindow struct {
+	Fault string `json:"fault"`
+	// ArmedMS is when the trigger came; StartMS when the fault acted (a
+	// client-side fault acts when a client reaches its point).
+	ArmedMS float64 `json:"armed_ms"`
+	StartMS float64 `json:"start_ms"`
+	EndMS   float64 `json:"end_ms"`
+	// OpsBefore are the operations completed when the fault started;
+	// OpsAfter those completed after it started.
+	OpsBefore int64 `json:"ops_before"`
+	OpsAfter  int64 `json:"ops_after"`
+	// Note says what happened, or why the fault did not act.
+	Note string `json:"note,omitempty"`
 }
 
 // Fairness describes how evenly the clients were served.

@@ -40,9 +40,13 @@ type Server struct {
 	// Dir is the server's temporary working directory.
 	Dir string
 
-	cmd    *exec.Cmd
-	exited chan struct{}
-	once   sync.Once
+	mu      sync.Mutex // guards cmd, exited, Pid across restarts
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	once    sync.Once
+	bin     string
+	args    []string
+	logFile string
 }
 
 // Topology is a set of servers started together.
@@ -217,22 +221,14 @@ func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
 		"--maxclients", "20000",
 		"--repl-diskless-sync-delay", "0", // a replica syncs at once
 	}
-	cmd := exec.Command(bin, append(args, extra...)...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true,            // Ctrl-C reaches lockbench, which stops servers in order
-		Pdeathsig: syscall.SIGKILL, // if lockbench dies, so does the server
-	}
-	if err := cmd.Start(); err != nil {
+	s.bin, s.args, s.logFile = bin, append(args, extra...), logFile
+	if err := s.spawn(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("topology: start redis-server: %w", err)
+		return nil, err
 	}
-	s.cmd = cmd
-	s.Pid = cmd.Process.Pid
 	liveMu.Lock()
 	live[s] = struct{}{}
 	liveMu.Unlock()
-	go func() { _ = cmd.Wait(); close(s.exited) }()
 
 	if err := s.waitReady(ctx, 10*time.Second); err != nil {
 		tail := logTail(logFile)
@@ -245,17 +241,104 @@ func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
 	return s, nil
 }
 
+// spawn starts the process with s's arguments.
+func (s *Server) spawn() error {
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Dir = s.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // Ctrl-C reaches lockbench, which stops servers in order
+		Pdeathsig: syscall.SIGKILL, // if lockbench dies, so does the server
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("topology: start redis-server: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.mu.Lock()
+	s.cmd, s.exited, s.Pid = cmd, exited, cmd.Process.Pid
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) current() (*exec.Cmd, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd, s.exited
+}
+
+// Kill ends the process at once (SIGKILL) and waits for it; the directory
+// stays, so Restart can bring the server back. A fault, not a clean-up.
+func (s *Server) Kill() {
+	cmd, exited := s.current()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// Restart kills the server if it runs, waits down, and starts it again on
+// the same port with the same password and no data: with no persistence,
+// it has forgotten every key. It waits until the server answers PING. A
+// replica started with replicaof comes back as a replica of the same
+// master.
+func (s *Server) Restart(ctx context.Context, down time.Duration) error {
+	s.Kill()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	var err error
+	for try := 0; try < 50; try++ { // the port can take a moment to free
+		if err = s.spawn(); err != nil {
+			return err
+		}
+		if err = s.waitReady(ctx, 5*time.Second); err == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("topology: restart %s: %w", s.Addr, err)
+}
+
+// Pause stops the process (SIGSTOP) for d, then continues it (SIGCONT).
+// It returns at once; the pause ends by itself.
+func (s *Server) Pause(d time.Duration) {
+	cmd, _ := s.current()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGSTOP)
+	time.AfterFunc(d, func() { _ = cmd.Process.Signal(syscall.SIGCONT) })
+}
+
+// Freeze stops the process (SIGSTOP) until Thaw.
+func (s *Server) Freeze() {
+	if cmd, _ := s.current(); cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(syscall.SIGSTOP)
+	}
+}
+
+// Thaw continues a frozen process (SIGCONT).
+func (s *Server) Thaw() {
+	if cmd, _ := s.current(); cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+	}
+}
+
 // Stop ends the server (SIGTERM, SIGKILL after 3 s), waits for it to exit
 // and removes its directory. Safe to call more than once.
 func (s *Server) Stop() {
 	s.once.Do(func() {
-		if s.cmd != nil && s.cmd.Process != nil {
-			_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		s.Thaw() // a stopped process cannot handle SIGTERM
+		cmd, exited := s.current()
+		if cmd != nil && cmd.Process != nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
-			case <-s.exited:
+			case <-exited:
 			case <-time.After(3 * time.Second):
-				_ = s.cmd.Process.Kill()
-				<-s.exited
+				_ = cmd.Process.Kill()
+				<-exited
 			}
 		}
 		os.RemoveAll(s.Dir)
@@ -266,25 +349,30 @@ func (s *Server) Stop() {
 }
 
 func (s *Server) kill() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
+	cmd, exited := s.current()
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
 		select {
-		case <-s.exited:
+		case <-exited:
 		case <-time.After(time.Second):
 		}
 	}
 	os.RemoveAll(s.Dir)
 }
 
-// Exited is closed when the process has exited.
-func (s *Server) Exited() <-chan struct{} { return s.exited }
+// Exited is closed when the current process has exited.
+func (s *Server) Exited() <-chan struct{} {
+	_, exited := s.current()
+	return exited
+}
 
 func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	var last error
+	_, exited := s.current()
 	for time.Now().Before(deadline) {
 		select {
-		case <-s.exited:
+		case <-exited:
 			return errors.New("process exited")
 		case <-ctx.Done():
 			return ctx.Err()

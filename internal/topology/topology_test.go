@@ -119,3 +119,37 @@ func TestSweepStale(t *testing.T) {
 		t.Error("directory of a live process removed")
 	}
 }
+
+func TestRestartForgetsAndPause(t *testing.T) {
+	topo, err := Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	if _, err := Command(s.Addr, s.Password, time.Second, "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	old := s.Pid
+	if err := s.Restart(context.Background(), 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pid == old || Alive(old) {
+		t.Fatalf("pid %d -> %d: not a new process", old, s.Pid)
+	}
+	if v, err := Command(s.Addr, s.Password, time.Second, "EXISTS", "k"); err != nil || v != "0" {
+		t.Fatalf("after restart EXISTS k = %q, %v; want 0 (no persistence)", v, err)
+	}
+	s.Pause(400 * time.Millisecond)
+	if err := Ping(s.Addr, s.Password, 100*time.Millisecond); err == nil {
+		t.Fatal("a paused server answered")
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := Ping(s.Addr, s.Password, time.Second); err != nil {
+		t.Fatalf("after the pause: %v", err)
+	}
+	s.Kill()
+	if Alive(s.Pid) {
+		t.Fatal("killed server alive")
+	}
+}

@@ -1,0 +1,415 @@
+// Package faults injects failures into a running scenario and records when
+// each one acted, so that violations and latency can be put in its window.
+//
+// A fault is written NAME[:param=value,...]; every fault takes a trigger,
+// at=DURATION (after the scenario started; default 1s) or after=N (once N
+// operations have completed):
+//
+//   - pause:for=D — the next client found inside a critical section stops
+//     the world for D (default 2 x the TTL): its worker and its renewal
+//     loops wait together, like a long GC pause.
+//   - crash-after-setnx — the next client to acquire dies: naive between
+//     SETNX and EXPIRE, the others right after acquiring; it never releases.
+//   - node-kill:node=I — SIGKILL server I (default 0); it stays down.
+//   - node-restart:node=I,down=D — kill server I and start it again after D
+//     (default 0) on the same port, without persistence: it forgets every key.
+//   - node-pause:node=I,for=D — SIGSTOP server I, SIGCONT after D (default 500ms).
+//   - failover:hold=D — on a master with a replica: the replica is frozen so
+//     that it misses what clients do for D (default 2 x the TTL), then the
+//     master is killed, the replica thawed and promoted (REPLICAOF NO ONE),
+//     and every client switched to it — a failover by hand.
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// Spec is a parsed fault.
+type Spec struct {
+	Name string
+	// At and After are the trigger: a time after the scenario's start, or
+	// a number of completed operations (After > 0 wins).
+	At    time.Duration
+	After int64
+	// For is the pause length (pause, node-pause), Down the downtime
+	// (node-restart), Hold the frozen-replica window (failover).
+	For, Down, Hold time.Duration
+	// Node is the server index for node-* faults.
+	Node int
+	raw  string
+}
+
+// String is the spec as written.
+func (s Spec) String() string { return s.raw }
+
+// Needs says what a fault requires of the servers.
+type Needs int
+
+// Requirements.
+const (
+	NeedsNothing   Needs = iota
+	NeedsOwnServer       // lockbench must have started the servers (no --addr)
+	NeedsReplica         // a master with a replica, started by lockbench
+)
+
+var known = map[string]struct {
+	desc  string
+	needs Needs
+}{
+	"pause":             {"stop-the-world of one lock holder and its renewal loop (for=D)", NeedsNothing},
+	"crash-after-setnx": {"a client dies between SETNX and EXPIRE (naive) or right after acquiring, never releasing", NeedsNothing},
+	"node-kill":         {"SIGKILL a server (node=I)", NeedsOwnServer},
+	"node-restart":      {"kill a server and restart it empty on the same port (node=I, down=D)", NeedsOwnServer},
+	"node-pause":        {"SIGSTOP a server, SIGCONT after for=D (node=I)", NeedsOwnServer},
+	"failover":          {"freeze the replica for hold=D, kill the master, promote the replica, switch clients", NeedsReplica},
+}
+
+// Names lists the faults, sorted.
+func Names() []string {
+	out := make([]string, 0, len(known))
+	for k := range known {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Describe returns a fault's one-line description.
+func Describe(name string) string { return known[name].desc }
+
+// NeedsOf says what the fault requires.
+func NeedsOf(name string) Needs { return known[name].needs }
+
+// ErrUnknown is wrapped by Parse for an unknown fault name.
+var ErrUnknown = errors.New("unknown fault")
+
+// Parse reads NAME[:param=value,...]. Errors list every bad parameter.
+func Parse(s string) (Spec, error) {
+	name, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
+	if _, ok := known[name]; !ok {
+		return Spec{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	}
+	sp := Spec{Name: name, At: time.Second, raw: strings.TrimSpace(s)}
+	var errs []error
+	dur := func(k, v string) time.Duration {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Hour {
+			errs = append(errs, fmt.Errorf("fault %s: %s=%q is not a duration from 0 to 1h", name, k, v))
+		}
+		return d
+	}
+	if rest != "" {
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			switch {
+			case !ok:
+				errs = append(errs, fmt.Errorf("fault %s: %q is not key=value", name, kv))
+			case k == "at":
+				sp.At = dur(k, v)
+			case k == "after":
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 1 {
+					errs = append(errs, fmt.Errorf("fault %s: after=%q is not a count >= 1", name, v))
+				}
+				sp.After = n
+			case k == "for" && (name == "pause" || name == "node-pause"):
+				sp.For = dur(k, v)
+			case k == "down" && name == "node-restart":
+				sp.Down = dur(k, v)
+			case k == "hold" && name == "failover":
+				sp.Hold = dur(k, v)
+			case k == "node" && strings.HasPrefix(name, "node-"):
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					errs = append(errs, fmt.Errorf("fault %s: node=%q is not a server index", name, v))
+				}
+				sp.Node = n
+			default:
+				errs = append(errs, fmt.Errorf("fault %s: unknown parameter %q", name, k))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return Spec{}, errors.Join(errs...)
+	}
+	return sp, nil
+}
+
+// Window is when a fault acted (the result file's type).
+type Window = report.FaultWindow
+
+// Env is what an Injector acts on.
+type Env struct {
+	// Servers of the scenario (nil with --addr). For failover, Servers[0]
+	// is the master and Servers[1] its replica.
+	Servers []*topology.Server
+	// Switches are the scenario's node drivers (failover repoints [0]).
+	Switches []*drivers.Switch
+	// Open opens a driver for a promoted replica.
+	Open func(addr, password string) (drivers.Driver, error)
+	// TTL is the scenario's lease, for default pause and hold lengths.
+	TTL time.Duration
+	// CrashPoint is where crash-after-setnx strikes: "after-setnx" for
+	// naive, "after-acquire" for the others.
+	CrashPoint string
+}
+
+// Injector runs the faults of one scenario. Clients call OpDone after each
+// completed operation, Paused at the pause point of their critical
+// section, and Crash (through strategies.Hooks) at crash points.
+type Injector struct {
+	specs []Spec
+	env   Env
+	start time.Time
+
+	ops          atomic.Int64
+	pendingPause atomic.Int64 // ns; 0 = none
+	pauseIdx     atomic.Int64 // index of the pending pause's window
+	pendingCrash atomic.Int64 // window index + 1; 0 = none
+
+	mu      sync.Mutex
+	windows []Window
+	retired []drivers.Driver // replaced by a failover; closed at the end
+	wg      sync.WaitGroup
+}
+
+// New returns an Injector for specs; Start arms it.
+func New(specs []Spec, env Env) *Injector {
+	return &Injector{specs: specs, env: env}
+}
+
+// Start arms every fault; each acts once when its trigger comes, until ctx
+// ends.
+func (in *Injector) Start(ctx context.Context) {
+	in.start = time.Now()
+	for _, sp := range in.specs {
+		in.wg.Add(1)
+		go func(sp Spec) {
+			defer in.wg.Done()
+			if !in.await(ctx, sp) {
+				return
+			}
+			in.act(ctx, sp)
+		}(sp)
+	}
+}
+
+// await waits for the trigger; false when ctx ended first.
+func (in *Injector) await(ctx context.Context, sp Spec) bool {
+	if sp.After > 0 {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for in.ops.Load() < sp.After {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-t.C:
+			}
+		}
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(time.Until(in.start.Add(sp.At))):
+		return true
+	}
+}
+
+func (in *Injector) ms(t time.Time) float64 { return float64(t.Sub(in.start).Microseconds()) / 1000 }
+
+// open records that a fault was armed and returns its window's index.
+func (in *Injector) open(sp Spec) int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	now := in.ms(time.Now())
+	in.windows = append(in.windows, Window{Fault: sp.String(), ArmedMS: now, StartMS: -1, EndMS: -1})
+	return len(in.windows) - 1
+}
+
+// begin records that window i's fault acts now.
+func (in *Injector) begin(i int) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.windows[i].StartMS = in.ms(time.Now())
+	in.windows[i].OpsBefore = in.ops.Load()
+}
+
+func (in *Injector) close(i int, note string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.windows[i].EndMS = in.ms(time.Now())
+	if note != "" {
+		in.windows[i].Note = note
+	}
+}
+
+func (in *Injector) node(sp Spec) (*topology.Server, error) {
+	if sp.Node >= len(in.env.Servers) {
+		return nil, fmt.Errorf("no server %d (the scenario has %d)", sp.Node, len(in.env.Servers))
+	}
+	return in.env.Servers[sp.Node], nil
+}
+
+func (in *Injector) act(ctx context.Context, sp Spec) {
+	i := in.open(sp)
+	if sp.Name != "pause" && sp.Name != "crash-after-setnx" {
+		in.begin(i) // server faults act at once; client faults when a client comes
+	}
+	switch sp.Name {
+	case "pause":
+		d := sp.For
+		if d == 0 {
+			d = 2 * in.env.TTL
+		}
+		in.pauseIdx.Store(int64(i))
+		in.pendingPause.Store(int64(d))
+		// The window closes when a client takes the pause (Paused).
+	case "crash-after-setnx":
+		in.pendingCrash.Store(int64(i) + 1)
+	case "node-kill":
+		s, err := in.node(sp)
+		if err != nil {
+			in.close(i, err.Error())
+			return
+		}
+		s.Kill()
+		in.close(i, fmt.Sprintf("node %d (%s) killed", sp.Node, s.Addr))
+	case "node-restart":
+		s, err := in.node(sp)
+		if err != nil {
+			in.close(i, err.Error())
+			return
+		}
+		if err := s.Restart(ctx, sp.Down); err != nil {
+			in.close(i, "restart failed: "+err.Error())
+			return
+		}
+		in.close(i, fmt.Sprintf("node %d (%s) restarted empty", sp.Node, s.Addr))
+	case "node-pause":
+		s, err := in.node(sp)
+		if err != nil {
+			in.close(i, err.Error())
+			return
+		}
+		d := sp.For
+		if d == 0 {
+			d = 500 * time.Millisecond
+		}
+		s.Pause(d)
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+		in.close(i, fmt.Sprintf("node %d (%s) paused %v", sp.Node, s.Addr, d))
+	case "failover":
+		in.close(i, in.failover(ctx, sp))
+	}
+}
+
+// failover freezes the replica, lets clients work on the master alone for
+// the hold time, kills the master, thaws and promotes the replica, and
+// switches every client to it.
+func (in *Injector) failover(ctx context.Context, sp Spec) string {
+	if len(in.env.Servers) < 2 || len(in.env.Switches) < 1 {
+		return "not done: failover needs a master and a replica"
+	}
+	master, replica := in.env.Servers[0], in.env.Servers[1]
+	hold := sp.Hold
+	if hold == 0 {
+		hold = 2 * in.env.TTL
+	}
+	replica.Freeze()
+	select {
+	case <-time.After(hold):
+	case <-ctx.Done():
+	}
+	master.Kill()
+	replica.Thaw()
+	if _, err := topology.Command(replica.Addr, replica.Password, 5*time.Second, "REPLICAOF", "NO", "ONE"); err != nil {
+		return "promotion failed: " + err.Error()
+	}
+	d, err := in.env.Open(replica.Addr, replica.Password)
+	if err != nil {
+		return "cannot connect to the promoted replica: " + err.Error()
+	}
+	old := in.env.Switches[0].Set(d)
+	in.mu.Lock()
+	in.retired = append(in.retired, old)
+	in.mu.Unlock()
+	return fmt.Sprintf("master %s killed after the replica missed %v; replica %s promoted", master.Addr, hold, replica.Addr)
+}
+
+// OpDone counts one completed operation.
+func (in *Injector) OpDone() { in.ops.Add(1) }
+
+// Paused is called by a client inside its critical section (before its
+// write). When a pause is pending, the first client to come claims it:
+// its gate closes for the pause and it waits there with its renewals.
+func (in *Injector) Paused(client int, g *strategies.Gate) {
+	d := in.pendingPause.Load()
+	if d == 0 || !in.pendingPause.CompareAndSwap(d, 0) {
+		return
+	}
+	i := int(in.pauseIdx.Load())
+	in.begin(i)
+	g.CloseFor(time.Duration(d))
+	g.Wait()
+	in.close(i, fmt.Sprintf("client %d paused %v inside its critical section", client, time.Duration(d)))
+}
+
+// Crash implements strategies.Hooks: the first client at a crash point
+// after the trigger dies there.
+func (in *Injector) Crash(point string) bool {
+	if point != in.env.CrashPoint {
+		return false
+	}
+	w := in.pendingCrash.Load()
+	if w == 0 || !in.pendingCrash.CompareAndSwap(w, 0) {
+		return false
+	}
+	in.begin(int(w - 1))
+	in.close(int(w-1), "a client crashed at "+point)
+	return true
+}
+
+var _ strategies.Hooks = (*Injector)(nil)
+
+// Finish waits for the faults to finish acting (ctx must be done), closes
+// drivers a failover replaced, and returns the windows with OpsAfter
+// filled from the final operation count.
+func (in *Injector) Finish() []Window {
+	in.wg.Wait()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, d := range in.retired {
+		d.Close()
+	}
+	in.retired = nil
+	total := in.ops.Load()
+	out := make([]Window, len(in.windows))
+	for i, w := range in.windows {
+		if w.StartMS < 0 { // armed, never acted
+			w.StartMS, w.EndMS, w.OpsBefore = w.ArmedMS, w.ArmedMS, total
+			if w.Note == "" {
+				w.Note = "armed, but no client reached its point before the end"
+			}
+		}
+		w.OpsAfter = total - w.OpsBefore
+		out[i] = w
+	}
+	return out
+}
