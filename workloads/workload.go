@@ -137,7 +137,7 @@ type FaultHooks interface {
 // Worker is one client's state. Only its own goroutine uses it.
 type Worker struct {
 	// Gate pauses the client together with its renewal loops.
-	Gate *strategies.Gate
+	Gate    *strategies.Gate
 	ID      int
 	Env     *Env
 	Rng     *rand.Rand
