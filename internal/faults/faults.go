@@ -14,10 +14,11 @@
 //   - node-restart:node=I,down=D — kill server I and start it again after D
 //     (default 0) on the same port, without persistence: it forgets every key.
 //   - node-pause:node=I,for=D — SIGSTOP server I, SIGCONT after D (default 500ms).
-//   - failover:hold=D — on a master with a replica: the replica is frozen so
-//     that it misses what clients do for D (default 2 x the TTL), then the
-//     master is killed, the replica thawed and promoted (REPLICAOF NO ONE),
-//     and every client switched to it — a failover by hand.
+//   - failover:hold=D — on a master with a replica: the replica is cut off
+//     (REPLICAOF NO ONE, so it keeps what it had and misses what clients do
+//     on the master for D, default 2 x the TTL, as an asynchronous replica
+//     that lags would), then the master is killed and every client switched
+//     to the replica — a failover by hand.
 package faults
 
 import (
@@ -74,7 +75,7 @@ var known = map[string]struct {
 	"node-kill":         {"SIGKILL a server (node=I)", NeedsOwnServer},
 	"node-restart":      {"kill a server and restart it empty on the same port (node=I, down=D)", NeedsOwnServer},
 	"node-pause":        {"SIGSTOP a server, SIGCONT after for=D (node=I)", NeedsOwnServer},
-	"failover":          {"freeze the replica for hold=D, kill the master, promote the replica, switch clients", NeedsReplica},
+	"failover":          {"cut the replica off for hold=D, kill the master, switch clients to the replica", NeedsReplica},
 }
 
 // Names lists the faults, sorted.
@@ -332,16 +333,17 @@ func (in *Injector) failover(ctx context.Context, sp Spec) string {
 	if hold == 0 {
 		hold = 2 * in.env.TTL
 	}
-	replica.Freeze()
+	// Cut the replication link first: a frozen process would still find
+	// the master's stream in its socket buffer when thawed. From here the
+	// replica keeps what it had and hears nothing more.
+	if _, err := topology.Command(replica.Addr, replica.Password, 5*time.Second, "REPLICAOF", "NO", "ONE"); err != nil {
+		return "cutting the replica off failed: " + err.Error()
+	}
 	select {
 	case <-time.After(hold):
 	case <-ctx.Done():
 	}
 	master.Kill()
-	replica.Thaw()
-	if _, err := topology.Command(replica.Addr, replica.Password, 5*time.Second, "REPLICAOF", "NO", "ONE"); err != nil {
-		return "promotion failed: " + err.Error()
-	}
 	d, err := in.env.Open(replica.Addr, replica.Password)
 	if err != nil {
 		return "cannot connect to the promoted replica: " + err.Error()
@@ -350,7 +352,7 @@ func (in *Injector) failover(ctx context.Context, sp Spec) string {
 	in.mu.Lock()
 	in.retired = append(in.retired, old)
 	in.mu.Unlock()
-	return fmt.Sprintf("master %s killed after the replica missed %v; replica %s promoted", master.Addr, hold, replica.Addr)
+	return fmt.Sprintf("replica %s cut off and promoted; master %s killed %v later; clients switched", replica.Addr, master.Addr, hold)
 }
 
 // OpDone counts one completed operation.
