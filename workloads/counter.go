@@ -28,7 +28,8 @@ func init() {
 // it back plus one (SET) — an increment that only the lock protects. With
 // nested, inside that section it also acquires lock i again (one attempt
 // within min(acquire timeout, 1 s)) and, with Params.NestedSecond, lock
-// (i+1) mod K, always in that order, before the write.
+// i+1 (i is then drawn below the last key, so locks are always taken in
+// ascending order and cannot deadlock), before the write.
 //
 // Keys for counter i share the hash tag {ctr:i}: <prefix>{ctr:i}:lock, :n.
 // Verify: increments = writes acknowledged by Redis; lost_updates =
@@ -78,6 +79,9 @@ func (c *counter) LockKeys() []string { return c.locks }
 
 func (c *counter) pick(w *Worker) int {
 	k := len(c.locks)
+	if c.nested && w.Env.Params.NestedSecond && k > 1 {
+		k-- // the second lock is i+1: keys are always taken in ascending order
+	}
 	if k == 1 {
 		return 0
 	}
@@ -95,6 +99,9 @@ func (c *counter) Op(ctx context.Context, w *Worker) error {
 	return w.Hold(ctx, i, c.locks[i], false, func(ictx context.Context, l strategies.Lease) error {
 		if c.nested {
 			release, err := c.enterNested(ctx, w, i)
+			if err != nil && ctx.Err() != nil {
+				return ctx.Err() // the run is stopping: not a nested failure
+			}
 			if err != nil {
 				c.nestedFail.Add(1)
 				return fmt.Errorf("%w: %w", errNested, err)
@@ -145,7 +152,7 @@ func (c *counter) enterNested(ctx context.Context, w *Worker, i int) (func(conte
 		}
 	}
 	if w.Env.Params.NestedSecond && len(c.locks) > 1 {
-		j := (i + 1) % len(c.locks)
+		j := i + 1 // pick keeps i below the last key: one global order, no deadlock
 		second, _, err := strategies.Acquire(ctx, w.Env.Locker, c.locks[j], w.Backoff, bound)
 		if err != nil {
 			rctx, cancel := w.Env.IOContext(ctx)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 )
 
@@ -80,7 +81,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "extra"}, []string{"unknown command"}},
 		{[]string{"frobnicate"}, []string{"unknown command"}},
 		{[]string{"run", "--retry", ",,"}, []string{"--retry is empty"}},
-		{[]string{"run", "--work", "2562047h"}, []string{"--work must be from 0 to 1h"}},
+		{[]string{"run", "--work", "2562047h"}, []string{"--work must stay within 1h"}},
 		{[]string{"run", "--duration", "2562047h", "--warmup", "2h"}, []string{"--duration must be > 0 and at most 24h"}},
 		{[]string{"run", "--out", "/proc/x.json"}, []string{"--out"}},
 		{[]string{"run", "--out", dirJSON}, []string{"is a directory"}},
@@ -106,6 +107,15 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--driver", "go-redis"}, []string{`did you mean "goredis"`}},
 		{[]string{"run", "--retry", "fixed:interval=1ms,interval=2ms"}, []string{"given twice"}},
 		{[]string{"run", "--clients", "x"}, []string{"invalid argument"}},
+		{[]string{"run", "--fault", "pauze"}, []string{`unknown fault "pauze"`, `did you mean "pause"`}},
+		{[]string{"run", "--fault", "node-kill", "--addr", "127.0.0.1:6379"}, []string{"cannot be used with --addr"}},
+		{[]string{"run", "--strategy", "redlock", "--fault", "failover"}, []string{"failover needs a master with a replica"}},
+		{[]string{"run", "--fault", "node-kill:node=3"}, []string{"node=3, but the layout has 1 server"}},
+		{[]string{"run", "--topology", "cluster"}, []string{"not supported yet"}},
+		{[]string{"run", "--topology", "ring"}, []string{"--topology"}},
+		{[]string{"run", "--work", "uniform:9ms-1ms"}, []string{"--work"}},
+		{[]string{"run", "--zipf", "0.5"}, []string{"--zipf"}},
+		{[]string{"run", "--keys", "0"}, []string{"--keys"}},
 	}
 	for _, c := range cases {
 		r := lockbench(t, c.args...)
@@ -126,7 +136,9 @@ func TestList(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, w := range []string{"naive", "atomic", "goredis", "rueidis", "flash-sale", "none", "fixed", "backoff"} {
+	for _, w := range []string{"naive", "atomic", "watchdog", "reentrant", "redlock", "segmented", "fencing", "multilevel",
+		"wait-replicas", "rwlock", "fair", "goredis", "rueidis", "flash-sale", "hot-key", "long-task", "nested",
+		"none", "spin", "fixed", "backoff", "pubsub", "pause", "crash-after-setnx", "node-kill", "node-restart", "node-pause", "failover"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("list lacks %q", w)
 		}
@@ -500,4 +512,39 @@ func TestServerDiesMidRun(t *testing.T) {
 			t.Errorf("redis-server %d left after the failed run", pid)
 		}
 	}
+}
+
+// Every fault runs from the CLI and its window lands in the JSON.
+func TestFaultsFromCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.json")
+	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--topology", "replica",
+		"--stock", "100000", "--duration", "2s", "--clients", "4", "--ttl", "200ms", "--work", "5ms",
+		"--fault", "pause:at=100ms,for=300ms", "--fault", "crash-after-setnx:at=150ms",
+		"--fault", "node-pause:node=1,at=200ms,for=100ms", "--fault", "node-restart:node=1,at=400ms",
+		"--fault", "node-kill:node=1,at=700ms", "--fault", "failover:at=800ms,hold=300ms", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := run.Scenarios[0].Faults
+	if len(fs) != 6 {
+		t.Fatalf("%d fault windows, want 6: %+v", len(fs), fs)
+	}
+	for _, f := range fs {
+		if f.Note == "" || f.EndMS < f.StartMS || f.StartMS < f.ArmedMS {
+			t.Errorf("window %+v", f)
+		}
+	}
+	assertServersGone(t, map[string]any{"servers": toAny(run.Meta.Servers)})
+}
+
+func toAny(ss []report.ServerInfo) []any {
+	var out []any
+	for _, s := range ss {
+		out = append(out, map[string]any{"pid": float64(s.Pid)})
+	}
+	return out
 }

@@ -532,3 +532,36 @@ func TestFairWithPubSub(t *testing.T) {
 		})
 	}
 }
+
+// hot-key: exact counts under a Zipf key choice; nested: a reentrant lock
+// re-enters, a plain one fails every nested acquire at once.
+func TestCounterWorkloads(t *testing.T) {
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			hk := run(t, engine.Scenario{
+				Strategy: "atomic", Driver: d, Workload: "hot-key", Retry: policy(t, "fixed:interval=2ms"),
+				Clients: 20, Duration: 600 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
+				Params: workloads.Params{Keys: 50, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)}, Seed: 2,
+			})
+			if hk.Violations.Total() != 0 || hk.Figures["increments"] == 0 || hk.Figures["increments"] != hk.Figures["counter_sum"] {
+				t.Fatalf("hot-key: %+v %v", hk.Violations, hk.Figures)
+			}
+			re := run(t, engine.Scenario{
+				Strategy: "reentrant", Driver: d, Workload: "nested", Retry: policy(t, "fixed:interval=2ms"),
+				Clients: 10, Duration: 500 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
+				Params: workloads.Params{Keys: 5, Work: workloads.Fixed(time.Millisecond), NestedSecond: true}, Seed: 3,
+			})
+			if re.Violations.Total() != 0 || re.Figures["nested_failures"] != 0 || re.Figures["increments"] == 0 {
+				t.Fatalf("reentrant nested: %+v %v", re.Violations, re.Figures)
+			}
+			at := run(t, engine.Scenario{
+				Strategy: "atomic", Driver: d, Workload: "nested", Retry: policy(t, "fixed:interval=2ms"),
+				Clients: 4, Duration: 300 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
+				Params: workloads.Params{Keys: 5, Work: workloads.Fixed(time.Millisecond)}, Seed: 3,
+			})
+			if at.Figures["increments"] != 0 || at.Figures["nested_failures"] == 0 || at.Violations.Total() != 0 {
+				t.Fatalf("atomic nested: %+v %v; want every nested acquire to fail", at.Violations, at.Figures)
+			}
+		})
+	}
+}

@@ -1,0 +1,222 @@
+package faults_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+func TestParse(t *testing.T) {
+	sp, err := faults.Parse("node-restart:node=2,down=50ms,after=100")
+	if err != nil || sp.Node != 2 || sp.Down != 50*time.Millisecond || sp.After != 100 {
+		t.Fatalf("%+v %v", sp, err)
+	}
+	if sp, _ := faults.Parse("pause"); sp.At != time.Second {
+		t.Fatalf("default trigger %v, want 1s", sp.At)
+	}
+	for spec, want := range map[string]string{
+		"pauze":               "unknown fault",
+		"pause:for=soon":      "not a duration",
+		"pause:node=1":        `unknown parameter "node"`,
+		"node-kill:node=-1":   "not a server index",
+		"failover:after=0":    "not a count",
+		"crash-after-setnx:x": "not key=value",
+	} {
+		if _, err := faults.Parse(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// scenario runs one fault scenario on a fresh layout of the given kind.
+func scenario(t *testing.T, strategy, driver, workload string, kind string, ttl time.Duration, work string, fault string, clients int, dur time.Duration) report.Scenario {
+	t.Helper()
+	ctx := context.Background()
+	var topo *topology.Topology
+	var err error
+	switch kind {
+	case "replica":
+		topo, err = topology.StartReplicated(ctx)
+	case "masters":
+		topo, err = topology.Start(ctx, 5)
+	default:
+		topo, err = topology.Start(ctx, 1)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	var nodes []engine.Node
+	for _, s := range topo.Servers {
+		nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	if kind == "replica" {
+		nodes = nodes[:1]
+	}
+	sp, err := faults.Parse(fault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := retry.Parse("fixed:interval=5ms")
+	w, err := workloads.ParseDist(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := engine.Scenario{
+		Strategy: strategy, Driver: driver, Workload: workload, Retry: pol, Clients: clients,
+		Duration: dur, TTL: ttl, AcquireTimeout: time.Second, Seed: 1,
+		Params: workloads.Params{Stock: 1_000_000, SKUs: 1, Work: w, Keys: 1},
+		Faults: []faults.Spec{sp}, Servers: topo.Servers,
+	}
+	res, err := engine.Run(ctx, sc, nodes, "lockbench:faulttest:"+strings.ReplaceAll(t.Name(), "/", ":")+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Faults) != 1 || res.Faults[0].StartMS < res.Faults[0].ArmedMS || res.Faults[0].EndMS < res.Faults[0].StartMS {
+		t.Fatalf("fault window %+v", res.Faults)
+	}
+	return res
+}
+
+func each(t *testing.T, f func(t *testing.T, driver string)) {
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) { f(t, d) })
+	}
+}
+
+// naive dies between SETNX and EXPIRE: the lock has no TTL and nobody
+// sells again; atomic dies holding a lock with a TTL and the others carry
+// on after it expires.
+func TestCrashAfterSetnx(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		n := scenario(t, "naive", d, "flash-sale", "", 200*time.Millisecond, "1ms", "crash-after-setnx:at=200ms", 8, 1500*time.Millisecond)
+		if n.Violations.StuckLocks != 1 || n.Faults[0].OpsAfter != 0 || !strings.Contains(n.Faults[0].Note, "after-setnx") {
+			t.Fatalf("naive: stuck %d, ops after the crash %d (%s); want 1 and 0", n.Violations.StuckLocks, n.Faults[0].OpsAfter, n.Faults[0].Note)
+		}
+		a := scenario(t, "atomic", d, "flash-sale", "", 200*time.Millisecond, "1ms", "crash-after-setnx:at=200ms", 8, 1500*time.Millisecond)
+		if a.Violations.StuckLocks != 0 || a.Faults[0].OpsAfter == 0 || !strings.Contains(a.Faults[0].Note, "after-acquire") {
+			t.Fatalf("atomic: stuck %d, ops after %d; want 0 and > 0 (recovered after one TTL)", a.Violations.StuckLocks, a.Faults[0].OpsAfter)
+		}
+	})
+}
+
+// A pause longer than the TTL: the watchdog's renewals stop with the
+// holder, another client enters (overlap); fencing rejects the paused
+// holder's stale write and nothing is oversold.
+func TestPauseBeatsWatchdogNotFencing(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		w := scenario(t, "watchdog", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms", 6, 1200*time.Millisecond)
+		if w.Violations.Overlap == 0 || w.StrategyStats["lost_leases"] != 1 {
+			t.Fatalf("watchdog: overlap %d, lost %v; want > 0 and 1", w.Violations.Overlap, w.StrategyStats["lost_leases"])
+		}
+		f := scenario(t, "fencing", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms", 6, 1200*time.Millisecond)
+		if f.Counters.Rejected == 0 || f.Violations.Oversell != 0 || f.Violations.LostUpdates != 0 {
+			t.Fatalf("fencing: rejected %d oversell %d lost %d; want > 0, 0, 0", f.Counters.Rejected, f.Violations.Oversell, f.Violations.LostUpdates)
+		}
+	})
+}
+
+// Failover with a lagging replica loses a held lock (atomic overlaps);
+// wait-replicas acquires nothing the replica has not acknowledged.
+func TestFailover(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		// Holders follow each other every 1 s; the replica is cut off at
+		// 0.2 s and the master killed at 2.2 s, while the third holder
+		// (whose lock the replica never saw) has 0.8 s of work left.
+		a := scenario(t, "atomic", d, "flash-sale", "replica", 1500*time.Millisecond, "1s", "failover:at=200ms,hold=2s", 10, 3500*time.Millisecond)
+		if a.Violations.Overlap == 0 {
+			t.Fatalf("atomic + failover: overlap 0, want > 0 (%s)", a.Faults[0].Note)
+		}
+		w := scenario(t, "wait-replicas", d, "flash-sale", "replica", 1500*time.Millisecond, "1s", "failover:at=200ms,hold=2s", 10, 3500*time.Millisecond)
+		if w.Violations.Overlap != 0 {
+			t.Fatalf("wait-replicas + failover: overlap %d, want 0", w.Violations.Overlap)
+		}
+	})
+}
+
+// Redlock forgets a lock when a majority of its masters restart empty
+// while it is held: another client takes it and the oracle sees the
+// overlap.
+func TestRedlockMajorityRestart(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		// Node 0, 1 and 2 restart together through three faults.
+		ctx := context.Background()
+		topo, err := topology.Start(ctx, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer topo.Stop()
+		var nodes []engine.Node
+		for _, s := range topo.Servers {
+			nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+		}
+		var specs []faults.Spec
+		for _, f := range []string{"node-restart:node=0,at=300ms", "node-restart:node=1,at=300ms", "node-restart:node=2,at=300ms"} {
+			sp, _ := faults.Parse(f)
+			specs = append(specs, sp)
+		}
+		pol, _ := retry.Parse("fixed:interval=10ms")
+		res, err := engine.Run(ctx, engine.Scenario{
+			Strategy: "redlock", Driver: d, Workload: "long-task", Retry: pol, Clients: 6,
+			Duration: 1500 * time.Millisecond, TTL: 3 * time.Second, AcquireTimeout: 2 * time.Second, Seed: 1,
+			Params: workloads.Params{Work: workloads.Fixed(time.Second), Keys: 1},
+			Faults: specs, Servers: topo.Servers,
+		}, nodes, "lockbench:faulttest:redlock:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Violations.Overlap == 0 {
+			t.Fatalf("redlock after a majority restart: overlap 0, want > 0; faults %+v", res.Faults)
+		}
+	})
+}
+
+// long-task with work > TTL: fixed leases overlap, the watchdog does not;
+// plain DEL releases other clients' locks, the Lua release never does.
+func TestLongTaskPattern(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		topo, err := topology.Start(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer topo.Stop()
+		s := topo.Servers[0]
+		pol, _ := retry.Parse("fixed:interval=5ms")
+		for _, strat := range []string{"naive", "atomic", "watchdog"} {
+			res, err := engine.Run(ctx, engine.Scenario{
+				Strategy: strat, Driver: d, Workload: "long-task", Retry: pol, Clients: 8,
+				Duration: 1200 * time.Millisecond, TTL: 50 * time.Millisecond, AcquireTimeout: 2 * time.Second, Seed: 1,
+				Params: workloads.Params{Work: workloads.Fixed(80 * time.Millisecond), Keys: 1},
+			}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:faulttest:lt:"+strat+":")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := res.Violations
+			switch strat {
+			case "naive":
+				if v.Overlap == 0 || v.ForeignReleases == 0 || v.LostUpdates == 0 {
+					t.Fatalf("naive: %+v, want overlap, foreign releases and lost updates", v)
+				}
+			case "atomic":
+				if v.Overlap == 0 || v.ForeignReleases != 0 || v.LostLeases == 0 {
+					t.Fatalf("atomic: %+v, want overlap and lost leases, no foreign release", v)
+				}
+			case "watchdog":
+				if v.Total() != 0 {
+					t.Fatalf("watchdog: %+v, want no violation", v)
+				}
+			}
+		}
+	})
+}
