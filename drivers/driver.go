@@ -49,6 +49,11 @@ type Options struct {
 	// IOTimeout bounds every read and write, so that no call waits forever
 	// on a server that stopped answering. Default (0): 5 s.
 	IOTimeout time.Duration
+	// Sentinels, when set, are Sentinel addresses: the client asks them
+	// for the master of MasterName and follows failovers; Addr is then only
+	// a label.
+	Sentinels  []string
+	MasterName string
 }
 
 // WithDefaults returns o with zero fields replaced by their defaults.
@@ -234,7 +239,7 @@ func Open(name string, o Options) (Driver, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
 	}
-	if o.Addr == "" {
+	if o.Addr == "" && len(o.Sentinels) == 0 {
 		return nil, errors.New("drivers: Options.Addr is empty")
 	}
 	return f(o.WithDefaults())

@@ -81,6 +81,7 @@ const (
 	Standalone Topology = "standalone" // one server (Nodes[0])
 	Masters    Topology = "masters"    // N independent masters (--nodes)
 	Replicated Topology = "replica"    // a master (Nodes[0]) with a replica
+	Sentinel   Topology = "sentinel"   // a master and a replica behind three Sentinels
 )
 
 // Info describes a registered strategy.

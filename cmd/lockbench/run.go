@@ -327,10 +327,12 @@ func validate(f *runFlags) (*plan, error) {
 		} else {
 			topo, nodesN = strategies.Masters, n
 		}
-	case f.topology == "sentinel" || f.topology == "cluster":
-		bad("--topology %s is not supported yet (standalone, masters:N, replica)", f.topology)
+	case f.topology == "sentinel":
+		topo = strategies.Sentinel
+	case f.topology == "cluster":
+		bad("--topology cluster is not supported yet (standalone, masters:N, replica, sentinel)")
 	default:
-		bad("--topology %q is not one of standalone, masters:N, replica", f.topology)
+		bad("--topology %q is not one of standalone, masters:N, replica, sentinel", f.topology)
 	}
 	if topo != "" && f.addr != "" {
 		bad("--topology starts servers; it cannot be used with --addr")
@@ -572,6 +574,8 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 			return topology.Start(ctx, t.plan.nodes)
 		case strategies.Replicated:
 			return topology.StartReplicated(ctx)
+		case strategies.Sentinel:
+			return topology.StartSentinel(ctx, nil)
 		}
 		return topology.Start(ctx, 1)
 	}
@@ -602,6 +606,10 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 		return nodes, topo.Servers, fmt.Sprintf("masters:%d", len(nodes)), release, nil
 	case strategies.Replicated:
 		return nodes[:1], topo.Servers, "replica", release, nil // clients use the master
+	case strategies.Sentinel:
+		n := engine.Node{Addr: "sentinel:" + topology.MasterName, Password: topo.Servers[0].Password,
+			Sentinels: topo.SentinelAddrs(), MasterName: topology.MasterName}
+		return []engine.Node{n}, topo.Servers, "sentinel", release, nil
 	}
 	return nodes, topo.Servers, "standalone", release, nil
 }
@@ -657,19 +665,23 @@ func (t *topologies) describe() (string, []report.ServerInfo) {
 			name = fmt.Sprintf("masters:%d", len(topo.Servers))
 		}
 		names = append(names, name)
-		for _, s := range topo.Servers {
-			servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
-		}
+		servers = append(servers, serverInfo(topo)...)
 	}
 	for _, topo := range t.fresh {
-		for _, s := range topo.Servers {
-			servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
-		}
+		servers = append(servers, serverInfo(topo)...)
 	}
 	if len(t.fresh) > 0 {
 		names = append(names, fmt.Sprintf("%d fresh for faults", len(t.fresh)))
 	}
 	return strings.Join(names, ","), servers
+}
+
+func serverInfo(topo *topology.Topology) []report.ServerInfo {
+	var out []report.ServerInfo
+	for _, s := range append(append([]*topology.Server(nil), topo.Servers...), topo.Sentinels...) {
+		out = append(out, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
+	}
+	return out
 }
 
 func (t *topologies) stop() {

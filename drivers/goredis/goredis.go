@@ -37,6 +37,23 @@ var _ drivers.Driver = (*driver)(nil)
 // command that may or may not have run must surface as an error.
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
+	if len(o.Sentinels) > 0 {
+		c := redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName:            o.MasterName,
+			SentinelAddrs:         o.Sentinels,
+			Password:              o.Password,
+			PoolSize:              o.PoolSize,
+			MinIdleConns:          o.PoolSize,
+			DialTimeout:           o.DialTimeout,
+			ReadTimeout:           o.IOTimeout,
+			WriteTimeout:          o.IOTimeout,
+			PoolTimeout:           o.IOTimeout,
+			MaxRetries:            -1,
+			ContextTimeoutEnabled: true,
+			DisableIdentity:       true,
+		})
+		return &driver{c: c, addr: o.Addr}, nil
+	}
 	c := redis.NewClient(&redis.Options{
 		Addr:                  o.Addr,
 		Password:              o.Password,

@@ -36,7 +36,7 @@ var _ drivers.Driver = (*driver)(nil)
 // Read-only commands are not retried on network errors (DisableRetry).
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
-	c, err := rueidis.NewClient(rueidis.ClientOption{
+	opt := rueidis.ClientOption{
 		InitAddress:       []string{o.Addr},
 		Password:          o.Password,
 		BlockingPoolSize:  o.PoolSize,
@@ -45,7 +45,13 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		DisableCache:      true,
 		DisableRetry:      true,
 		ForceSingleClient: true,
-	})
+	}
+	if len(o.Sentinels) > 0 {
+		opt.InitAddress = o.Sentinels
+		opt.ForceSingleClient = false
+		opt.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterName, TopologyRefreshInterval: time.Second}
+	}
+	c, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, &drivers.NodeError{Node: o.Addr, Err: err}
 	}

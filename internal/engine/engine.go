@@ -49,6 +49,10 @@ var (
 type Node struct {
 	Addr     string
 	Password string
+	// Sentinels, when set, make the client find the master of MasterName
+	// through them and follow failovers (Addr is then a label).
+	Sentinels  []string
+	MasterName string
 }
 
 // Scenario is one cell of a run's matrix.
@@ -121,7 +125,8 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 		}
 	}
 	for _, n := range nodes {
-		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Password: n.Password, PoolSize: clients + 4})
+		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Password: n.Password, PoolSize: clients + 4,
+			Sentinels: n.Sentinels, MasterName: n.MasterName})
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)

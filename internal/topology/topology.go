@@ -52,6 +52,8 @@ type Server struct {
 // Topology is a set of servers started together.
 type Topology struct {
 	Servers []*Server
+	// Sentinels are the Sentinel processes of a StartSentinel layout.
+	Sentinels []*Server
 }
 
 // Addrs returns the servers' addresses in start order.
@@ -111,19 +113,11 @@ func StartReplicated(ctx context.Context) (*Topology, error) {
 		return nil, err
 	}
 	t.Servers = append(t.Servers, m)
-	host, port, _ := net.SplitHostPort(m.Addr)
-	r, err := startOne(ctx, bin, "--replicaof", host, port, "--masterauth", m.Password)
+	r, err := startReplica(ctx, bin, m.Addr, m)
 	if err != nil {
 		t.Stop()
 		return nil, err
 	}
-	// One password for the pair, so that a client (or a promoted replica)
-	// authenticates the same way on both.
-	if _, err := Command(r.Addr, r.Password, time.Second, "CONFIG", "SET", "requirepass", m.Password); err != nil {
-		t.Stop()
-		return nil, fmt.Errorf("topology: set replica password: %w", err)
-	}
-	r.Password = m.Password
 	t.Servers = append(t.Servers, r)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -151,7 +145,7 @@ func (t *Topology) Stop() {
 		return
 	}
 	var wg sync.WaitGroup
-	for _, s := range t.Servers {
+	for _, s := range append(append([]*Server(nil), t.Servers...), t.Sentinels...) {
 		wg.Add(1)
 		go func(s *Server) { defer wg.Done(); s.Stop() }(s)
 	}

@@ -153,3 +153,25 @@ func TestRestartForgetsAndPause(t *testing.T) {
 		t.Fatal("killed server alive")
 	}
 }
+
+func TestStartSentinel(t *testing.T) {
+	topo, err := StartSentinel(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	if len(topo.Servers) != 2 || len(topo.Sentinels) != 3 {
+		t.Fatalf("%d servers, %d sentinels", len(topo.Servers), len(topo.Sentinels))
+	}
+	info, err := Command(topo.Sentinels[1].Addr, "", time.Second, "INFO", "sentinel")
+	if err != nil || !strings.Contains(info, topo.Servers[0].Addr) {
+		t.Fatalf("sentinel does not monitor the master %s: %q %v", topo.Servers[0].Addr, info, err)
+	}
+	pids := []int{topo.Sentinels[0].Pid, topo.Sentinels[1].Pid, topo.Sentinels[2].Pid}
+	topo.Stop()
+	for _, p := range pids {
+		if Alive(p) {
+			t.Fatalf("sentinel %d alive after Stop", p)
+		}
+	}
+}
