@@ -117,7 +117,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
 	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, NAME[:param=value,...] (repeatable; see 'lockbench list')")
-	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica (default standalone; replica when a fault needs one)")
+	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel (default standalone; replica when a fault needs one)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
@@ -288,8 +288,11 @@ func validate(f *runFlags) (*plan, error) {
 					bad("fault failover needs a master with a replica; %s runs on independent masters", st)
 				}
 			}
-			if f.topology != "" && f.topology != "replica" {
-				bad("fault failover needs --topology replica, not %s", f.topology)
+			if f.topology == "sentinel" && sp.Hold >= 5*time.Second {
+				bad("fault failover through Sentinel: hold=%v is too long; Sentinel does not promote a replica cut off for 5 s or more", sp.Hold)
+			}
+			if f.topology != "" && f.topology != "replica" && f.topology != "sentinel" {
+				bad("fault failover needs --topology replica (by hand) or sentinel, not %s", f.topology)
 			}
 		}
 		if strings.HasPrefix(sp.Name, "node-") && sp.Node > 0 {
@@ -448,7 +451,8 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s, %d clients ...", i+1, len(p.scenarios),
 				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
 		}
-		nodes, servers, name, release, err := topos.nodes(ctx, sc)
+		lay, err := topos.layoutFor(ctx, sc)
+		nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
 		if err == nil && run.Meta.RedisVersion == "" {
 			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
 		}
@@ -461,7 +465,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			}
 			return err
 		}
-		sc.Topology, sc.Servers = name, servers
+		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
 		prefix := fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i)
 		res, err := engine.Run(ctx, sc, nodes, prefix)
 		release()
@@ -520,6 +524,7 @@ type topologies struct {
 	order   []strategies.Topology
 	checked map[string]bool // external addresses already checked
 	fresh   []*topology.Topology
+	linker  func(master string) (string, error)
 }
 
 // kindFor is the layout a scenario runs on: the strategy's own need
@@ -549,6 +554,47 @@ func damaging(sc engine.Scenario) bool {
 	return false
 }
 
+// layout is where a scenario runs.
+type layout struct {
+	nodes     []engine.Node      // what clients connect to
+	servers   []*topology.Server // every server (replica included)
+	sentinels []string
+	link      *faults.Proxies // the replica's link on a Sentinel layout with a failover
+	name      string
+	release   func() // call after the scenario
+}
+
+// layoutFor starts or reuses the scenario's layout.
+func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout, error) {
+	var link *faults.Proxies
+	if t.kindFor(sc) == strategies.Sentinel && damaging(sc) {
+		// The replica replicates through a proxy that the failover cuts.
+		t.linker = func(master string) (string, error) {
+			px, err := faults.StartProxies([]string{master})
+			if err != nil {
+				return "", err
+			}
+			link = px
+			return px.Addr(0), nil
+		}
+	} else {
+		t.linker = nil
+	}
+	nodes, servers, name, release, err := t.nodes(ctx, sc)
+	if err != nil && link != nil {
+		link.Close()
+		link = nil
+	}
+	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link}
+	if link != nil {
+		l.release = func() { release(); link.Close() }
+	}
+	if len(nodes) > 0 {
+		l.sentinels = nodes[0].Sentinels
+	}
+	return l, err
+}
+
 // nodes returns the client-facing nodes for a scenario, every server of
 // its layout (replica included), the layout's name, and a release
 // function to call after the scenario.
@@ -575,7 +621,7 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 		case strategies.Replicated:
 			return topology.StartReplicated(ctx)
 		case strategies.Sentinel:
-			return topology.StartSentinel(ctx, nil)
+			return topology.StartSentinel(ctx, t.linker)
 		}
 		return topology.Start(ctx, 1)
 	}

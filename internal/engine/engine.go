@@ -91,6 +91,10 @@ type Scenario struct {
 	// topology, replica included; nil with --addr).
 	Faults  []faults.Spec
 	Servers []*topology.Server
+	// Sentinels and ReplLink describe a Sentinel layout (for a failover
+	// through Sentinel).
+	Sentinels []string
+	ReplLink  *faults.Proxies
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -199,6 +203,30 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out := report.Scenario{
 		Strategy: sc.Strategy, Driver: sc.Driver, Workload: sc.Workload,
 		Retry: sc.Retry.String(), Clients: sc.Clients, Params: sc.ParamsMap(),
+	}
+	var proxies *faults.Proxies
+	for _, f := range sc.Faults {
+		if f.Name != "latency" || proxies != nil {
+			continue
+		}
+		if len(nodes[0].Sentinels) > 0 {
+			return out, errors.New("the latency fault cannot stand between clients and a Sentinel layout")
+		}
+		var ups []string
+		for _, n := range nodes {
+			ups = append(ups, n.Addr)
+		}
+		var err error
+		if proxies, err = faults.StartProxies(ups); err != nil {
+			return out, fmt.Errorf("latency proxies: %w", err)
+		}
+		defer proxies.Close()
+		proxied := make([]Node, len(nodes))
+		for i, n := range nodes {
+			proxied[i] = n
+			proxied[i].Addr = proxies.Addr(i)
+		}
+		nodes = proxied
 	}
 	ds, err := Open(ctx, sc.Driver, nodes, sc.Clients)
 	if err != nil {
@@ -316,6 +344,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	if len(sc.Faults) > 0 {
 		inj = faults.New(sc.Faults, faults.Env{
 			Servers: sc.Servers, Switches: switches, TTL: sc.TTL, CrashPoint: crashPoint(locker),
+			Proxies: proxies, Sentinels: sc.Sentinels, ReplLink: sc.ReplLink,
 			Open: func(addr, pw string) (drivers.Driver, error) {
 				ds, err := Open(bg, sc.Driver, []Node{{Addr: addr, Password: pw}}, sc.Clients)
 				if err != nil {

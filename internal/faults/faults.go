@@ -15,10 +15,18 @@
 //     (default 0) on the same port, without persistence: it forgets every key.
 //   - node-pause:node=I,for=D — SIGSTOP server I, SIGCONT after D (default 500ms).
 //   - failover:hold=D — on a master with a replica: the replica is cut off
-//     (REPLICAOF NO ONE, so it keeps what it had and misses what clients do
-//     on the master for D, default 2 x the TTL, as an asynchronous replica
-//     that lags would), then the master is killed and every client switched
-//     to the replica — a failover by hand.
+//     so that it keeps what it had and misses what clients do on the master
+//     for D (default 2 x the TTL), as a lagging asynchronous replica would;
+//     then the master is killed. By hand (--topology replica): the replica
+//     was cut off with REPLICAOF NO ONE and every client is switched to it.
+//     Through Sentinel (--topology sentinel): the replication link, which
+//     runs through an in-process proxy, is cut; the Sentinels promote the
+//     replica (about 1 to 2 s after the kill) and the clients follow them.
+//     Keep hold under 5 s there: Sentinel will not promote a replica cut off
+//     for longer than 10 x down-after-milliseconds (500 ms).
+//   - latency:node=I,delay=D,jitter=J,for=F — add D (+-J) to every reply
+//     from server I (default 50ms, 0, until the end), through an in-process
+//     toxiproxy proxy that the clients of the scenario connect through.
 package faults
 
 import (
@@ -45,9 +53,10 @@ type Spec struct {
 	// a number of completed operations (After > 0 wins).
 	At    time.Duration
 	After int64
-	// For is the pause length (pause, node-pause), Down the downtime
-	// (node-restart), Hold the frozen-replica window (failover).
-	For, Down, Hold time.Duration
+	// For is the pause length (pause, node-pause) or the latency's
+	// duration, Down the downtime (node-restart), Hold the cut-off-replica
+	// window (failover), Delay and Jitter the added latency.
+	For, Down, Hold, Delay, Jitter time.Duration
 	// Node is the server index for node-* faults.
 	Node int
 	raw  string
@@ -75,7 +84,8 @@ var known = map[string]struct {
 	"node-kill":         {"SIGKILL a server (node=I)", NeedsOwnServer},
 	"node-restart":      {"kill a server and restart it empty on the same port (node=I, down=D)", NeedsOwnServer},
 	"node-pause":        {"SIGSTOP a server, SIGCONT after for=D (node=I)", NeedsOwnServer},
-	"failover":          {"cut the replica off for hold=D, kill the master, switch clients to the replica", NeedsReplica},
+	"failover":          {"cut the replica off for hold=D, kill the master; clients switched by hand or by Sentinel", NeedsReplica},
+	"latency":           {"add delay=D (+-jitter=J) to replies of server node=I, for=F (default: until the end)", NeedsNothing},
 }
 
 // Names lists the faults, sorted.
@@ -126,13 +136,17 @@ func Parse(s string) (Spec, error) {
 					errs = append(errs, fmt.Errorf("fault %s: after=%q is not a count >= 1", name, v))
 				}
 				sp.After = n
-			case k == "for" && (name == "pause" || name == "node-pause"):
+			case k == "for" && (name == "pause" || name == "node-pause" || name == "latency"):
 				sp.For = dur(k, v)
 			case k == "down" && name == "node-restart":
 				sp.Down = dur(k, v)
 			case k == "hold" && name == "failover":
 				sp.Hold = dur(k, v)
-			case k == "node" && strings.HasPrefix(name, "node-"):
+			case k == "delay" && name == "latency":
+				sp.Delay = dur(k, v)
+			case k == "jitter" && name == "latency":
+				sp.Jitter = dur(k, v)
+			case k == "node" && (strings.HasPrefix(name, "node-") || name == "latency"):
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 {
 					errs = append(errs, fmt.Errorf("fault %s: node=%q is not a server index", name, v))
@@ -142,6 +156,9 @@ func Parse(s string) (Spec, error) {
 				errs = append(errs, fmt.Errorf("fault %s: unknown parameter %q", name, k))
 			}
 		}
+	}
+	if name == "latency" && sp.Delay == 0 {
+		sp.Delay = 50 * time.Millisecond
 	}
 	if len(errs) > 0 {
 		return Spec{}, errors.Join(errs...)
@@ -166,6 +183,12 @@ type Env struct {
 	// CrashPoint is where crash-after-setnx strikes: "after-setnx" for
 	// naive, "after-acquire" for the others.
 	CrashPoint string
+	// Proxies stand between the clients and the nodes (latency).
+	Proxies *Proxies
+	// Sentinels and ReplLink are set on a Sentinel layout: the Sentinels'
+	// addresses and the proxy the replica replicates through.
+	Sentinels []string
+	ReplLink  *Proxies
 }
 
 // Injector runs the faults of one scenario. Clients call OpDone after each
@@ -317,7 +340,31 @@ func (in *Injector) act(ctx context.Context, sp Spec) {
 		}
 		in.close(i, fmt.Sprintf("node %d (%s) paused %v", sp.Node, s.Addr, d))
 	case "failover":
-		in.close(i, in.failover(ctx, sp))
+		if len(in.env.Sentinels) > 0 {
+			in.close(i, in.sentinelFailover(ctx, sp))
+		} else {
+			in.close(i, in.failover(ctx, sp))
+		}
+	case "latency":
+		if in.env.Proxies == nil {
+			in.close(i, "not done: no proxy in front of the nodes")
+			return
+		}
+		if err := in.env.Proxies.AddLatency(sp.Node, sp.Delay, sp.Jitter); err != nil {
+			in.close(i, "not done: "+err.Error())
+			return
+		}
+		note := fmt.Sprintf("node %d: +%v (+-%v) on every reply", sp.Node, sp.Delay, sp.Jitter)
+		if sp.For == 0 {
+			<-ctx.Done()
+		} else {
+			select {
+			case <-time.After(sp.For):
+			case <-ctx.Done():
+			}
+		}
+		_ = in.env.Proxies.RemoveLatency(sp.Node)
+		in.close(i, note)
 	}
 }
 
@@ -353,6 +400,42 @@ func (in *Injector) failover(ctx context.Context, sp Spec) string {
 	in.retired = append(in.retired, old)
 	in.mu.Unlock()
 	return fmt.Sprintf("replica %s cut off and promoted; master %s killed %v later; clients switched", replica.Addr, master.Addr, hold)
+}
+
+// sentinelFailover cuts the replica's link (its proxy), lets clients work
+// on the master for the hold time, kills the master, and waits (at most
+// 15 s) for the Sentinels to promote the replica; the clients follow the
+// Sentinels by themselves.
+func (in *Injector) sentinelFailover(ctx context.Context, sp Spec) string {
+	if in.env.ReplLink == nil || len(in.env.Servers) < 2 {
+		return "not done: a Sentinel failover needs the replica's link through a proxy"
+	}
+	master, replica := in.env.Servers[0], in.env.Servers[1]
+	hold := sp.Hold
+	if hold == 0 {
+		hold = 2 * in.env.TTL
+	}
+	in.env.ReplLink.Close()
+	select {
+	case <-time.After(hold):
+	case <-ctx.Done():
+	}
+	master.Kill()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range in.env.Sentinels {
+			info, err := topology.Command(s, "", time.Second, "INFO", "sentinel")
+			if err == nil && strings.Contains(info, "address="+replica.Addr) {
+				return fmt.Sprintf("replica %s cut off; master %s killed %v later; Sentinel promoted the replica", replica.Addr, master.Addr, hold)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "run ended before Sentinel promoted the replica"
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return "Sentinel did not promote the replica within 15 s"
 }
 
 // OpDone counts one completed operation.

@@ -220,3 +220,58 @@ func TestLongTaskPattern(t *testing.T) {
 		}
 	})
 }
+
+// Added latency on the only node: every operation takes at least the delay
+// (a lower bound; the run still completes its orders exactly).
+func TestLatencyFault(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		res := scenario(t, "atomic", d, "flash-sale", "", time.Second, "1ms", "latency:node=0,delay=100ms,at=0s", 4, 800*time.Millisecond)
+		if res.LatencyMS.Count == 0 || res.LatencyMS.P50 < 100 {
+			t.Fatalf("p50 %.1f ms over %d ops; want >= 100 ms with 100 ms added to each reply", res.LatencyMS.P50, res.LatencyMS.Count)
+		}
+		if res.Violations.Total() != 0 || !strings.Contains(res.Faults[0].Note, "+100ms") {
+			t.Fatalf("violations %+v, window %+v", res.Violations, res.Faults[0])
+		}
+	})
+}
+
+// Through Sentinel: the replica is cut off, the master killed, Sentinel
+// promotes the replica and the clients follow it; the lock the replica
+// never saw is taken again while its holder still works.
+func TestSentinelFailover(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		ctx := context.Background()
+		var link *faults.Proxies
+		topo, err := topology.StartSentinel(ctx, func(m string) (string, error) {
+			px, err := faults.StartProxies([]string{m})
+			if err != nil {
+				return "", err
+			}
+			link = px
+			return px.Addr(0), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer topo.Stop()
+		defer link.Close()
+		sp, _ := faults.Parse("failover:at=200ms,hold=3500ms")
+		pol, _ := retry.Parse("fixed:interval=10ms")
+		node := engine.Node{Addr: "sentinel", Password: topo.Servers[0].Password, Sentinels: topo.SentinelAddrs(), MasterName: topology.MasterName}
+		// Holders follow each other every 3.5 s; the replica saw only the
+		// first lock (expired on it at 4.5 s); the second holder works on
+		// until 7 s, past the promotion.
+		res, err := engine.Run(ctx, engine.Scenario{
+			Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: pol, Clients: 6,
+			Duration: 8 * time.Second, TTL: 4500 * time.Millisecond, AcquireTimeout: 3 * time.Second, Seed: 1,
+			Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(3500 * time.Millisecond)},
+			Faults: []faults.Spec{sp}, Servers: topo.Servers, Sentinels: topo.SentinelAddrs(), ReplLink: link,
+		}, []engine.Node{node}, "lockbench:faulttest:sentinel:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Faults[0].Note, "Sentinel promoted") || res.Violations.Overlap == 0 {
+			t.Fatalf("overlap %d, window %+v; want a Sentinel promotion and overlap > 0", res.Violations.Overlap, res.Faults[0])
+		}
+	})
+}
