@@ -54,6 +54,10 @@ type Options struct {
 	// a label.
 	Sentinels  []string
 	MasterName string
+	// Cluster makes the client a Redis Cluster client seeded with Addr; it
+	// routes each command by its key's slot. Multi-key commands must keep
+	// their keys in one slot (hash tags).
+	Cluster bool
 }
 
 // WithDefaults returns o with zero fields replaced by their defaults.
@@ -255,6 +259,27 @@ func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
 func (e *NodeError) Unwrap() error { return e.Err }
+
+// NodeLister is the optional capability of a cluster client to reach each
+// of its nodes, for per-node commands (SCAN, INFO, DBSIZE). The drivers it
+// returns belong to the client: closing them does nothing.
+type NodeLister interface {
+	Nodes(ctx context.Context) ([]Driver, error)
+}
+
+// FirstKey reports whether a command's first argument is a key, for
+// routing a generic command by slot: single-key commands (GET, SET, INCR,
+// PTTL, HGET, ...) and multi-key ones whose keys must share a slot (MGET,
+// MSET, DEL, EXISTS, UNLINK).
+func FirstKey(cmd string) bool {
+	switch strings.ToUpper(cmd) {
+	case "GET", "SET", "SETNX", "INCR", "INCRBY", "DECR", "DECRBY", "PTTL", "TTL", "PEXPIRE", "EXPIRE",
+		"HGET", "HSET", "HEXISTS", "HINCRBY", "HLEN", "HDEL", "LRANGE", "LPUSH", "RPUSH", "LLEN", "LREM",
+		"ZSCORE", "ZADD", "ZREM", "TYPE", "MGET", "MSET", "DEL", "EXISTS", "UNLINK":
+		return true
+	}
+	return false
+}
 
 // Subscriber is the optional pub/sub capability of a Driver (both adapters
 // have it); find it with a type assertion.

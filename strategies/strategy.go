@@ -82,6 +82,7 @@ const (
 	Masters    Topology = "masters"    // N independent masters (--nodes)
 	Replicated Topology = "replica"    // a master (Nodes[0]) with a replica
 	Sentinel   Topology = "sentinel"   // a master and a replica behind three Sentinels
+	Cluster    Topology = "cluster"    // a Redis Cluster of three masters
 )
 
 // Info describes a registered strategy.

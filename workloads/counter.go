@@ -169,8 +169,9 @@ var noRetry, _ = retry.Parse("none")
 
 func (c *counter) Verify(ctx context.Context, env *Env) (Result, error) {
 	var sum int64
-	for lo := 0; lo < len(c.vals); lo += batch {
-		args := append([]string{"MGET"}, c.vals[lo:min(lo+batch, len(c.vals))]...)
+	step := batchSize(env)
+	for lo := 0; lo < len(c.vals); lo += step {
+		args := append([]string{"MGET"}, c.vals[lo:min(lo+step, len(c.vals))]...)
 		r, err := env.Data.Do(ctx, args...)
 		if err != nil {
 			return Result{}, err

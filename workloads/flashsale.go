@@ -120,10 +120,11 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 			}
 		}
 	}
-	// Initial stock in batches of MSET.
-	for lo := 0; lo < len(f.slots); lo += batch {
+	// Initial stock in batches of MSET (one slot per MSET on a cluster).
+	step := batchSize(env)
+	for lo := 0; lo < len(f.slots); lo += step {
 		args := []string{"MSET"}
-		for i := lo; i < min(lo+batch, len(f.slots)); i++ {
+		for i := lo; i < min(lo+step, len(f.slots)); i++ {
 			s := &f.slots[i]
 			args = append(args, s.stock, strconv.FormatInt(s.share, 10), s.sold, "0")
 		}
@@ -143,6 +144,15 @@ func intOrZero(r drivers.Reply) (int64, error) {
 
 // batch is how many slots one MSET or MGET covers.
 const batch = 500
+
+// batchSize is batch, or 1 on a cluster, where a multi-key command must
+// stay in one hash slot (a flash-sale slot's keys share one hash tag).
+func batchSize(env *Env) int {
+	if env.Cluster {
+		return 1
+	}
+	return batch
+}
 
 // LockKeys lists every slot's lock key.
 func (f *flashSale) LockKeys() []string {
@@ -292,8 +302,9 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 
 func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
 	var sold, final, oversell, lost, unrecorded int64
-	for lo := 0; lo < len(f.slots); lo += batch {
-		hi := min(lo+batch, len(f.slots))
+	step := batchSize(env)
+	for lo := 0; lo < len(f.slots); lo += step {
+		hi := min(lo+step, len(f.slots))
 		args := []string{"MGET"}
 		for i := lo; i < hi; i++ {
 			args = append(args, f.slots[i].stock, f.slots[i].sold)

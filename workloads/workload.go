@@ -119,6 +119,9 @@ type Env struct {
 	Clients int
 	// Faults, when set, is the scenario's fault injector.
 	Faults FaultHooks
+	// Cluster is true when Data is a Redis Cluster client: a multi-key
+	// command must keep its keys in one slot.
+	Cluster bool
 	// Hard ends when the engine's grace period after a stop has passed: it
 	// interrupts critical-section work and Redis calls that the stop itself
 	// lets finish. Nil: never.

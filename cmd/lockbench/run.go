@@ -117,7 +117,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
 	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, NAME[:param=value,...] (repeatable; see 'lockbench list')")
-	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel (default standalone; replica when a fault needs one)")
+	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
@@ -282,6 +282,12 @@ func validate(f *runFlags) (*plan, error) {
 				bad("fault %s acts on servers lockbench starts itself; it cannot be used with --addr", sp.Name)
 			}
 		}
+		if sp.Name == "latency" && (f.topology == "sentinel" || f.topology == "cluster") {
+			bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", f.topology)
+		}
+		if sp.Name == "failover" && f.topology == "cluster" {
+			bad("fault failover needs --topology replica or sentinel, not cluster")
+		}
 		if sp.Name == "failover" {
 			for _, st := range strats {
 				if k := strategies.TopologyOf(st); k == strategies.Masters {
@@ -333,9 +339,9 @@ func validate(f *runFlags) (*plan, error) {
 	case f.topology == "sentinel":
 		topo = strategies.Sentinel
 	case f.topology == "cluster":
-		bad("--topology cluster is not supported yet (standalone, masters:N, replica, sentinel)")
+		topo = strategies.Cluster
 	default:
-		bad("--topology %q is not one of standalone, masters:N, replica, sentinel", f.topology)
+		bad("--topology %q is not one of standalone, masters:N, replica, sentinel, cluster", f.topology)
 	}
 	if topo != "" && f.addr != "" {
 		bad("--topology starts servers; it cannot be used with --addr")
@@ -622,6 +628,8 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 			return topology.StartReplicated(ctx)
 		case strategies.Sentinel:
 			return topology.StartSentinel(ctx, t.linker)
+		case strategies.Cluster:
+			return topology.StartCluster(ctx, 3)
 		}
 		return topology.Start(ctx, 1)
 	}
@@ -652,6 +660,9 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 		return nodes, topo.Servers, fmt.Sprintf("masters:%d", len(nodes)), release, nil
 	case strategies.Replicated:
 		return nodes[:1], topo.Servers, "replica", release, nil // clients use the master
+	case strategies.Cluster:
+		n := engine.Node{Addr: topo.Servers[0].Addr, Password: topo.Servers[0].Password, Cluster: true}
+		return []engine.Node{n}, topo.Servers, "cluster", release, nil
 	case strategies.Sentinel:
 		n := engine.Node{Addr: "sentinel:" + topology.MasterName, Password: topo.Servers[0].Password,
 			Sentinels: topo.SentinelAddrs(), MasterName: topology.MasterName}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,8 +26,9 @@ func init() {
 }
 
 type driver struct {
-	c    *redis.Client
-	addr string
+	c        redis.UniversalClient
+	addr     string
+	borrowed bool // a node of a cluster client: Close does nothing
 }
 
 var _ drivers.Driver = (*driver)(nil)
@@ -37,6 +39,21 @@ var _ drivers.Driver = (*driver)(nil)
 // command that may or may not have run must surface as an error.
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
+	if o.Cluster {
+		c := redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs:                 []string{o.Addr},
+			Password:              o.Password,
+			PoolSize:              o.PoolSize,
+			DialTimeout:           o.DialTimeout,
+			ReadTimeout:           o.IOTimeout,
+			WriteTimeout:          o.IOTimeout,
+			PoolTimeout:           o.IOTimeout,
+			MaxRetries:            -1,
+			ContextTimeoutEnabled: true,
+			DisableIdentity:       true,
+		})
+		return &driver{c: c, addr: o.Addr}, nil
+	}
 	if len(o.Sentinels) > 0 {
 		c := redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName:            o.MasterName,
@@ -103,7 +120,32 @@ func (d *driver) Do(ctx context.Context, args ...string) (drivers.Reply, error) 
 	return d.reply(v, err)
 }
 
-func (d *driver) Close() error { return d.c.Close() }
+func (d *driver) Close() error {
+	if d.borrowed {
+		return nil
+	}
+	return d.c.Close()
+}
+
+var _ drivers.NodeLister = (*driver)(nil)
+
+// Nodes returns the cluster's masters, or d itself when it is not a
+// cluster client.
+func (d *driver) Nodes(ctx context.Context) ([]drivers.Driver, error) {
+	cc, ok := d.c.(*redis.ClusterClient)
+	if !ok {
+		return []drivers.Driver{d}, nil
+	}
+	var mu sync.Mutex
+	var out []drivers.Driver
+	err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		mu.Lock()
+		out = append(out, &driver{c: c, addr: c.Options().Addr, borrowed: true})
+		mu.Unlock()
+		return nil
+	})
+	return out, err
+}
 
 func (d *driver) reply(v any, err error) (drivers.Reply, error) {
 	if errors.Is(err, redis.Nil) {

@@ -24,8 +24,9 @@ const Name = "rueidis"
 func init() { drivers.Register(Name, Open) }
 
 type driver struct {
-	c    rueidis.Client
-	addr string
+	c        rueidis.Client
+	addr     string
+	borrowed bool // a node of a cluster client: Close does nothing
 }
 
 var _ drivers.Driver = (*driver)(nil)
@@ -45,6 +46,9 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		DisableCache:      true,
 		DisableRetry:      true,
 		ForceSingleClient: true,
+	}
+	if o.Cluster {
+		opt.ForceSingleClient = false
 	}
 	if len(o.Sentinels) > 0 {
 		opt.InitAddress = o.Sentinels
@@ -87,12 +91,33 @@ func (d *driver) Do(ctx context.Context, args ...string) (drivers.Reply, error) 
 	if len(args) == 0 {
 		return drivers.Reply{}, fmt.Errorf("rueidis: Do with no command")
 	}
+	if len(args) > 1 && drivers.FirstKey(args[0]) {
+		// Routed by the first key's slot (cluster); harmless elsewhere.
+		return d.reply(d.c.Do(ctx, d.c.B().Arbitrary(args[0]).Keys(args[1]).Args(args[2:]...).Build()))
+	}
 	return d.reply(d.c.Do(ctx, d.c.B().Arbitrary(args[0]).Args(args[1:]...).Build()))
 }
 
 func (d *driver) Close() error {
-	d.c.Close()
+	if !d.borrowed {
+		d.c.Close()
+	}
 	return nil
+}
+
+var _ drivers.NodeLister = (*driver)(nil)
+
+// Nodes returns each node the client knows (the masters of a cluster), or
+// d itself for a single server.
+func (d *driver) Nodes(context.Context) ([]drivers.Driver, error) {
+	if d.c.Mode() != rueidis.ClientModeCluster {
+		return []drivers.Driver{d}, nil
+	}
+	var out []drivers.Driver
+	for addr, c := range d.c.Nodes() {
+		out = append(out, &driver{c: c, addr: addr, borrowed: true})
+	}
+	return out, nil
 }
 
 func (d *driver) reply(res rueidis.RedisResult) (drivers.Reply, error) {

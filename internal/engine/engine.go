@@ -53,6 +53,8 @@ type Node struct {
 	// through them and follow failovers (Addr is then a label).
 	Sentinels  []string
 	MasterName string
+	// Cluster makes the client a Redis Cluster client seeded with Addr.
+	Cluster bool
 }
 
 // Scenario is one cell of a run's matrix.
@@ -130,7 +132,7 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 	}
 	for _, n := range nodes {
 		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Password: n.Password, PoolSize: clients + 4,
-			Sentinels: n.Sentinels, MasterName: n.MasterName})
+			Sentinels: n.Sentinels, MasterName: n.MasterName, Cluster: n.Cluster})
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)
@@ -167,32 +169,66 @@ func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, erro
 	if prefix == "" {
 		return 0, errors.New("engine: refusing to delete keys with an empty prefix")
 	}
-	cursor, deleted := "0", 0
-	for {
-		r, err := d.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
-		if err != nil {
-			return deleted, err
-		}
-		if len(r.Array) != 2 {
-			return deleted, errors.New("engine: malformed SCAN reply")
-		}
-		cursor = r.Array[0].Str
-		keys := r.Array[1].Array
-		if len(keys) > 0 {
-			args := make([]string, 0, len(keys)+1)
-			args = append(args, "DEL")
-			for _, k := range keys {
-				args = append(args, k.Str)
-			}
-			if _, err := d.Do(ctx, args...); err != nil {
+	nodes, cluster, err := perNode(ctx, d)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, n := range nodes {
+		cursor := "0"
+		for {
+			r, err := n.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
+			if err != nil {
 				return deleted, err
 			}
+			if len(r.Array) != 2 {
+				return deleted, errors.New("engine: malformed SCAN reply")
+			}
+			cursor = r.Array[0].Str
+			keys := r.Array[1].Array
+			if cluster { // keys of one node may lie in many slots
+				for _, k := range keys {
+					if _, err := n.Do(ctx, "DEL", k.Str); err != nil {
+						return deleted, err
+					}
+				}
+			} else if len(keys) > 0 {
+				args := make([]string, 0, len(keys)+1)
+				args = append(args, "DEL")
+				for _, k := range keys {
+					args = append(args, k.Str)
+				}
+				if _, err := n.Do(ctx, args...); err != nil {
+					return deleted, err
+				}
+			}
 			deleted += len(keys)
-		}
-		if cursor == "0" {
-			return deleted, nil
+			if cursor == "0" {
+				break
+			}
 		}
 	}
+	return deleted, nil
+}
+
+// perNode returns the servers behind d — each master of a cluster client,
+// else d itself — and whether d is a cluster client.
+func perNode(ctx context.Context, d drivers.Driver) ([]drivers.Driver, bool, error) {
+	if sw, ok := d.(*drivers.Switch); ok {
+		d = sw.Current()
+	}
+	nl, ok := d.(drivers.NodeLister)
+	if !ok {
+		return []drivers.Driver{d}, false, nil
+	}
+	nodes, err := nl.Nodes(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(nodes) == 1 && nodes[0] == d {
+		return nodes, false, nil
+	}
+	return nodes, true, nil
 }
 
 // Run executes sc against nodes, keeping every key it writes under prefix,
@@ -283,7 +319,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out.Params["segments"] = strconv.Itoa(max(params.Segments, 1))
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: prefix, Params: params,
-		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients,
+		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: nodes[0].Cluster,
 	}
 	var hub *strategies.Hub
 	if sc.Retry.NeedsNotifier() {
@@ -492,6 +528,18 @@ return n`)
 func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64, error) {
 	stuck := make(map[string]bool)
 	for _, d := range ds {
+		if _, cluster, err := perNode(ctx, d); err != nil {
+			return 0, err
+		} else if cluster { // keys in many slots: one PTTL each
+			for _, k := range keys {
+				if p, err := d.Do(ctx, "PTTL", k); err != nil {
+					return 0, err
+				} else if p.Int == -1 {
+					stuck[k] = true
+				}
+			}
+			continue
+		}
 		for lo := 0; lo < len(keys); lo += 500 {
 			batch := keys[lo:min(lo+500, len(keys))]
 			r, err := d.Eval(ctx, noTTL, batch)
@@ -515,7 +563,15 @@ func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64,
 // calls per command name summed over the nodes.
 func CommandStats(ctx context.Context, ds []drivers.Driver) (map[string]int64, error) {
 	out := map[string]int64{}
+	var all []drivers.Driver
 	for _, d := range ds {
+		nodes, _, err := perNode(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, nodes...)
+	}
+	for _, d := range all {
 		r, err := d.Do(ctx, "INFO", "commandstats")
 		if err != nil {
 			return nil, err

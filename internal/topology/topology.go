@@ -54,6 +54,7 @@ type Topology struct {
 	Servers []*Server
 	// Sentinels are the Sentinel processes of a StartSentinel layout.
 	Sentinels []*Server
+	busPorts  []int // cluster bus ports of a StartCluster layout
 }
 
 // Addrs returns the servers' addresses in start order.

@@ -175,3 +175,20 @@ func TestStartSentinel(t *testing.T) {
 		}
 	}
 }
+
+func TestStartCluster(t *testing.T) {
+	topo, err := StartCluster(context.Background(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	// {a} hashes to slot 15495, on the last node: the first redirects.
+	if _, err := Command(s.Addr, s.Password, time.Second, "SET", "{a}x", "1"); err == nil || !strings.HasPrefix(err.Error(), "MOVED") {
+		t.Fatalf("SET on the wrong node: %v, want MOVED", err)
+	}
+	last := topo.Servers[2]
+	if _, err := Command(last.Addr, last.Password, time.Second, "SET", "{a}x", "1"); err != nil {
+		t.Fatal(err)
+	}
+}

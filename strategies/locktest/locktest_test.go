@@ -565,3 +565,63 @@ func TestCounterWorkloads(t *testing.T) {
 		})
 	}
 }
+
+// On a 3-master Redis Cluster both drivers route by slot (keys carry hash
+// tags): exact sales, exact counters, and every key deleted after.
+func TestOnCluster(t *testing.T) {
+	ctx := context.Background()
+	topo, err := topology.StartCluster(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s0 := topo.Servers[0]
+	node := engine.Node{Addr: s0.Addr, Password: s0.Password, Cluster: true}
+	for _, d := range drivers.Names() {
+		for _, c := range []struct{ strategy, workload, retry string }{
+			{"atomic", "flash-sale", "fixed:interval=2ms"},
+			{"watchdog", "flash-sale", "pubsub"},
+			{"reentrant", "hot-key", "fixed:interval=2ms"},
+			{"fencing", "flash-sale", "backoff:start=1ms,cap=20ms,tries=1000"},
+			{"segmented", "flash-sale", "fixed:interval=2ms"},
+		} {
+			t.Run(d+"/"+c.strategy+"/"+c.workload, func(t *testing.T) {
+				res, err := engine.Run(ctx, engine.Scenario{
+					Strategy: c.strategy, Driver: d, Workload: c.workload, Retry: policy(t, c.retry),
+					Clients: 20, Duration: duration(c.workload), TTL: 2 * time.Second, AcquireTimeout: 15 * time.Second,
+					Params: workloads.Params{Stock: 40, SKUs: 6, Keys: 30, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)},
+					Segments: 4, Seed: 4,
+				}, []engine.Node{node}, "lockbench:clustertest:"+d+":"+c.strategy+":")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Violations.Total() != 0 || res.Counters.Errors != 0 {
+					t.Fatalf("violations %+v errors %v", res.Violations, res.Counters.ErrorsByKind)
+				}
+				if c.workload == "flash-sale" && res.Figures["sold"] != 240 {
+					t.Fatalf("sold %d, want 240 (6 x 40)", res.Figures["sold"])
+				}
+				if c.workload == "hot-key" && (res.Figures["increments"] == 0 || res.Figures["increments"] != res.Figures["counter_sum"]) {
+					t.Fatalf("figures %v", res.Figures)
+				}
+				if res.RedisCost.Commands == 0 {
+					t.Fatal("no command counted across the cluster's nodes")
+				}
+				for _, s := range topo.Servers {
+					if n, err := topology.Command(s.Addr, s.Password, time.Second, "DBSIZE"); err != nil || n != "0" {
+						t.Fatalf("node %s holds %s keys after the run (%v)", s.Addr, n, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// duration bounds a cluster scenario: flash-sale ends when sold out,
+// hot-key runs for its duration.
+func duration(workload string) time.Duration {
+	if workload == "hot-key" {
+		return time.Second
+	}
+	return 20 * time.Second
+}
