@@ -589,7 +589,7 @@ func TestOnCluster(t *testing.T) {
 				res, err := engine.Run(ctx, engine.Scenario{
 					Strategy: c.strategy, Driver: d, Workload: c.workload, Retry: policy(t, c.retry),
 					Clients: 20, Duration: duration(c.workload), TTL: 2 * time.Second, AcquireTimeout: 15 * time.Second,
-					Params: workloads.Params{Stock: 40, SKUs: 6, Keys: 30, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)},
+					Params:   workloads.Params{Stock: 40, SKUs: 6, Keys: 30, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)},
 					Segments: 4, Seed: 4,
 				}, []engine.Node{node}, "lockbench:clustertest:"+d+":"+c.strategy+":")
 				if err != nil {
