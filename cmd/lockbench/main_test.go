@@ -521,7 +521,8 @@ func TestFaultsFromCLI(t *testing.T) {
 		"--stock", "100000", "--duration", "2s", "--clients", "4", "--ttl", "200ms", "--work", "5ms",
 		"--fault", "pause:at=100ms,for=300ms", "--fault", "crash-after-setnx:at=150ms",
 		"--fault", "node-pause:node=1,at=200ms,for=100ms", "--fault", "node-restart:node=1,at=400ms",
-		"--fault", "node-kill:node=1,at=700ms", "--fault", "failover:at=800ms,hold=300ms", "--out", out)
+		"--fault", "node-kill:node=1,at=700ms", "--fault", "failover:at=800ms,hold=300ms",
+		"--fault", "latency:node=0,delay=20ms,at=1200ms,for=200ms", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -530,8 +531,8 @@ func TestFaultsFromCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := run.Scenarios[0].Faults
-	if len(fs) != 6 {
-		t.Fatalf("%d fault windows, want 6: %+v", len(fs), fs)
+	if len(fs) != 7 {
+		t.Fatalf("%d fault windows, want 7: %+v", len(fs), fs)
 	}
 	for _, f := range fs {
 		if f.Note == "" || f.EndMS < f.StartMS || f.StartMS < f.ArmedMS {

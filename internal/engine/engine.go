@@ -381,6 +381,15 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		inj = faults.New(sc.Faults, faults.Env{
 			Servers: sc.Servers, Switches: switches, TTL: sc.TTL, CrashPoint: crashPoint(locker),
 			Proxies: proxies, Sentinels: sc.Sentinels, ReplLink: sc.ReplLink,
+			Stuck: func() (int64, error) {
+				lk, ok := wl.(workloads.LockKeyer)
+				if !ok {
+					return -1, nil
+				}
+				cctx, cancel := context.WithTimeout(bg, 5*time.Second)
+				defer cancel()
+				return StuckLocks(cctx, ds, lk.LockKeys())
+			},
 			Open: func(addr, pw string) (drivers.Driver, error) {
 				ds, err := Open(bg, sc.Driver, []Node{{Addr: addr, Password: pw}}, sc.Clients)
 				if err != nil {

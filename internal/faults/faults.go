@@ -189,6 +189,9 @@ type Env struct {
 	// addresses and the proxy the replica replicates through.
 	Sentinels []string
 	ReplLink  *Proxies
+	// Stuck, when set, counts lock keys left with no TTL; it runs right
+	// after each fault acted.
+	Stuck func() (int64, error)
 }
 
 // Injector runs the faults of one scenario. Clients call OpDone after each
@@ -273,9 +276,17 @@ func (in *Injector) begin(i int) {
 }
 
 func (in *Injector) close(i int, note string) {
+	end := in.ms(time.Now())
+	stuck := int64(-1)
+	if in.env.Stuck != nil {
+		if n, err := in.env.Stuck(); err == nil {
+			stuck = n
+		}
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.windows[i].EndMS = in.ms(time.Now())
+	in.windows[i].EndMS = end
+	in.windows[i].StuckAfter = stuck
 	if note != "" {
 		in.windows[i].Note = note
 	}
@@ -488,7 +499,7 @@ func (in *Injector) Finish() []Window {
 	out := make([]Window, len(in.windows))
 	for i, w := range in.windows {
 		if w.StartMS < 0 { // armed, never acted
-			w.StartMS, w.EndMS, w.OpsBefore = w.ArmedMS, w.ArmedMS, total
+			w.StartMS, w.EndMS, w.OpsBefore, w.StuckAfter = w.ArmedMS, w.ArmedMS, total, -1
 			if w.Note == "" {
 				w.Note = "armed, but no client reached its point before the end"
 			}

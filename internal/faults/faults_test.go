@@ -100,7 +100,7 @@ func each(t *testing.T, f func(t *testing.T, driver string)) {
 func TestCrashAfterSetnx(t *testing.T) {
 	each(t, func(t *testing.T, d string) {
 		n := scenario(t, "naive", d, "flash-sale", "", 200*time.Millisecond, "1ms", "crash-after-setnx:at=200ms", 8, 1500*time.Millisecond)
-		if n.Violations.StuckLocks != 1 || n.Faults[0].OpsAfter != 0 || !strings.Contains(n.Faults[0].Note, "after-setnx") {
+		if n.Violations.StuckLocks != 1 || n.Faults[0].StuckAfter != 1 || n.Faults[0].OpsAfter != 0 || !strings.Contains(n.Faults[0].Note, "after-setnx") {
 			t.Fatalf("naive: stuck %d, ops after the crash %d (%s); want 1 and 0", n.Violations.StuckLocks, n.Faults[0].OpsAfter, n.Faults[0].Note)
 		}
 		a := scenario(t, "atomic", d, "flash-sale", "", 200*time.Millisecond, "1ms", "crash-after-setnx:at=200ms", 8, 1500*time.Millisecond)

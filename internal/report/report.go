@@ -114,6 +114,9 @@ type FaultWindow struct {
 	// OpsAfter those completed after it started.
 	OpsBefore int64 `json:"ops_before"`
 	OpsAfter  int64 `json:"ops_after"`
+	// StuckAfter is the number of lock keys with no TTL right after the
+	// fault acted (-1: not checked).
+	StuckAfter int64 `json:"stuck_after"`
 	// Note says what happened, or why the fault did not act.
 	Note string `json:"note,omitempty"`
 }
