@@ -111,7 +111,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--fault", "node-kill", "--addr", "127.0.0.1:6379"}, []string{"cannot be used with --addr"}},
 		{[]string{"run", "--strategy", "redlock", "--fault", "failover"}, []string{"failover needs a master with a replica"}},
 		{[]string{"run", "--fault", "node-kill:node=3"}, []string{"node=3, but the layout has 1 server"}},
-		{[]string{"run", "--topology", "cluster"}, []string{"not supported yet"}},
+		{[]string{"run", "--topology", "masters:0"}, []string{"want masters:N"}},
 		{[]string{"run", "--topology", "ring"}, []string{"--topology"}},
 		{[]string{"run", "--work", "uniform:9ms-1ms"}, []string{"--work"}},
 		{[]string{"run", "--zipf", "0.5"}, []string{"--zipf"}},

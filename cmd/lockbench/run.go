@@ -875,9 +875,10 @@ func redactArgs(args []string) []string {
 // (about 200 KB).
 const maxClients = 20_000
 
-// checkOut checks that a result file can be written at path: a .json name
-// that is not a directory, in a directory that exists or can be created
-// and is writable.
+// checkOut checks, leaving nothing behind, that a result file can be
+// written at path: a .json name that is not a directory, whose nearest
+// existing ancestor directory is writable (missing directories are created
+// when the file is written).
 func checkOut(path string) error {
 	if !strings.HasSuffix(path, ".json") {
 		return errors.New("must end in .json")
@@ -886,15 +887,27 @@ func checkOut(path string) error {
 		return errors.New("is a directory")
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create its directory: %v", err)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%s is not a directory", dir)
+			}
+			// A file created and removed at once: root passes access(2)
+			// checks on read-only file systems such as /proc.
+			tmp, err := os.CreateTemp(dir, ".lockbench-check-*")
+			if err != nil {
+				return fmt.Errorf("directory %s is not writable", dir)
+			}
+			tmp.Close()
+			return os.Remove(tmp.Name())
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return fmt.Errorf("no existing directory above %s", path)
+		}
+		dir = parent
 	}
-	tmp, err := os.CreateTemp(dir, ".lockbench-check-*")
-	if err != nil {
-		return fmt.Errorf("directory not writable: %v", err)
-	}
-	tmp.Close()
-	return os.Remove(tmp.Name())
 }
 
 func contains(list []string, s string) bool {
