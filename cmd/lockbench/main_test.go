@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -316,7 +317,7 @@ const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER from <linux/prctl.h>
 
 // waitFor reads r until s has appeared, then keeps draining r in the
 // background so that the writer never blocks.
-func waitFor(t *testing.T, r io.Reader, s string) {
+func waitFor(t *testing.T, r io.Reader, s string) *syncBuffer {
 	t.Helper()
 	br := bufio.NewReader(r)
 	var seen strings.Builder
@@ -327,7 +328,28 @@ func waitFor(t *testing.T, r io.Reader, s string) {
 		}
 		seen.WriteByte(b)
 	}
-	go io.Copy(io.Discard, br)
+	rest := &syncBuffer{}
+	rest.Write([]byte(seen.String()))
+	go io.Copy(rest, br)
+	return rest
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func hasKeys(t *testing.T, what string, m map[string]any, keys ...string) {
@@ -435,7 +457,7 @@ func TestSecondInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, stderr, "[1/1]")
+	errOut := waitFor(t, stderr, "[1/1]")
 	var kids []int
 	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
@@ -453,7 +475,7 @@ func TestSecondInterrupt(t *testing.T) {
 		t.Fatal("a second Ctrl-C did not stop lockbench")
 	}
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit %d, want 130", code)
+		t.Fatalf("exit %d, want 130\n%s", code, errOut)
 	}
 	for _, pid := range kids {
 		if topology.Alive(pid) {

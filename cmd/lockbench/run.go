@@ -475,6 +475,14 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		prefix := fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i)
 		res, err := engine.Run(ctx, sc, nodes, prefix)
 		release()
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Ctrl-C before the scenario measured anything (while
+			// connecting): an interruption, not a failure.
+			if !f.quiet {
+				fmt.Fprintln(stderr, " interrupted")
+			}
+			break
+		}
 		if err != nil {
 			if !f.quiet {
 				fmt.Fprintln(stderr, " failed")
