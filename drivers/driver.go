@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 // Driver is what strategies and workloads need from a Redis client. One
@@ -200,36 +200,19 @@ func isWord(s string) bool {
 // Factory opens a Driver with the given options.
 type Factory func(o Options) (Driver, error)
 
-var (
-	regMu    sync.RWMutex
-	registry = map[string]Factory{}
-)
+var reg = registry.New[Factory]("driver")
 
 // Register makes an adapter available under name. It panics when name is
 // empty, f is nil, or name is registered twice (as database/sql.Register).
 func Register(name string, f Factory) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if name == "" || f == nil {
-		panic("drivers: Register with empty name or nil factory")
+	if f == nil {
+		panic("drivers: Register with a nil factory")
 	}
-	if _, dup := registry[name]; dup {
-		panic("drivers: Register called twice for " + name)
-	}
-	registry[name] = f
+	reg.Register(name, f)
 }
 
 // Names lists the registered adapters, sorted.
-func Names() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for n := range registry {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return reg.Names() }
 
 // ErrUnknown is wrapped by Open for a name that is not registered.
 var ErrUnknown = errors.New("drivers: unknown driver")
@@ -237,11 +220,9 @@ var ErrUnknown = errors.New("drivers: unknown driver")
 // Open opens the adapter registered as name. An unknown name gives an error
 // wrapping ErrUnknown that lists the valid names.
 func Open(name string, o Options) (Driver, error) {
-	regMu.RLock()
-	f, ok := registry[name]
-	regMu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	f, err := reg.Lookup(name, ErrUnknown)
+	if err != nil {
+		return nil, err
 	}
 	if o.Addr == "" && len(o.Sentinels) == 0 {
 		return nil, errors.New("drivers: Options.Addr is empty")

@@ -6,12 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies/retry"
 )
 
@@ -99,73 +97,49 @@ type entry struct {
 	f    Factory
 }
 
-var (
-	regMu    sync.RWMutex
-	registry = map[string]entry{}
-)
+var reg = registry.New[entry]("strategy")
 
 // Register makes a strategy available under name, with its description
-// and needs. It panics on an empty or duplicate name.
+// and needs. It panics on an empty or duplicate name, or a nil factory.
 func Register(name string, info Info, f Factory) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if name == "" || f == nil {
-		panic("strategies: Register with empty name or nil factory")
-	}
-	if _, dup := registry[name]; dup {
-		panic("strategies: Register called twice for " + name)
+	if f == nil {
+		panic("strategies: Register with a nil factory")
 	}
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}
-	registry[name] = entry{info.Desc, info.Topology, f}
+	reg.Register(name, entry{info.Desc, info.Topology, f})
 }
 
 // TopologyOf returns the layout the strategy needs (Standalone if unknown).
 func TopologyOf(name string) Topology {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	if e, ok := registry[name]; ok {
+	if e, ok := reg.Get(name); ok {
 		return e.topo
 	}
 	return Standalone
 }
 
 // Names lists the registered strategies, sorted.
-func Names() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for n := range registry {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return reg.Names() }
 
 // Describe returns a strategy's one-line description ("" if unknown).
 func Describe(name string) string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	return registry[name].desc
+	e, _ := reg.Get(name)
+	return e.desc
 }
 
 // Known reports whether name is registered.
 func Known(name string) bool {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	_, ok := registry[name]
+	_, ok := reg.Get(name)
 	return ok
 }
 
 // New builds the strategy registered as name. Errors: ErrUnknown (with the
 // valid names), or the strategy's own validation of c.
 func New(name string, c Config) (Locker, error) {
-	regMu.RLock()
-	e, ok := registry[name]
-	regMu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	e, err := reg.Lookup(name, ErrUnknown)
+	if err != nil {
+		return nil, err
 	}
 	if len(c.Nodes) == 0 {
 		return nil, errors.New("strategies: Config.Nodes is empty")

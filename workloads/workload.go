@@ -6,15 +6,12 @@ package workloads
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"sort"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 )
@@ -314,42 +311,24 @@ type entry struct {
 	f    Factory
 }
 
-var (
-	regMu    sync.RWMutex
-	registry = map[string]entry{}
-)
+var reg = registry.New[entry]("workload")
 
 // Register makes a workload available under name; it panics on an empty or
-// duplicate name.
+// duplicate name, or a nil factory.
 func Register(name, desc string, f Factory) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if name == "" || f == nil {
-		panic("workloads: Register with empty name or nil factory")
+	if f == nil {
+		panic("workloads: Register with a nil factory")
 	}
-	if _, dup := registry[name]; dup {
-		panic("workloads: Register called twice for " + name)
-	}
-	registry[name] = entry{desc, f}
+	reg.Register(name, entry{desc, f})
 }
 
 // Names lists the registered workloads, sorted.
-func Names() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for n := range registry {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return reg.Names() }
 
 // Describe returns a workload's one-line description.
 func Describe(name string) string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	return registry[name].desc
+	e, _ := reg.Get(name)
+	return e.desc
 }
 
 // ErrUnknown is wrapped by New for an unregistered workload name.
@@ -357,11 +336,9 @@ var ErrUnknown = errors.New("unknown workload")
 
 // New returns a fresh instance of the workload registered as name.
 func New(name string) (Workload, error) {
-	regMu.RLock()
-	e, ok := registry[name]
-	regMu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	e, err := reg.Lookup(name, ErrUnknown)
+	if err != nil {
+		return nil, err
 	}
 	return e.f(), nil
 }
