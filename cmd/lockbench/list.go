@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -33,9 +34,11 @@ func newListCmd() *cobra.Command {
 func printList(w io.Writer) {
 	section := func(title string, names []string, desc func(string) string) {
 		fmt.Fprintf(w, "%s:\n", title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, n := range names {
-			fmt.Fprintf(w, "  %-12s %s\n", n, desc(n))
+			fmt.Fprintf(tw, "  %s\t%s\n", n, desc(n))
 		}
+		tw.Flush()
 		fmt.Fprintln(w)
 	}
 	section("strategies (--strategy)", strategies.Names(), strategies.Describe)
