@@ -1,7 +1,6 @@
 package workloads
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -32,7 +31,7 @@ func ParseDist(s string) (Dist, error) {
 			return Dist{}, fmt.Errorf("%q is not a duration, uniform:MIN-MAX or lognormal:median=D,p99=D", s)
 		}
 		if d < 0 {
-			return Dist{}, errors.New("a negative time")
+			return Dist{}, fmt.Errorf("%q is negative", s)
 		}
 		return Fixed(d), nil
 	}
@@ -62,8 +61,11 @@ func ParseDist(s string) (Dist, error) {
 				return Dist{}, fmt.Errorf("%q: unknown parameter %q (median, p99)", s, k)
 			}
 		}
-		if med <= 0 || p99 < med {
-			return Dist{}, fmt.Errorf("%q: want 0 < median <= p99", s)
+		if med <= 0 || p99 <= 0 {
+			return Dist{}, fmt.Errorf("%q: give both median=D and p99=D", s)
+		}
+		if p99 < med {
+			return Dist{}, fmt.Errorf("%q: want median <= p99", s)
 		}
 		mu := math.Log(float64(med))
 		return Dist{kind: "lognormal", mu: mu, sigm: (math.Log(float64(p99)) - mu) / 2.3263478740408408, spec: s, a: med, b: p99}, nil

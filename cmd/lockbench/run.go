@@ -192,7 +192,7 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	work, err := workloads.ParseDist(f.work)
 	if err != nil {
-		bad("--work %v", err)
+		bad("--work: %v", err)
 	} else if work.Max() > time.Hour {
 		bad("--work must stay within 1h, got %v", f.work)
 	}
@@ -285,9 +285,6 @@ func validate(f *runFlags) (*plan, error) {
 		if sp.Name == "latency" && (f.topology == "sentinel" || f.topology == "cluster") {
 			bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", f.topology)
 		}
-		if sp.Name == "failover" && f.topology == "cluster" {
-			bad("fault failover needs --topology replica or sentinel, not cluster")
-		}
 		if sp.Name == "failover" {
 			for _, st := range strats {
 				if k := strategies.TopologyOf(st); k == strategies.Masters {
@@ -308,8 +305,12 @@ func validate(f *runFlags) (*plan, error) {
 					max = f.nodes
 				}
 			}
-			if f.topology == "replica" || strings.HasPrefix(f.topology, "masters:") {
+			switch {
+			case f.topology == "replica" || f.topology == "sentinel":
 				max = 2
+			case f.topology == "cluster":
+				max = 3
+			case strings.HasPrefix(f.topology, "masters:"):
 				if n, err := strconv.Atoi(strings.TrimPrefix(f.topology, "masters:")); err == nil {
 					max = n
 				}
@@ -502,6 +503,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			v := res.Violations
 			fmt.Fprintf(stderr, " %.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)\n",
 				res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
+		}
+		if res.VerifyError != "" {
+			fmt.Fprintf(stderr, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
 		}
 		if sc.Warmup > 0 && res.Ops == 0 && res.StopReason == "done" {
 			fmt.Fprintf(stderr, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
@@ -815,10 +819,12 @@ func splitRetry(s string) []string {
 // suggest returns `; did you mean "x"?` for the valid name nearest to s
 // (edit distance at most 3, or a name that contains s), or "".
 func suggest(s string, valid []string) string {
-	best, bestD := "", 4
+	// A suggestion must be close: at most 2 edits, and fewer than half the
+	// length of what was typed ("foo" is not "fair").
+	best, bestD := "", min(3, (len(s)+1)/2)
 	for _, v := range valid {
 		d := levenshtein.ComputeDistance(strings.ToLower(s), v)
-		if d < bestD || (best == "" && s != "" && strings.Contains(v, strings.ToLower(s))) {
+		if d < bestD || (best == "" && len(s) >= 3 && strings.Contains(v, strings.ToLower(s))) {
 			best, bestD = v, d
 		}
 	}

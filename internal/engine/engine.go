@@ -470,7 +470,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out.HoldMS = metrics.Summarize(total.Hold)
 	out.Counters = report.Counters{
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
-		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors,
+		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
 	}
 	perClient := make([]int64, len(recs))
 	for i, r := range recs {
@@ -484,7 +484,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		out.StrategyStats = sr.Stats()
 	}
 	out.Topology = sc.Topology
-	if hold := total.Hold.Mean(); hold > 0 && env.Locks > 0 {
+	if hold := total.Hold.Mean(); hold > 0 && env.Locks > 0 && total.Ops > 0 {
 		out.CeilingOpsPerSec = float64(min(sc.Clients, env.Locks)) / (hold / 1e6)
 		out.Efficiency = out.OpsPerSec / out.CeilingOpsPerSec
 	}
@@ -507,11 +507,17 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	defer vcancel()
 	res, err := wl.Verify(vctx, env)
 	if err != nil {
-		return out, fmt.Errorf("%s verify: %w", sc.Workload, err)
+		if inj == nil {
+			return out, fmt.Errorf("%s verify: %w", sc.Workload, err)
+		}
+		// A fault may have left the data unreachable (a killed data node):
+		// keep what was measured and say why the end check is missing.
+		out.VerifyError = err.Error()
 	}
 	out.Figures = res.Figures
 	out.Violations = report.Violations{
 		Oversell:        res.Violations["oversell"],
+		LostAckedWrites: res.Violations["lost_acked_writes"],
 		LostUpdates:     res.Violations["lost_updates"],
 		Overlap:         env.Oracle.Overlaps(),
 		ForeignReleases: all.ForeignReleases,
@@ -520,7 +526,10 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	}
 	if lk, ok := wl.(workloads.LockKeyer); ok {
 		if out.Violations.StuckLocks, err = StuckLocks(vctx, ds, lk.LockKeys()); err != nil {
-			return out, fmt.Errorf("stuck-lock check: %w", err)
+			if inj == nil {
+				return out, fmt.Errorf("stuck-lock check: %w", err)
+			}
+			out.VerifyError = strings.TrimPrefix(out.VerifyError+"; ", "; ") + "stuck-lock check: " + err.Error()
 		}
 	}
 	return out, nil
@@ -536,7 +545,12 @@ return n`)
 // (checked in batches of 500 keys per node).
 func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64, error) {
 	stuck := make(map[string]bool)
+	var unreachable error
 	for _, d := range ds {
+		if _, err := d.Do(ctx, "PING"); err != nil {
+			unreachable = err // a node a fault killed: check the others
+			continue
+		}
 		if _, cluster, err := perNode(ctx, d); err != nil {
 			return 0, err
 		} else if cluster { // keys in many slots: one PTTL each
@@ -564,6 +578,9 @@ func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64,
 				}
 			}
 		}
+	}
+	if unreachable != nil && len(ds) == 1 {
+		return 0, unreachable
 	}
 	return int64(len(stuck)), nil
 }
@@ -692,7 +709,11 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 			return // the run is stopping; not an error of the lock
 		default:
-			rec.Errors[drivers.ErrorKind(err)]++
+			kind := drivers.ErrorKind(err)
+			rec.Errors[kind]++
+			if _, ok := rec.Samples[kind]; !ok {
+				rec.Samples[kind] = err.Error()
+			}
 			if errors.Is(err, context.Canceled) {
 				return
 			}

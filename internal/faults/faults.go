@@ -160,6 +160,12 @@ func Parse(s string) (Spec, error) {
 	if name == "latency" && sp.Delay == 0 {
 		sp.Delay = 50 * time.Millisecond
 	}
+	if name == "latency" && sp.Jitter > sp.Delay {
+		errs = append(errs, fmt.Errorf("fault latency: jitter=%v exceeds delay=%v (a reply cannot come early)", sp.Jitter, sp.Delay))
+	}
+	if strings.Contains(","+rest, ",at=") && strings.Contains(","+rest, ",after=") {
+		errs = append(errs, fmt.Errorf("fault %s: give at= or after=, not both", name))
+	}
 	if len(errs) > 0 {
 		return Spec{}, errors.Join(errs...)
 	}
@@ -209,6 +215,7 @@ type Injector struct {
 
 	mu      sync.Mutex
 	windows []Window
+	fired   []bool           // per spec: its trigger came
 	retired []drivers.Driver // replaced by a failover; closed at the end
 	wg      sync.WaitGroup
 }
@@ -222,15 +229,19 @@ func New(specs []Spec, env Env) *Injector {
 // ends.
 func (in *Injector) Start(ctx context.Context) {
 	in.start = time.Now()
-	for _, sp := range in.specs {
+	in.fired = make([]bool, len(in.specs))
+	for k, sp := range in.specs {
 		in.wg.Add(1)
-		go func(sp Spec) {
+		go func(k int, sp Spec) {
 			defer in.wg.Done()
 			if !in.await(ctx, sp) {
 				return
 			}
+			in.mu.Lock()
+			in.fired[k] = true
+			in.mu.Unlock()
 			in.act(ctx, sp)
-		}(sp)
+		}(k, sp)
 	}
 }
 
@@ -496,9 +507,15 @@ func (in *Injector) Finish() []Window {
 	}
 	in.retired = nil
 	total := in.ops.Load()
+	for k, sp := range in.specs { // faults whose trigger never came
+		if !in.fired[k] {
+			in.windows = append(in.windows, Window{Fault: sp.String(), ArmedMS: -1, StartMS: -1, EndMS: -1,
+				OpsBefore: total, StuckAfter: -1, Note: "not triggered: the scenario ended first"})
+		}
+	}
 	out := make([]Window, len(in.windows))
 	for i, w := range in.windows {
-		if w.StartMS < 0 { // armed, never acted
+		if w.StartMS < 0 && w.ArmedMS >= 0 { // armed, never acted
 			w.StartMS, w.EndMS, w.OpsBefore, w.StuckAfter = w.ArmedMS, w.ArmedMS, total, -1
 			if w.Note == "" {
 				w.Note = "armed, but no client reached its point before the end"

@@ -64,6 +64,8 @@ type Recorder struct {
 	WorkedAfterLoss int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	Errors map[string]int64
+	// Samples keeps the first error message of each kind.
+	Samples map[string]string
 }
 
 // NewRecorder returns an empty Recorder.
@@ -74,6 +76,7 @@ func NewRecorder() *Recorder {
 		Release: NewHistogram(),
 		Hold:    NewHistogram(),
 		Errors:  map[string]int64{},
+		Samples: map[string]string{},
 	}
 }
 
@@ -95,6 +98,11 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.WorkedAfterLoss += o.WorkedAfterLoss
 	for k, v := range o.Errors {
 		r.Errors[k] += v
+	}
+	for k, v := range o.Samples {
+		if _, ok := r.Samples[k]; !ok {
+			r.Samples[k] = v
+		}
 	}
 }
 

@@ -94,6 +94,10 @@ type Scenario struct {
 	Efficiency float64   `json:"efficiency"`
 	Fairness   Fairness  `json:"fairness"`
 	RedisCost  RedisCost `json:"redis_cost"`
+	// VerifyError is set when a fault left the end check impossible (the
+	// data node was killed): figures and end-state violations are then
+	// missing, the rest was measured.
+	VerifyError string `json:"verify_error,omitempty"`
 	// Faults are the windows in which the scenario's faults acted.
 	Faults []FaultWindow `json:"faults,omitempty"`
 	// StrategyStats are the strategy's own counts (watchdog renewals and
@@ -157,6 +161,8 @@ type Counters struct {
 	// Errors is the total of ErrorsByKind.
 	Errors       int64            `json:"errors"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
+	// ErrorSamples holds the first message seen for each kind.
+	ErrorSamples map[string]string `json:"error_samples,omitempty"`
 }
 
 // Violations are safety counts over the whole run; all 0 for a correct lock
@@ -177,11 +183,14 @@ type Violations struct {
 	// WorkedAfterLoss are writes completed after the holder had been told
 	// its lease was lost.
 	WorkedAfterLoss int64 `json:"worked_after_loss"`
+	// LostAckedWrites are operations the server acknowledged that the
+	// final state does not contain (a failover to a lagging replica).
+	LostAckedWrites int64 `json:"lost_acked_writes"`
 }
 
 // Total is the sum of the violation counts.
 func (v Violations) Total() int64 {
-	return v.Oversell + v.Overlap + v.LostUpdates + v.StuckLocks + v.ForeignReleases + v.LostLeases + v.WorkedAfterLoss
+	return v.Oversell + v.Overlap + v.LostUpdates + v.StuckLocks + v.ForeignReleases + v.LostLeases + v.WorkedAfterLoss + v.LostAckedWrites
 }
 
 // WriteFile writes r as indented JSON to path atomically: a temporary file
@@ -239,7 +248,7 @@ func ReadFile(path string) (*Run, error) {
 func Table(w io.Writer, scenarios []Scenario) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling",
-		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "jain", "oversell", "overlap", "lost upd", "errors")
+		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "jain", "oversell", "overlap", "lost upd", "other violations", "errors")
 	for _, s := range scenarios {
 		if err := t.Append(
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), strconv.Itoa(s.Clients),
@@ -249,12 +258,31 @@ func Table(w io.Writer, scenarios []Scenario) error {
 			strconv.FormatInt(s.Violations.Oversell, 10),
 			strconv.FormatInt(s.Violations.Overlap, 10),
 			strconv.FormatInt(s.Violations.LostUpdates, 10),
+			otherCell(s.Violations),
 			errorCell(s.Counters),
 		); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// otherCell names the non-zero violation counts beyond the three columns.
+func otherCell(v Violations) string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"stuck", v.StuckLocks}, {"foreign rel", v.ForeignReleases}, {"lost leases", v.LostLeases},
+		{"worked after loss", v.WorkedAfterLoss}, {"lost acked", v.LostAckedWrites}} {
+		if c.n != 0 {
+			parts = append(parts, c.name+" "+strconv.FormatInt(c.n, 10))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ms(v float64) string {

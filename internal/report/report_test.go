@@ -23,7 +23,7 @@ func sample() *Run {
 				Params: map[string]string{"ttl": "5ms"}, DurationS: 2, Ops: 300, OpsPerSec: 150, CeilingOpsPerSec: 2325, Fairness: Fairness{JainIndex: 0.41},
 				LatencyMS:  metrics.Latency{P50: 21.5, P90: 40, P99: 1115.2, P999: 1458, Max: 1493, Mean: 30, Count: 300},
 				Counters:   Counters{Attempts: 900, Timeouts: 2, Failures: 1, Errors: 3, ErrorsByKind: map[string]int64{"timeout": 1, "readonly": 2}},
-				Violations: Violations{Oversell: 604, Overlap: 704, LostUpdates: 604},
+				Violations: Violations{Oversell: 604, Overlap: 704, LostUpdates: 604, StuckLocks: 1, ForeignReleases: 700},
 				Figures:    map[string]int64{"sold": 704, "final_stock": 0}, StopReason: "done",
 			},
 			{
