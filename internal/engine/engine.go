@@ -16,10 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -342,6 +344,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	if err != nil {
 		return out, fmt.Errorf("INFO commandstats: %w", err)
 	}
+	var ruBefore syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ruBefore)
+	cpuStart := time.Now()
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -436,6 +441,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		out.Faults = inj.Finish()
 	}
 	// A server that went away leaves the cost unknown (zero), not the run.
+	var ruAfter syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ruAfter)
+	cpuWall := time.Since(cpuStart)
 	after, afterErr := commandStats(bg, ds)
 
 	total := metrics.NewRecorder()
@@ -478,7 +486,17 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	}
 	out.Fairness = report.Fairness{JainIndex: metrics.Jain(perClient), LongestWaitMS: out.AcquireMS.Max}
 	if afterErr == nil {
-		out.RedisCost = costDelta(before, after, total.Ops)
+		out.RedisCost = costDelta(before, after, all.Ops)
+	}
+	// Client side: lockbench's own CPU over the run (warm-up included).
+	clientCPU := rusageCPU(ruAfter) - rusageCPU(ruBefore)
+	out.ClientCPU = report.ClientCPU{CPUSeconds: clientCPU.Seconds()}
+	if all.Ops > 0 {
+		out.ClientCPU.CPUMicrosPerOp = float64(clientCPU.Microseconds()) / float64(all.Ops)
+	}
+	if budget := cpuWall.Seconds() * float64(runtime.GOMAXPROCS(0)); budget > 0 {
+		out.ClientCPU.BudgetShare = clientCPU.Seconds() / budget
+		out.ClientCPU.ClientBound = out.ClientCPU.BudgetShare > 0.9
 	}
 	if sr, ok := locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
@@ -585,6 +603,9 @@ func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64,
 	return int64(len(stuck)), nil
 }
 
+// cpuKey holds the servers' CPU time (µs) in CommandStats' map.
+const cpuKey = "\x00cpu_us"
+
 // CommandStats reads INFO commandstats from every node and returns the
 // calls per command name summed over the nodes.
 func CommandStats(ctx context.Context, ds []drivers.Driver) (map[string]int64, error) {
@@ -598,12 +619,18 @@ func CommandStats(ctx context.Context, ds []drivers.Driver) (map[string]int64, e
 		all = append(all, nodes...)
 	}
 	for _, d := range all {
-		r, err := d.Do(ctx, "INFO", "commandstats")
+		r, err := d.Do(ctx, "INFO", "commandstats", "cpu")
 		if err != nil {
 			return nil, err
 		}
 		for _, line := range strings.Split(r.Str, "\n") {
 			name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+				if f, err := strconv.ParseFloat(rest, 64); err == nil {
+					out[cpuKey] += int64(f * 1e6)
+				}
+				continue
+			}
 			if !ok || !strings.HasPrefix(name, "cmdstat_") {
 				continue
 			}
@@ -624,11 +651,24 @@ func commandStats(bg context.Context, ds []drivers.Driver) (map[string]int64, er
 	return CommandStats(ctx, ds)
 }
 
+func rusageCPU(r syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
 // costDelta is after - before, without the INFO calls that took the
-// snapshots.
+// snapshots. The pseudo-command cpuKey carries the servers' CPU time (µs).
 func costDelta(before, after map[string]int64, ops int64) report.RedisCost {
 	c := report.RedisCost{ByCommand: map[string]int64{}}
+	if cpu := after[cpuKey] - before[cpuKey]; cpu > 0 {
+		c.ServerCPUMS = float64(cpu) / 1000
+		if ops > 0 {
+			c.ServerCPUMSPer1kOps = c.ServerCPUMS * 1000 / float64(ops)
+		}
+	}
 	for k, v := range after {
+		if k == cpuKey {
+			continue
+		}
 		switch k {
 		case "info", "hello", "auth", "client|setinfo", "client|setname", "select", "ping":
 			continue // snapshots and connection set-up, not the workload's cost

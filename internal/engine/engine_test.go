@@ -192,3 +192,29 @@ func TestAbortsWhenServerGone(t *testing.T) {
 		t.Fatalf("took %v to give up", time.Since(start))
 	}
 }
+
+// Server-side cost from INFO commandstats is exact for a known run: one
+// client, retry none, stock 100: 100 orders and one sold-out discovery.
+func TestCommandStatsExact(t *testing.T) {
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
+		Retry: policy(t, "none"), Clients: 1, Duration: time.Minute, TTL: time.Second,
+		Params: workloads.Params{Stock: 100, SKUs: 1}, Seed: 5,
+	}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:cost:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc := res.RedisCost.ByCommand
+	// Per order: SET NX, GET, SET, INCR, EVALSHA (whose script runs GET and
+	// DEL). The 101st acquire finds the stock at 0: SET NX, GET, EVALSHA.
+	want := map[string]int64{"incr": 100, "evalsha": 101, "get": 202, "del": 101, "set": 201}
+	for k, v := range want {
+		if bc[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, bc[k], v, bc)
+		}
+	}
+	if res.Ops != 100 || res.RedisCost.CommandsPerOp < 7 || res.RedisCost.ServerCPUMS <= 0 || res.ClientCPU.CPUSeconds <= 0 {
+		t.Fatalf("ops %d cost %+v client %+v", res.Ops, res.RedisCost, res.ClientCPU)
+	}
+}

@@ -94,6 +94,7 @@ type Scenario struct {
 	Efficiency float64   `json:"efficiency"`
 	Fairness   Fairness  `json:"fairness"`
 	RedisCost  RedisCost `json:"redis_cost"`
+	ClientCPU  ClientCPU `json:"client_cpu"`
 	// VerifyError is set when a fault left the end check impossible (the
 	// data node was killed): figures and end-state violations are then
 	// missing, the rest was measured.
@@ -143,6 +144,22 @@ type RedisCost struct {
 	CommandsPerOp float64 `json:"commands_per_op"`
 	// ByCommand counts per command name (lower case, e.g. "set", "evalsha").
 	ByCommand map[string]int64 `json:"by_command"`
+	// ServerCPUMS is the servers' CPU time (user + sys, all nodes) over the
+	// run, ms, from INFO cpu; ServerCPUMSPer1kOps divides it per 1,000 ops.
+	ServerCPUMS         float64 `json:"server_cpu_ms"`
+	ServerCPUMSPer1kOps float64 `json:"server_cpu_ms_per_1k_ops"`
+}
+
+// ClientCPU is lockbench's own CPU use over the run (getrusage).
+type ClientCPU struct {
+	CPUSeconds float64 `json:"cpu_s"`
+	// CPUMicrosPerOp is client CPU µs per operation.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
+	// BudgetShare is CPU time / (wall time x GOMAXPROCS).
+	BudgetShare float64 `json:"budget_share"`
+	// ClientBound is true when BudgetShare > 0.9: the client, not Redis,
+	// may have limited the figures.
+	ClientBound bool `json:"client_bound"`
 }
 
 // Counters are the measured window's counts.
@@ -247,12 +264,18 @@ func ReadFile(path string) (*Run, error) {
 // (acquire timeouts and give-ups included).
 func Table(w io.Writer, scenarios []Scenario) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	bound := false
 	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling",
 		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "jain", "oversell", "overlap", "lost upd", "other violations", "errors")
 	for _, s := range scenarios {
+		ops := fmt.Sprintf("%.0f", s.OpsPerSec)
+		if s.ClientCPU.ClientBound {
+			ops += "*"
+			bound = true
+		}
 		if err := t.Append(
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), strconv.Itoa(s.Clients),
-			fmt.Sprintf("%.0f", s.OpsPerSec), fmt.Sprintf("%.0f", s.CeilingOpsPerSec),
+			ops, fmt.Sprintf("%.0f", s.CeilingOpsPerSec),
 			ms(s.LatencyMS.P50), ms(s.LatencyMS.P99), ms(s.LatencyMS.P999), ms(s.LatencyMS.Max),
 			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
 			strconv.FormatInt(s.Violations.Oversell, 10),
@@ -264,7 +287,14 @@ func Table(w io.Writer, scenarios []Scenario) error {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if bound {
+		_, err := fmt.Fprintln(w, "* client-bound: lockbench used over 90% of its CPU budget; that figure may measure the client, not Redis")
+		return err
+	}
+	return nil
 }
 
 // otherCell names the non-zero violation counts beyond the three columns.
