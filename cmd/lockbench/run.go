@@ -57,6 +57,10 @@ type runFlags struct {
 	nestedSecond                            bool
 	faults                                  []string
 	topology                                string
+	rate                                    float64
+	arrivals                                string
+	maxClients                              int
+	dropAfter                               time.Duration
 	waitTimeout                             time.Duration
 }
 
@@ -116,6 +120,10 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested: number of lock keys")
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
+	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")
+	fl.IntVar(&f.maxClients, "max-clients", 0, "open loop: clients available to serve arrivals (default --clients)")
+	fl.DurationVar(&f.dropAfter, "drop-after", 100*time.Millisecond, "open loop: an arrival that finds no free client within this is dropped")
 	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, NAME[:param=value,...] (repeatable; see 'lockbench list')")
 	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
@@ -259,6 +267,21 @@ func validate(f *runFlags) (*plan, error) {
 	if f.readRatio < 0 || f.readRatio > 1 || f.readRatio != f.readRatio {
 		bad("--read-ratio must be from 0 to 1, got %v", f.readRatio)
 	}
+	if f.rate < 0 || f.rate > 10_000_000 || f.rate != f.rate {
+		bad("--rate must be from 0 (closed loop) to 10000000 ops/s, got %v", f.rate)
+	}
+	if f.arrivals != "constant" && f.arrivals != "poisson" {
+		bad("--arrivals %q is not constant or poisson", f.arrivals)
+	}
+	if f.maxClients < 0 || f.maxClients > maxClients {
+		bad("--max-clients must be from 1 to %d, got %d", maxClients, f.maxClients)
+	}
+	if f.dropAfter <= 0 {
+		bad("--drop-after must be > 0, got %v", f.dropAfter)
+	}
+	if f.rate == 0 && (f.maxClients != 0 || f.arrivals != "constant") {
+		bad("--max-clients and --arrivals go with --rate (an open loop)")
+	}
 	if f.keys < 1 || f.keys > 1_000_000 {
 		bad("--keys must be from 1 to 1000000, got %d", f.keys)
 	}
@@ -389,18 +412,23 @@ func validate(f *runFlags) (*plan, error) {
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
+	clients := f.clients
+	if f.rate > 0 && f.maxClients > 0 {
+		clients = f.maxClients
+	}
 	for _, wl := range wls {
 		for _, st := range strats {
 			for _, pol := range pols {
 				for _, d := range drvs {
 					p.scenarios = append(p.scenarios, engine.Scenario{
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
-						Clients: f.clients, Duration: f.duration, Warmup: f.warmup,
+						Clients: clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
 							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond},
 						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
+						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 					})
 				}
 			}

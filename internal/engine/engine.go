@@ -91,6 +91,14 @@ type Scenario struct {
 	Topology string
 	// KeepKeys leaves the scenario's keys in Redis after the run.
 	KeepKeys bool
+	// Rate, when > 0, makes the run an open loop at Rate ops/s: operations
+	// start at intended times (Poisson arrivals when Poisson is set) on up
+	// to Clients workers; latency is measured from the intended start, and
+	// an arrival that finds no free worker within DropAfter (default 100 ms)
+	// is dropped. 0: closed loop.
+	Rate      float64
+	Poisson   bool
+	DropAfter time.Duration
 	// Faults to inject, and the servers they act on (the scenario's
 	// topology, replica included; nil with --addr).
 	Faults  []faults.Spec
@@ -409,6 +417,22 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	recs := make([]*metrics.Recorder, sc.Clients)
 	scratch := make([]*metrics.Recorder, sc.Clients)
 	var wg sync.WaitGroup
+	var jobs chan time.Time
+	var offered, dropped int64
+	schedDone := make(chan struct{})
+	if sc.Rate > 0 {
+		jobs = make(chan time.Time)
+		dropAfter := sc.DropAfter
+		if dropAfter <= 0 {
+			dropAfter = 100 * time.Millisecond
+		}
+		go func() {
+			defer close(schedDone)
+			offered, dropped = schedule(runCtx, NewPacer(start, sc.Rate, sc.Poisson, rand.New(rand.NewPCG(sc.Seed, 1<<40))), jobs, dropAfter)
+		}()
+	} else {
+		close(schedDone)
+	}
 	for i := 0; i < sc.Clients; i++ {
 		rng := rand.New(rand.NewPCG(sc.Seed, uint64(i)))
 		recs[i] = metrics.NewRecorder()
@@ -429,13 +453,23 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
-			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj)
+			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj, jobs)
 		}(w, recs[i])
 	}
 	wg.Wait()
+	stop(nil)
+	<-schedDone
 	end := time.Now()
 	timer.Stop()
 	hardStop()
+	if sc.Rate > 0 {
+		out.Loop = "open"
+		out.OfferedRate = sc.Rate
+		out.Dropped = dropped
+		out.Offered = offered
+	} else {
+		out.Loop = "closed"
+	}
 	if inj != nil {
 		stop(nil) // faults not yet triggered stay unarmed
 		out.Faults = inj.Finish()
@@ -475,6 +509,10 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out.LatencyMS = metrics.Summarize(total.Op)
 	out.AcquireMS = metrics.Summarize(total.Acquire)
 	out.ReleaseMS = metrics.Summarize(total.Release)
+	if sc.Rate > 0 {
+		s := metrics.Summarize(total.Service)
+		out.ServiceMS = &s
+	}
 	out.HoldMS = metrics.Summarize(total.Hold)
 	out.Counters = report.Counters{
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
@@ -720,11 +758,26 @@ func (s *errStreak) ok() {
 	}
 }
 
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector) {
+//
+// With jobs (an open loop), each operation waits for its intended start
+// time from the scheduler; Op latency is then measured from that intended
+// time (coordinated omission corrected) and Service from the actual start.
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time) {
 	var pause time.Duration
 	for ctx.Err() == nil {
+		var intended time.Time
+		if jobs != nil {
+			select {
+			case intended = <-jobs:
+			case <-ctx.Done():
+				return
+			}
+		}
 		t0 := time.Now()
-		if w.Rec != real && !t0.Before(warmEnd) {
+		if jobs == nil {
+			intended = t0
+		}
+		if w.Rec != real && !intended.Before(warmEnd) {
 			w.Rec = real
 		}
 		err := wl.Op(ctx, w)
@@ -732,7 +785,11 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		switch {
 		case err == nil:
 			rec.Ops++
-			metrics.Record(rec.Op, time.Since(t0))
+			now := time.Now()
+			metrics.Record(rec.Op, now.Sub(intended))
+			if jobs != nil {
+				metrics.Record(rec.Service, now.Sub(t0))
+			}
 			if inj != nil {
 				inj.OpDone()
 			}

@@ -218,3 +218,48 @@ func TestCommandStatsExact(t *testing.T) {
 		t.Fatalf("ops %d cost %+v client %+v", res.Ops, res.RedisCost, res.ClientCPU)
 	}
 }
+
+// Open loop with a 500 ms server stall: latency from the intended start
+// (corrected) shows the stall in its p99; service time from the actual
+// start (uncorrected) does not, since only the one operation in flight
+// lived through it. One client with 2 ms of work at 250 ops/s: every
+// arrival of the stall waits for its end.
+func TestOpenLoopStall(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		if _, err := topology.Command(s.Addr, s.Password, 2*time.Second, "DEBUG", "SLEEP", "0.5"); err != nil {
+			t.Errorf("DEBUG SLEEP: %v", err)
+		}
+	}()
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "hot-key", Retry: policy(t, "none"),
+		Clients: 1, Duration: 3 * time.Second, TTL: time.Second,
+		Rate: 250, DropAfter: 10 * time.Second,
+		Params: workloads.Params{Keys: 1000, Work: workloads.Fixed(2 * time.Millisecond)}, Seed: 6,
+	}
+	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:open:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Loop != "open" || res.ServiceMS == nil || res.Offered < 500 || res.Dropped != 0 {
+		t.Fatalf("loop %q offered %d", res.Loop, res.Offered)
+	}
+	// An arrival at the start of the stall waits all of it; the ones after
+	// it wait less, so the corrected p99 sits just under or over 500 ms.
+	if res.LatencyMS.P99 < 450 {
+		t.Fatalf("corrected p99 %.1f ms, want >= 450 (90%% of the 500 ms stall)", res.LatencyMS.P99)
+	}
+	if res.ServiceMS.P99 >= 100 {
+		t.Fatalf("uncorrected p99 %.1f ms, want < 100: the stall hides from it", res.ServiceMS.P99)
+	}
+	if res.LatencyMS.Max < 500 {
+		t.Fatalf("corrected max %.1f ms, want >= 500", res.LatencyMS.Max)
+	}
+	t.Logf("corrected p99 %.1f ms, uncorrected p99 %.1f ms, ops %d, dropped %d", res.LatencyMS.P99, res.ServiceMS.P99, res.Ops, res.Dropped)
+}

@@ -42,6 +42,9 @@ type Recorder struct {
 	Release *hdrhistogram.Histogram
 	// Hold is the time spent inside the critical section, µs.
 	Hold *hdrhistogram.Histogram
+	// Service is the operation from its actual start (open loop only; Op
+	// is then measured from the intended start), µs.
+	Service *hdrhistogram.Histogram
 
 	Ops      int64 // operations completed
 	Attempts int64 // acquire attempts (TryAcquire calls)
@@ -75,6 +78,7 @@ func NewRecorder() *Recorder {
 		Acquire: NewHistogram(),
 		Release: NewHistogram(),
 		Hold:    NewHistogram(),
+		Service: NewHistogram(),
 		Errors:  map[string]int64{},
 		Samples: map[string]string{},
 	}
@@ -86,6 +90,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.Acquire.Merge(o.Acquire)
 	r.Release.Merge(o.Release)
 	r.Hold.Merge(o.Hold)
+	r.Service.Merge(o.Service)
 	r.Ops += o.Ops
 	r.Attempts += o.Attempts
 	r.Failures += o.Failures

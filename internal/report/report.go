@@ -82,6 +82,17 @@ type Scenario struct {
 	// StopReason says why the scenario ended: "done" (nothing left to do,
 	// e.g. sold out), "duration", or "interrupted".
 	StopReason string `json:"stop_reason"`
+	// Loop is "closed" (each client starts its next operation when the last
+	// ends) or "open" (operations start at intended times, --rate).
+	Loop string `json:"loop"`
+	// OfferedRate is the open loop's target (ops/s); Offered the arrivals
+	// scheduled, Dropped those that found no free client in time.
+	OfferedRate float64 `json:"offered_rate,omitempty"`
+	Offered     int64   `json:"offered,omitempty"`
+	Dropped     int64   `json:"dropped"`
+	// ServiceMS is, in an open loop, the operation from its actual start
+	// (uncorrected); LatencyMS is then from the intended start (corrected).
+	ServiceMS *metrics.Latency `json:"service_ms,omitempty"`
 	// Topology is the server layout the scenario ran on: "standalone",
 	// "masters:N", "replica" (master + replica) or "external".
 	Topology string `json:"topology"`

@@ -215,6 +215,7 @@ func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
 		"--daemonize", "no",
 		"--maxclients", "20000",
 		"--repl-diskless-sync-delay", "0", // a replica syncs at once
+		"--enable-debug-command", "local", // DEBUG SLEEP stalls a server in tests
 	}
 	s.bin, s.args, s.logFile = bin, append(args, extra...), logFile
 	if err := s.spawn(); err != nil {

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestPacerConstant(t *testing.T) {
+	start := time.Unix(1000, 0)
+	p := NewPacer(start, 400, false, nil)
+	for i := 0; i < 1000; i++ {
+		if got, want := p.Next(), start.Add(time.Duration(i)*2500*time.Microsecond); !got.Equal(want) {
+			t.Fatalf("arrival %d at %v, want %v", i, got.Sub(start), want.Sub(start))
+		}
+	}
+}
+
+func TestPacerPoissonMean(t *testing.T) {
+	start := time.Unix(1000, 0)
+	p := NewPacer(start, 1000, true, rand.New(rand.NewPCG(1, 2)))
+	var last time.Time
+	for i := 0; i < 100000; i++ {
+		t0 := p.Next()
+		if t0.Before(last) {
+			t.Fatal("arrivals out of order")
+		}
+		last = t0
+	}
+	// 100,000 arrivals at 1000/s: about 100 s (the mean gap is exact in
+	// expectation; 2 % is many standard deviations here).
+	if d := last.Sub(start).Seconds(); d < 98 || d > 102 {
+		t.Fatalf("100000 Poisson arrivals span %.1f s, want about 100", d)
+	}
+}
+
+// Under a fake clock: every arrival is offered at its intended time
+// exactly; with no worker to take them, each is dropped after dropAfter.
+func TestScheduleExactAndDrops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 995*time.Millisecond)
+		defer cancel()
+		jobs := make(chan time.Time)
+		got := make(chan []time.Duration, 1)
+		go func() { // one worker taking every job at once, recording when
+			var seen []time.Duration
+			for {
+				select {
+				case at := <-jobs:
+					if !time.Now().Equal(at) {
+						t.Errorf("job intended at %v handed over at %v", at.Sub(start), time.Since(start))
+					}
+					seen = append(seen, at.Sub(start))
+				case <-ctx.Done():
+					got <- seen
+					return
+				}
+			}
+		}()
+		offered, dropped := schedule(ctx, NewPacer(start, 100, false, nil), jobs, 5*time.Millisecond)
+		seen := <-got
+		if dropped != 0 || offered != 100 || len(seen) != 100 {
+			t.Fatalf("offered %d dropped %d taken %d; want 100, 0, 100", offered, dropped, len(seen))
+		}
+		for i, d := range seen {
+			if d != time.Duration(i)*10*time.Millisecond {
+				t.Fatalf("job %d intended at %v", i, d)
+			}
+		}
+
+		// No worker: every arrival waits dropAfter and is dropped.
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 998*time.Millisecond)
+		defer cancel2()
+		offered, dropped = schedule(ctx2, NewPacer(time.Now(), 100, false, nil), make(chan time.Time), 5*time.Millisecond)
+		if offered != 100 || dropped != 100 {
+			t.Fatalf("with no worker: offered %d dropped %d, want 100 and 100", offered, dropped)
+		}
+	})
+}
