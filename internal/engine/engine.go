@@ -758,7 +758,6 @@ func (s *errStreak) ok() {
 	}
 }
 
-//
 // With jobs (an open loop), each operation waits for its intended start
 // time from the scheduler; Op latency is then measured from that intended
 // time (coordinated omission corrected) and Service from the actual start.
