@@ -571,3 +571,21 @@ func toAny(ss []report.ServerInfo) []any {
 	}
 	return out
 }
+
+// The open loop from the CLI: the JSON says so and carries both latencies.
+func TestOpenLoopFromCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "o.json")
+	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "goredis", "--workload", "hot-key",
+		"--rate", "200", "--arrivals", "poisson", "--max-clients", "4", "--duration", "1s", "--out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "4 @200/s") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Scenarios[0]
+	if s.Loop != "open" || s.OfferedRate != 200 || s.ServiceMS == nil || s.Offered == 0 || s.Clients != 4 {
+		t.Fatalf("open-loop fields: %+v", s)
+	}
+}

@@ -284,8 +284,15 @@ func Table(w io.Writer, scenarios []Scenario) error {
 			ops += "*"
 			bound = true
 		}
+		clients := strconv.Itoa(s.Clients)
+		if s.Loop == "open" {
+			clients += fmt.Sprintf(" @%g/s", s.OfferedRate)
+			if s.Dropped > 0 {
+				clients += fmt.Sprintf(" (%d dropped)", s.Dropped)
+			}
+		}
 		if err := t.Append(
-			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), strconv.Itoa(s.Clients),
+			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), clients,
 			ops, fmt.Sprintf("%.0f", s.CeilingOpsPerSec),
 			ms(s.LatencyMS.P50), ms(s.LatencyMS.P99), ms(s.LatencyMS.P999), ms(s.LatencyMS.Max),
 			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
