@@ -589,3 +589,23 @@ func TestOpenLoopFromCLI(t *testing.T) {
 		t.Fatalf("open-loop fields: %+v", s)
 	}
 }
+
+func TestRepeat(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "rep.json")
+	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--stock", "30", "--clients", "4",
+		"--retry", "fixed:interval=2ms", "--repeat", "3", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := run.Scenarios[0].Repeats
+	if rp == nil || rp.N != 3 || len(rp.OpsPerSec.Values) != 3 || rp.OpsPerSec.Min > rp.OpsPerSec.Median || rp.OpsPerSec.Median > rp.OpsPerSec.Max {
+		t.Fatalf("repeats %+v", rp)
+	}
+	if run.Scenarios[0].Figures["sold"] != 30 {
+		t.Fatalf("the median run sold %d, want 30 (each repeat on fresh keys)", run.Scenarios[0].Figures["sold"])
+	}
+}

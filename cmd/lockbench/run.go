@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,6 +59,7 @@ type runFlags struct {
 	faults                                  []string
 	topology                                string
 	rate                                    float64
+	repeat                                  int
 	arrivals                                string
 	maxClients                              int
 	dropAfter                               time.Duration
@@ -120,6 +122,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested: number of lock keys")
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
+	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
 	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")
 	fl.IntVar(&f.maxClients, "max-clients", 0, "open loop: clients available to serve arrivals (default --clients)")
@@ -142,6 +145,7 @@ type plan struct {
 	out       string              // result file
 	// allowNonempty skips the check that --addr databases are empty.
 	allowNonempty bool
+	repeat        int // runs per scenario
 }
 
 // validate checks every flag and returns all problems at once.
@@ -266,6 +270,9 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	if f.readRatio < 0 || f.readRatio > 1 || f.readRatio != f.readRatio {
 		bad("--read-ratio must be from 0 to 1, got %v", f.readRatio)
+	}
+	if f.repeat < 1 || f.repeat > 1000 {
+		bad("--repeat must be from 1 to 1000, got %d", f.repeat)
 	}
 	if f.rate < 0 || f.rate > 10_000_000 || f.rate != f.rate {
 		bad("--rate must be from 0 (closed loop) to 10000000 ops/s, got %v", f.rate)
@@ -408,7 +415,7 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo}
+	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -501,8 +508,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return err
 		}
 		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
-		prefix := fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i)
-		res, err := engine.Run(ctx, sc, nodes, prefix)
+		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Ctrl-C before the scenario measured anything (while
@@ -598,6 +604,54 @@ func damaging(sc engine.Scenario) bool {
 		}
 	}
 	return false
+}
+
+// runRepeated runs sc n times, each on fresh keys (prefix + "r<k>:"), and
+// returns the run with the median ops/s with the spread of ops/s and p99
+// over all runs. One run is returned as it is. A run that fails, or an
+// interruption, ends the repeats.
+func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, prefix string, n int) (report.Scenario, error) {
+	if n <= 1 {
+		return engine.Run(ctx, sc, nodes, prefix)
+	}
+	var runs []report.Scenario
+	for k := 0; k < n; k++ {
+		res, err := engine.Run(ctx, sc, nodes, prefix+"r"+strconv.Itoa(k)+":")
+		if err != nil {
+			return res, err
+		}
+		runs = append(runs, res)
+		if res.StopReason == "interrupted" {
+			break
+		}
+	}
+	ops := make([]float64, len(runs))
+	p99 := make([]float64, len(runs))
+	for k, r := range runs {
+		ops[k], p99[k] = r.OpsPerSec, r.LatencyMS.P99
+	}
+	order := make([]int, len(runs))
+	for k := range order {
+		order[k] = k
+	}
+	sort.Slice(order, func(a, b int) bool { return ops[order[a]] < ops[order[b]] })
+	med := runs[order[len(order)/2]]
+	med.Repeats = &report.Repeats{N: len(runs), OpsPerSec: report.NewSpread(ops, sc.Seed), P99MS: report.NewSpread(p99, sc.Seed)}
+	// Violations are summed over every repeat: a violation in any run counts.
+	var v report.Violations
+	for _, r := range runs {
+		x := r.Violations
+		v.Oversell += x.Oversell
+		v.Overlap += x.Overlap
+		v.LostUpdates += x.LostUpdates
+		v.StuckLocks += x.StuckLocks
+		v.ForeignReleases += x.ForeignReleases
+		v.LostLeases += x.LostLeases
+		v.WorkedAfterLoss += x.WorkedAfterLoss
+		v.LostAckedWrites += x.LostAckedWrites
+	}
+	med.Violations = v
+	return med, nil
 }
 
 // layout is where a scenario runs.

@@ -110,6 +110,8 @@ type Scenario struct {
 	// data node was killed): figures and end-state violations are then
 	// missing, the rest was measured.
 	VerifyError string `json:"verify_error,omitempty"`
+	// Repeats is the spread over --repeat runs (absent for one run).
+	Repeats *Repeats `json:"repeats,omitempty"`
 	// Faults are the windows in which the scenario's faults acted.
 	Faults []FaultWindow `json:"faults,omitempty"`
 	// StrategyStats are the strategy's own counts (watchdog renewals and
