@@ -10,7 +10,7 @@ ARGS    ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint redis fmt clean
+.PHONY: all build run test lint bench redis fmt clean
 
 all: build
 
@@ -41,6 +41,12 @@ redis:
 	  echo "redis-server is missing: install it (sudo apt-get install redis-server, or brew install redis)," >&2; \
 	  echo "or run against your own server: $(BIN) run --addr host:port" >&2; exit 1; \
 	fi
+
+# Harness speed (lockbench vs redis-benchmark vs a bare loop) and the Go
+# benchmarks of every strategy's acquire+release cycle (benchstat format).
+bench: redis build
+	./$(BIN) harness
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./strategies/locktest
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

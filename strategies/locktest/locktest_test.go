@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -624,4 +625,42 @@ func duration(workload string) time.Duration {
 		return time.Second
 	}
 	return 20 * time.Second
+}
+
+// BenchmarkCycle measures one uncontended acquire+release (fresh key each
+// time) per strategy and driver, with allocations; benchstat reads it.
+func BenchmarkCycle(b *testing.B) {
+	ctx := strategies.WithClient(context.Background(), strategies.Client{ID: 0, Owner: "bench"})
+	for _, s := range strategies.Names() {
+		for _, d := range drivers.Names() {
+			b.Run(s+"/"+d, func(b *testing.B) {
+				ds, err := engine.Open(ctx, d, nodes(s), 4)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() {
+					for _, x := range ds {
+						x.Close()
+					}
+				}()
+				l, err := strategies.New(s, strategies.Config{Nodes: ds, TTL: 5 * time.Second})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					i++
+					key := "lockbench:bench:{" + s + d + "}:" + strconv.Itoa(i)
+					le, err := l.TryAcquire(ctx, key)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := le.Release(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

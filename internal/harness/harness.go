@@ -1,0 +1,110 @@
+// Package harness checks that lockbench is never the bottleneck: it
+// measures, on the same server and at the same connection count, the lock
+// cycle (SET NX PX, then EVALSHA of the compare-and-delete script) three
+// ways — redis-benchmark (Debian's redis-tools), a bare Go loop per driver
+// that records nothing, and lockbench's own engine — so that their ratios
+// show what the harness costs.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+var rpsRe = regexp.MustCompile(`([0-9.]+) requests per second`)
+
+// RedisBenchmark runs redis-benchmark against addr with clients
+// connections and n requests per command: SET key tok NX PX 1000 on random
+// keys, then EVALSHA of the unlock script on random keys. It returns both
+// rates (requests/s) and the equivalent cycle rate 1 / (1/set + 1/evalsha).
+// Errors: redis-benchmark missing or failing, or output without a rate.
+func RedisBenchmark(addr, password string, clients, n int) (set, evalsha, cycle float64, err error) {
+	bin, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("redis-benchmark not found (Debian's redis-tools): %w", err)
+	}
+	sha, err := topology.Command(addr, password, 5*time.Second, "SCRIPT", "LOAD", strategies.UnlockScript.Src)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("SCRIPT LOAD: %w", err)
+	}
+	host, port := addr[:strings.LastIndexByte(addr, ':')], addr[strings.LastIndexByte(addr, ':')+1:]
+	run := func(cmd ...string) (float64, error) {
+		args := []string{"-h", host, "-p", port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(n), "-r", "10000000", "-q"}
+		if password != "" {
+			args = append(args, "-a", password)
+		}
+		out, err := exec.Command(bin, append(args, cmd...)...).CombinedOutput()
+		if err != nil {
+			return 0, fmt.Errorf("redis-benchmark: %w: %s", err, out)
+		}
+		m := rpsRe.FindAllSubmatch(out, -1)
+		if len(m) == 0 {
+			return 0, fmt.Errorf("redis-benchmark printed no rate: %s", out)
+		}
+		return strconv.ParseFloat(string(m[len(m)-1][1]), 64)
+	}
+	if set, err = run("SET", "lockbench:bench:__rand_int__", "tok", "NX", "PX", "1000"); err != nil {
+		return
+	}
+	if evalsha, err = run("EVALSHA", sha, "1", "lockbench:bench:__rand_int__", "tok"); err != nil {
+		return
+	}
+	return set, evalsha, 1 / (1/set + 1/evalsha), nil
+}
+
+// BareLoop runs clients goroutines for d, each doing only SET NX PX and
+// EVALSHA of the unlock script on keys of its own, recording nothing but a
+// count. It returns lock cycles per second.
+func BareLoop(ctx context.Context, driver, addr, password string, clients int, d time.Duration) (float64, error) {
+	drv, err := drivers.Open(driver, drivers.Options{Addr: addr, Password: password, PoolSize: clients + 4})
+	if err != nil {
+		return 0, err
+	}
+	defer drv.Close()
+	// A stop flag, not a context deadline: a deadline would cut the last
+	// command of each goroutine into an error.
+	var stop atomic.Bool
+	timer := time.AfterFunc(d, func() { stop.Store(true) })
+	defer timer.Stop()
+	var total atomic.Int64
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := 0; g < clients; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			prefix := "lockbench:bare:" + strconv.Itoa(g) + ":"
+			var n int64
+			for i := 0; !stop.Load() && ctx.Err() == nil; i++ {
+				key := prefix + strconv.Itoa(i)
+				if _, err := drv.SetNX(ctx, key, "tok", time.Second); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					break
+				}
+				if _, err := drv.Eval(ctx, strategies.UnlockScript, []string{key}, "tok"); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					break
+				}
+				n++
+			}
+			total.Add(n)
+		}(g)
+	}
+	wg.Wait()
+	if e, _ := firstErr.Load().(error); e != nil {
+		return 0, e
+	}
+	return float64(total.Load()) / time.Since(start).Seconds(), nil
+}

@@ -1,0 +1,57 @@
+package workloads
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+func init() {
+	Register("lock-cycle", "acquire and release a lock and nothing else, on a key drawn uniformly from --keys (no contention with many keys): the lock's own cost",
+		func() Workload { return &cycle{} })
+}
+
+// cycle measures the lock alone: an operation is an acquire and a release
+// of lock key i, drawn uniformly from Params.Keys, with Params.Work spent
+// in between and no data command. With many keys and few clients there is
+// next to no contention, so ops/s is the strategy's uncontended cycle rate
+// (CLAIMS P8). Keys share the hash tag {cyc:i}.
+type cycle struct {
+	locks []string
+}
+
+var (
+	_ Workload  = (*cycle)(nil)
+	_ LockKeyer = (*cycle)(nil)
+)
+
+func (c *cycle) Setup(_ context.Context, env *Env) error {
+	k := max(env.Params.Keys, 1)
+	c.locks = make([]string, k)
+	for i := range c.locks {
+		c.locks[i] = env.Prefix + "{cyc:" + strconv.Itoa(i) + "}:lock"
+	}
+	env.Oracle = metrics.NewOracle(k)
+	env.Locks = k
+	return nil
+}
+
+// LockKeys lists the lock keys.
+func (c *cycle) LockKeys() []string { return c.locks }
+
+func (c *cycle) Op(ctx context.Context, w *Worker) error {
+	i := 0
+	if len(c.locks) > 1 {
+		i = w.Rng.IntN(len(c.locks))
+	}
+	return w.Hold(ctx, i, c.locks[i], false, func(context.Context, strategies.Lease) error {
+		w.Work()
+		return nil
+	})
+}
+
+func (c *cycle) Verify(context.Context, *Env) (Result, error) {
+	return Result{Figures: map[string]int64{}, Violations: map[string]int64{}}, nil
+}
