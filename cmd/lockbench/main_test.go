@@ -225,12 +225,7 @@ func TestInterrupt(t *testing.T) {
 	waitFor(t, stderr, "[1/1]") // the progress line: the scenario has started
 	time.Sleep(500 * time.Millisecond)
 	_ = cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
+	if !waitExit(cmd, 30*time.Second) {
 		t.Fatal("lockbench did not stop within 30 s of Ctrl-C")
 	}
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
@@ -269,11 +264,7 @@ func TestKilledLeavesNoServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, stderr, "[1/1]")
-	var kids []int
-	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-		kids = children(cmd.Process.Pid)
-	}
+	kids := waitChildren(cmd.Process.Pid)
 	if len(kids) == 0 {
 		cmd.Process.Kill()
 		t.Fatal("found no redis-server child of lockbench")
@@ -375,6 +366,31 @@ func assertServersGone(t *testing.T, meta map[string]any) {
 	}
 }
 
+// waitChildren waits up to 10 s for ppid to have children, and returns them.
+func waitChildren(ppid int) []int {
+	var kids []int
+	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		kids = children(ppid)
+	}
+	return kids
+}
+
+// waitExit waits up to limit for cmd to exit and reports whether it did
+// (killing it otherwise).
+func waitExit(cmd *exec.Cmd, limit time.Duration) bool {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		return false
+	}
+}
+
 // children returns the pids whose parent is ppid.
 func children(ppid int) []int {
 	var out []int
@@ -458,20 +474,11 @@ func TestSecondInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	errOut := waitFor(t, stderr, "[1/1]")
-	var kids []int
-	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-		kids = children(cmd.Process.Pid)
-	}
+	kids := waitChildren(cmd.Process.Pid)
 	_ = cmd.Process.Signal(os.Interrupt)
 	time.Sleep(20 * time.Millisecond)
 	_ = cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
+	if !waitExit(cmd, 15*time.Second) {
 		t.Fatal("a second Ctrl-C did not stop lockbench")
 	}
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
@@ -498,23 +505,14 @@ func TestServerDiesMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, stderr, "[1/1]")
-	var kids []int
-	for deadline := time.Now().Add(10 * time.Second); len(kids) == 0 && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
-		kids = children(cmd.Process.Pid)
-	}
+	kids := waitChildren(cmd.Process.Pid)
 	if len(kids) == 0 {
 		cmd.Process.Kill()
 		t.Fatal("no redis-server child")
 	}
 	time.Sleep(300 * time.Millisecond)
 	syscall.Kill(kids[0], syscall.SIGKILL)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(45 * time.Second):
-		cmd.Process.Kill()
+	if !waitExit(cmd, 45*time.Second) {
 		t.Fatal("lockbench did not give up on a dead server within 45 s")
 	}
 	if code := cmd.ProcessState.ExitCode(); code != exitFailure {

@@ -640,15 +640,7 @@ func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, p
 	// Violations are summed over every repeat: a violation in any run counts.
 	var v report.Violations
 	for _, r := range runs {
-		x := r.Violations
-		v.Oversell += x.Oversell
-		v.Overlap += x.Overlap
-		v.LostUpdates += x.LostUpdates
-		v.StuckLocks += x.StuckLocks
-		v.ForeignReleases += x.ForeignReleases
-		v.LostLeases += x.LostLeases
-		v.WorkedAfterLoss += x.WorkedAfterLoss
-		v.LostAckedWrites += x.LostAckedWrites
+		v.Add(r.Violations)
 	}
 	med.Violations = v
 	return med, nil

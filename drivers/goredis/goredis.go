@@ -39,40 +39,11 @@ var _ drivers.Driver = (*driver)(nil)
 // command that may or may not have run must surface as an error.
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
-	if o.Cluster {
-		c := redis.NewClusterClient(&redis.ClusterOptions{
-			Addrs:                 []string{o.Addr},
-			Password:              o.Password,
-			PoolSize:              o.PoolSize,
-			DialTimeout:           o.DialTimeout,
-			ReadTimeout:           o.IOTimeout,
-			WriteTimeout:          o.IOTimeout,
-			PoolTimeout:           o.IOTimeout,
-			MaxRetries:            -1,
-			ContextTimeoutEnabled: true,
-			DisableIdentity:       true,
-		})
-		return &driver{c: c, addr: o.Addr}, nil
-	}
-	if len(o.Sentinels) > 0 {
-		c := redis.NewFailoverClient(&redis.FailoverOptions{
-			MasterName:            o.MasterName,
-			SentinelAddrs:         o.Sentinels,
-			Password:              o.Password,
-			PoolSize:              o.PoolSize,
-			MinIdleConns:          o.PoolSize,
-			DialTimeout:           o.DialTimeout,
-			ReadTimeout:           o.IOTimeout,
-			WriteTimeout:          o.IOTimeout,
-			PoolTimeout:           o.IOTimeout,
-			MaxRetries:            -1,
-			ContextTimeoutEnabled: true,
-			DisableIdentity:       true,
-		})
-		return &driver{c: c, addr: o.Addr}, nil
-	}
-	c := redis.NewClient(&redis.Options{
-		Addr:                  o.Addr,
+	// One option set for the three shapes; NewUniversalClient picks a
+	// sentinel-backed FailoverClient (MasterName), a ClusterClient
+	// (IsClusterMode) or a single-node Client.
+	u := &redis.UniversalOptions{
+		Addrs:                 []string{o.Addr},
 		Password:              o.Password,
 		PoolSize:              o.PoolSize,
 		MinIdleConns:          o.PoolSize,
@@ -83,8 +54,15 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		MaxRetries:            -1,
 		ContextTimeoutEnabled: true,
 		DisableIdentity:       true,
-	})
-	return &driver{c: c, addr: o.Addr}, nil
+		IsClusterMode:         o.Cluster,
+	}
+	if len(o.Sentinels) > 0 {
+		u.Addrs, u.MasterName = o.Sentinels, o.MasterName
+	}
+	if o.Cluster {
+		u.MinIdleConns = 0 // per node; the pool fills as the slots are used
+	}
+	return &driver{c: redis.NewUniversalClient(u), addr: o.Addr}, nil
 }
 
 func (d *driver) Name() string { return Name }

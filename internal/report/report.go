@@ -218,6 +218,18 @@ type Violations struct {
 	LostAckedWrites int64 `json:"lost_acked_writes"`
 }
 
+// Add adds o's counts to v.
+func (v *Violations) Add(o Violations) {
+	v.Oversell += o.Oversell
+	v.Overlap += o.Overlap
+	v.LostUpdates += o.LostUpdates
+	v.StuckLocks += o.StuckLocks
+	v.ForeignReleases += o.ForeignReleases
+	v.LostLeases += o.LostLeases
+	v.WorkedAfterLoss += o.WorkedAfterLoss
+	v.LostAckedWrites += o.LostAckedWrites
+}
+
 // Total is the sum of the violation counts.
 func (v Violations) Total() int64 {
 	return v.Oversell + v.Overlap + v.LostUpdates + v.StuckLocks + v.ForeignReleases + v.LostLeases + v.WorkedAfterLoss + v.LostAckedWrites
