@@ -553,6 +553,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		run.Interrupted = true
 	}
 	run.Meta.Topology, run.Meta.Servers = topos.describe()
+	run.Meta.MaxRSSMB = maxRSSMB()
 	if err := report.Table(stdout, run.Scenarios); err != nil {
 		return err
 	}
@@ -1019,6 +1020,16 @@ func commit() string {
 		}
 	}
 	return "unknown"
+}
+
+// maxRSSMB is the process's peak resident set size in MB (getrusage; Linux
+// reports KB).
+func maxRSSMB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024
 }
 
 func randomID() string {

@@ -46,6 +46,8 @@ type Meta struct {
 	RunID        string   `json:"run_id"`
 	// Topology is "standalone", "masters:N" or "external" (--addr).
 	Topology string `json:"topology"`
+	// MaxRSSMB is lockbench's peak resident memory over the run, MB.
+	MaxRSSMB float64 `json:"max_rss_mb"`
 	// Servers are the redis-server processes lockbench started (empty with
 	// --addr): their addresses and process ids.
 	Servers []ServerInfo `json:"servers,omitempty"`
