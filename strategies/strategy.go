@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -239,14 +240,29 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 // local mutex); Acquire bounds that wait by the acquire timeout.
 type blocking interface{ blocks() }
 
-// NewToken returns 128 random bits from crypto/rand, hex-encoded.
+// NewToken returns 128 random bits from crypto/rand, hex-encoded. The bits
+// are read 4 KiB at a time into pooled buffers, so that a token costs no
+// system call.
 func NewToken() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand: " + err.Error()) // never fails on Linux
+	tb := tokenBufs.Get().(*tokenBuf)
+	if tb.n+16 > len(tb.b) {
+		if _, err := rand.Read(tb.b[:]); err != nil {
+			panic("crypto/rand: " + err.Error()) // never fails on Linux
+		}
+		tb.n = 0
 	}
-	return hex.EncodeToString(b[:])
+	s := hex.EncodeToString(tb.b[tb.n : tb.n+16])
+	tb.n += 16
+	tokenBufs.Put(tb)
+	return s
 }
+
+type tokenBuf struct {
+	b [4096]byte
+	n int // bytes used
+}
+
+var tokenBufs = sync.Pool{New: func() any { return &tokenBuf{n: 4096} }}
 
 // lease is the plain single-node lease that naive and atomic share.
 type lease struct {

@@ -155,9 +155,7 @@ func (c *counter) enterNested(ctx context.Context, w *Worker, i int) (func(conte
 		j := i + 1 // pick keeps i below the last key: one global order, no deadlock
 		second, _, err := strategies.Acquire(ctx, w.Env.Locker, c.locks[j], w.Backoff, bound)
 		if err != nil {
-			rctx, cancel := w.Env.IOContext(ctx)
-			release(rctx)
-			cancel()
+			release(w.IO(ctx))
 			return nil, err
 		}
 		held = append(held, second)

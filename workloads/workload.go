@@ -103,9 +103,6 @@ type Env struct {
 	Oracle *metrics.Oracle
 	// AcquireTimeout bounds one acquire, retries included; 0: no bound.
 	AcquireTimeout time.Duration
-	// CallTimeout bounds each Redis call made on the uncancellable context
-	// of a critical section or release. Default 5 s.
-	CallTimeout time.Duration
 	// Released, when set, is called after every successful release (the
 	// pubsub retry policy publishes there).
 	Released func(ctx context.Context, key string) error
@@ -143,7 +140,8 @@ type Worker struct {
 	Rng     *rand.Rand
 	Backoff retry.Backoff
 	Rec     *metrics.Recorder
-	orders  uint64 // order ids issued by this worker
+	orders  uint64          // order ids issued by this worker
+	io      context.Context // see IO
 }
 
 // Lock acquires key with the scenario's strategy and the worker's retry
@@ -175,8 +173,7 @@ func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, er
 // operation (the lease had expired; the oracle judges the damage): it is
 // counted, and owned is false.
 func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, err error) {
-	rctx, cancel := w.Env.IOContext(ctx)
-	defer cancel()
+	rctx := w.IO(ctx)
 	start := time.Now()
 	err = l.Release(rctx)
 	metrics.Record(w.Rec.Release, time.Since(start))
@@ -214,8 +211,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		return strategies.ErrCrashed // the lock is never released
 	}
 	o := w.Env.Oracle
-	ioctx, cancel := w.Env.IOContext(ctx)
-	defer cancel()
+	ioctx := w.IO(ctx)
 	start := time.Now()
 	if read {
 		o.EnterRead(i)
@@ -265,20 +261,23 @@ func Lost(l strategies.Lease) bool {
 	return ok && wl.Context().Err() != nil
 }
 
-// IOContext returns a context for Redis calls that must finish even when
-// the run is stopping (a critical section's writes, a release): it keeps
-// ctx's values, drops its cancellation, and has the CallTimeout deadline.
-func (e *Env) IOContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	t := e.CallTimeout
-	if t <= 0 {
-		t = 5 * time.Second
+// IO returns the worker's context for Redis calls that must finish even
+// when the run is stopping (a critical section's writes, a release): it
+// keeps ctx's values (the Client), drops its cancellation, and ends only
+// with Env.Hard. Each call is still bounded by the driver's I/O timeout.
+// It is made once per worker: nothing is allocated per operation.
+func (w *Worker) IO(ctx context.Context) context.Context {
+	if w.io == nil {
+		base := context.WithoutCancel(ctx)
+		if w.Env.Hard == nil {
+			w.io = base
+		} else {
+			c, cancel := context.WithCancel(base)
+			context.AfterFunc(w.Env.Hard, cancel)
+			w.io = c
+		}
 	}
-	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t)
-	if e.Hard == nil {
-		return ictx, cancel
-	}
-	stop := context.AfterFunc(e.Hard, cancel)
-	return ictx, func() { stop(); cancel() }
+	return w.io
 }
 
 // Work spends the critical-section time (sleeping), cut short only when
