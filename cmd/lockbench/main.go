@@ -43,7 +43,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd())
 	return root
 }
 
@@ -68,6 +68,8 @@ func execute(args []string) int {
 		return exitUsage
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
+	case errors.Is(err, errRegressed):
+		return exitFailure
 	default:
 		return exitFailure
 	}

@@ -607,3 +607,31 @@ func TestRepeat(t *testing.T) {
 		t.Fatalf("the median run sold %d, want 30 (each repeat on fresh keys)", run.Scenarios[0].Figures["sold"])
 	}
 }
+
+// compare exits 0 with no regression, 1 with one, 2 on bad input.
+func TestCompareExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	base, worse := filepath.Join(dir, "b.json"), filepath.Join(dir, "w.json")
+	mk := func(path string, ops float64, overlap int64) {
+		r := &report.Run{Schema: report.Schema, Scenarios: []report.Scenario{{Strategy: "atomic", Driver: "rueidis",
+			Workload: "flash-sale", Retry: "fixed", Clients: 1, OpsPerSec: ops, Violations: report.Violations{Overlap: overlap}}}}
+		if err := report.WriteFile(path, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(base, 1000, 0)
+	mk(worse, 800, 1)
+	if r := lockbench(t, "compare", base, base); r.code != 0 || !strings.Contains(r.stdout, "no regression") {
+		t.Fatalf("same file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r := lockbench(t, "compare", base, worse, "--threshold", "10%")
+	if r.code != exitFailure || !strings.Contains(r.stdout, "REGRESSED: ops/s, violations") {
+		t.Fatalf("regression: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := lockbench(t, "compare", base, worse, "--threshold", "lots"); r.code != exitUsage {
+		t.Fatalf("bad threshold: exit %d", r.code)
+	}
+	if r := lockbench(t, "compare", base, filepath.Join(dir, "none.json")); r.code != exitUsage {
+		t.Fatalf("missing file: exit %d", r.code)
+	}
+}
