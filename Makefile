@@ -10,7 +10,7 @@ ARGS    ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint bench redis fmt clean
+.PHONY: all build run test lint bench regress redis fmt clean
 
 all: build
 
@@ -50,6 +50,17 @@ bench: redis build
 	# scale: 10,000 clients in one process (meta.max_rss_mb in the JSON)
 	./$(BIN) run -q --strategy atomic --driver rueidis --workload lock-cycle --keys 1000000 \
 	  --work 0s --clients 10000 --duration 5s --retry none --out results/scale-10k.json
+
+# A short matrix compared with the committed results/baseline.json as ratios
+# to atomic/rueidis of the same run (steady on noisy machines); exit 1 on a
+# regression. Refresh the baseline with: make regress REGRESS_OUT=results/baseline.json
+REGRESS_OUT ?= results/regress.json
+REGRESS_ARGS := --strategy atomic,watchdog,segmented,fencing --driver goredis,rueidis --workload flash-sale \
+	--stock 2000 --clients 50 --retry backoff:start=1ms,cap=20ms,tries=1000 --seed 1
+regress: redis build
+	./$(BIN) run -q $(REGRESS_ARGS) --out $(REGRESS_OUT)
+	@if [ "$(REGRESS_OUT)" != results/baseline.json ]; then \
+	  ./$(BIN) compare results/baseline.json $(REGRESS_OUT) --normalize atomic/rueidis/flash-sale/backoff --threshold 25% --p99-threshold 150%; fi
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -15,7 +15,7 @@ import (
 var errRegressed = errors.New("regression")
 
 func newCompareCmd() *cobra.Command {
-	var threshold, normalize string
+	var threshold, p99Threshold, normalize string
 	cmd := &cobra.Command{
 		Use:   "compare BASE.json NEW.json",
 		Short: "Compare two result files; exit 1 on a regression (for CI)",
@@ -34,6 +34,12 @@ noisy machines.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--threshold: %w", err)}
 			}
+			p99th := th
+			if p99Threshold != "" {
+				if p99th, err = parsePercent(p99Threshold); err != nil {
+					return usageError{fmt.Errorf("--p99-threshold: %w", err)}
+				}
+			}
 			base, err := report.ReadFile(args[0])
 			if err != nil {
 				return usageError{err}
@@ -42,7 +48,7 @@ noisy machines.`,
 			if err != nil {
 				return usageError{err}
 			}
-			deltas, missing, err := report.Compare(base, cur, th, normalize)
+			deltas, missing, err := report.Compare(base, cur, th, p99th, normalize)
 			if err != nil {
 				return usageError{err}
 			}
@@ -67,6 +73,7 @@ noisy machines.`,
 		},
 	}
 	cmd.Flags().StringVar(&threshold, "threshold", "5%", "largest tolerated ops/s drop or p99 rise, like 5% or 0.05")
+	cmd.Flags().StringVar(&p99Threshold, "p99-threshold", "", "largest tolerated p99 rise (default: --threshold); tail latency of contended runs is noisier than ops/s")
 	cmd.Flags().StringVar(&normalize, "normalize", "", "compare as ratios to this scenario of the same run (strategy/driver/workload/retry)")
 	return cmd
 }

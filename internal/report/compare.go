@@ -44,13 +44,13 @@ type Delta struct {
 }
 
 // Compare matches the scenarios of base and cur by Key and flags, per
-// scenario, a throughput drop or a p99 rise beyond threshold (0.05 = 5 %)
-// and any rise in violations. With normalize (a Name such as
+// scenario, a throughput drop beyond threshold (0.05 = 5 %), a p99 rise
+// beyond p99Threshold, and any rise in violations. With normalize (a Name such as
 // "atomic/rueidis/flash-sale/fixed"), each scenario's ops/s and p99 are
 // first divided by that scenario's in the same run, which stays stable on
 // a noisy machine. Scenarios present in only one run are reported as
 // missing. Errors: a reference scenario missing from a run.
-func Compare(base, cur *Run, threshold float64, normalize string) (deltas []Delta, missing []string, err error) {
+func Compare(base, cur *Run, threshold, p99Threshold float64, normalize string) (deltas []Delta, missing []string, err error) {
 	refOf := func(r *Run, which string) (float64, float64, error) {
 		if normalize == "" {
 			return 1, 1, nil
@@ -97,7 +97,7 @@ func Compare(base, cur *Run, threshold float64, normalize string) (deltas []Delt
 			if d.OpsChange < -threshold {
 				d.Regressed = append(d.Regressed, "ops/s")
 			}
-			if d.P99Change > threshold {
+			if d.P99Change > p99Threshold {
 				d.Regressed = append(d.Regressed, "p99")
 			}
 		}

@@ -22,7 +22,7 @@ func latency(p99 float64) metrics.Latency { return metrics.Latency{P99: p99} }
 
 func TestCompare(t *testing.T) {
 	base, cur := twoRuns()
-	d, missing, err := Compare(base, cur, 0.05, "")
+	d, missing, err := Compare(base, cur, 0.05, 0.05, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestCompare(t *testing.T) {
 	}
 	// Normalized to atomic: watchdog went from 0.8 to 0.6 of atomic's ops/s
 	// (-25 %) and p99 from 2x to 2x (no change); atomic itself is the unit.
-	d, _, err = Compare(base, cur, 0.05, "atomic/rueidis/flash-sale/fixed")
+	d, _, err = Compare(base, cur, 0.05, 0.05, "atomic/rueidis/flash-sale/fixed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,10 @@ func TestCompare(t *testing.T) {
 	if w := d[1]; w.BaseOps != 0.8 || w.NewOps != 0.6 || w.P99Change != 0 || len(w.Regressed) != 2 {
 		t.Fatalf("normalized watchdog: %+v", w)
 	}
-	if _, _, err := Compare(base, cur, 0.05, "nope/x/y/z"); err == nil {
+	if d, _, _ := Compare(base, cur, 0.05, 10, ""); len(d[0].Regressed) != 1 || d[0].Regressed[0] != "ops/s" {
+		t.Fatalf("with a 1000%% p99 threshold only ops/s regresses: %+v", d[0])
+	}
+	if _, _, err := Compare(base, cur, 0.05, 0.05, "nope/x/y/z"); err == nil {
 		t.Fatal("a missing reference was accepted")
 	}
 }
