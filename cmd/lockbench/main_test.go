@@ -117,6 +117,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--work", "uniform:9ms-1ms"}, []string{"--work"}},
 		{[]string{"run", "--zipf", "0.5"}, []string{"--zipf"}},
 		{[]string{"run", "--keys", "0"}, []string{"--keys"}},
+		{[]string{"run", "--format", "yaml"}, []string{"--format"}},
+		{[]string{"run", "--repeat", "0"}, []string{"--repeat"}},
+		{[]string{"run", "--rate", "-1"}, []string{"--rate"}},
+		{[]string{"run", "--arrivals", "bursty", "--rate", "10"}, []string{"--arrivals"}},
 	}
 	for _, c := range cases {
 		r := lockbench(t, c.args...)

@@ -60,6 +60,7 @@ type runFlags struct {
 	topology                                string
 	rate                                    float64
 	repeat                                  int
+	format                                  string
 	arrivals                                string
 	maxClients                              int
 	dropAfter                               time.Duration
@@ -122,6 +123,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested: number of lock keys")
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
+	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv or benchstat (the JSON file is written either way)")
 	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
 	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")
@@ -270,6 +272,9 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	if f.readRatio < 0 || f.readRatio > 1 || f.readRatio != f.readRatio {
 		bad("--read-ratio must be from 0 to 1, got %v", f.readRatio)
+	}
+	if !contains(report.Formats, f.format) {
+		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
 	}
 	if f.repeat < 1 || f.repeat > 1000 {
 		bad("--repeat must be from 1 to 1000, got %d", f.repeat)
@@ -554,13 +559,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	run.Meta.Topology, run.Meta.Servers = topos.describe()
 	run.Meta.MaxRSSMB = maxRSSMB()
-	if err := report.Table(stdout, run.Scenarios); err != nil {
+	if err := report.Write(stdout, f.format, run); err != nil {
 		return err
 	}
 	if err := report.WriteFile(out, run); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "results written to %s\n", out)
+	if f.format == "table" {
+		fmt.Fprintf(stdout, "results written to %s\n", out)
+	} else {
+		fmt.Fprintf(stderr, "results written to %s\n", out)
+	}
 	if run.Interrupted {
 		return errInterrupted
 	}

@@ -1,0 +1,70 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Formats lists the run output formats.
+var Formats = []string{"table", "json", "csv", "benchstat"}
+
+// Write renders r to w in format: "table" (Table), "json" (the result
+// file), "csv" (one row per scenario) or "benchstat" (Go benchmark lines
+// that benchstat compares across runs). Errors: an unknown format.
+func Write(w io.Writer, format string, r *Run) error {
+	switch format {
+	case "table", "":
+		return Table(w, r.Scenarios)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "csv":
+		return writeCSV(w, r.Scenarios)
+	case "benchstat":
+		return writeBenchstat(w, r)
+	}
+	return fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
+}
+
+func writeCSV(w io.Writer, scs []Scenario) error {
+	c := csv.NewWriter(w)
+	_ = c.Write([]string{"strategy", "driver", "workload", "retry", "clients", "loop", "ops", "ops_per_sec",
+		"p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms", "acquire_p99_ms", "oversell", "overlap", "lost_updates",
+		"stuck_locks", "foreign_releases", "lost_leases", "worked_after_loss", "lost_acked_writes", "errors",
+		"commands_per_op", "jain_index"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, s := range scs {
+		v := s.Violations
+		_ = c.Write([]string{s.Strategy, s.Driver, s.Workload, s.Retry, strconv.Itoa(s.Clients), s.Loop, i(s.Ops),
+			f(s.OpsPerSec), f(s.LatencyMS.P50), f(s.LatencyMS.P90), f(s.LatencyMS.P99), f(s.LatencyMS.P999),
+			f(s.LatencyMS.Max), f(s.AcquireMS.P99), i(v.Oversell), i(v.Overlap), i(v.LostUpdates), i(v.StuckLocks),
+			i(v.ForeignReleases), i(v.LostLeases), i(v.WorkedAfterLoss), i(v.LostAckedWrites), i(s.Counters.Errors),
+			f(s.RedisCost.CommandsPerOp), f(s.Fairness.JainIndex)})
+	}
+	c.Flush()
+	return c.Error()
+}
+
+// writeBenchstat writes one Go-benchmark line per scenario, named
+// BenchmarkLock/<strategy>/<driver>/<workload>/<retry>, with the
+// operation count as the iteration count and ns/op as the mean operation
+// time, plus ops/s, p99-ms and violations as extra units.
+func writeBenchstat(w io.Writer, r *Run) error {
+	fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: lockbench\n", runtime.GOOS, runtime.GOARCH)
+	for _, s := range r.Scenarios {
+		name := "BenchmarkLock/" + strings.Join([]string{s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry)}, "/")
+		n := max(s.Ops, 1)
+		if _, err := fmt.Fprintf(w, "%s-%d\t%d\t%.0f ns/op\t%.2f ops/s\t%.3f p99-ms\t%d violations\n",
+			name, r.Meta.GOMAXPROCS, n, s.LatencyMS.Mean*1e6, s.OpsPerSec, s.LatencyMS.P99, s.Violations.Total()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
