@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 )
@@ -212,6 +214,21 @@ func TestRunWritesResult(t *testing.T) {
 		}
 	}
 	assertServersGone(t, meta)
+	// The .hgrm files beside it and the encoded histogram agree with ops.
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range run.Scenarios {
+		h, err := hdrhistogram.Decode([]byte(s.LatencyHist))
+		if err != nil || h.TotalCount() != s.Ops {
+			t.Fatalf("scenario %d: encoded histogram %v, count %d, ops %d", i, err, h.TotalCount(), s.Ops)
+		}
+		hgrm := fmt.Sprintf("%s-%d-%s-%s-%s.hgrm", strings.TrimSuffix(out, ".json"), i+1, s.Strategy, s.Driver, s.Workload)
+		if b, err := os.ReadFile(hgrm); err != nil || !strings.Contains(string(b), "Total count    =           40") {
+			t.Fatalf("%s: %v\n%s", hgrm, err, b)
+		}
+	}
 }
 
 // Ctrl-C: the run stops, writes what it measured marked interrupted, exits

@@ -565,6 +565,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if err := report.WriteFile(out, run); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
+	if err := report.WriteHGRM(out, run); err != nil {
+		return fmt.Errorf("write .hgrm files: %w", err)
+	}
 	if f.format == "table" {
 		fmt.Fprintf(stdout, "results written to %s\n", out)
 	} else {

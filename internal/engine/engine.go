@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/metrics"
@@ -507,6 +509,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		out.OpsPerSec = float64(total.Ops) / window.Seconds()
 	}
 	out.LatencyMS = metrics.Summarize(total.Op)
+	if enc, err := total.Op.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		out.LatencyHist = string(enc)
+	}
 	out.AcquireMS = metrics.Summarize(total.Acquire)
 	out.ReleaseMS = metrics.Summarize(total.Release)
 	if sc.Rate > 0 {

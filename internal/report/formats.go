@@ -1,13 +1,17 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Formats lists the run output formats.
@@ -63,6 +67,32 @@ func writeBenchstat(w io.Writer, r *Run) error {
 		n := max(s.Ops, 1)
 		if _, err := fmt.Fprintf(w, "%s-%d\t%d\t%.0f ns/op\t%.2f ops/s\t%.3f p99-ms\t%d violations\n",
 			name, r.Meta.GOMAXPROCS, n, s.LatencyMS.Mean*1e6, s.OpsPerSec, s.LatencyMS.P99, s.Violations.Total()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteHGRM writes, beside the result file out (x.json), one HdrHistogram
+// percentile-distribution file per scenario, x-<i>-<strategy>-<driver>-<workload>.hgrm,
+// in the format the HdrHistogram plotter reads (values in ms). Scenarios
+// without an encoded histogram are skipped.
+func WriteHGRM(out string, r *Run) error {
+	base := strings.TrimSuffix(out, ".json")
+	for i, s := range r.Scenarios {
+		if s.LatencyHist == "" {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(s.LatencyHist))
+		if err != nil {
+			return fmt.Errorf("scenario %d: %w", i+1, err)
+		}
+		var b bytes.Buffer
+		if _, err := h.PercentilesPrint(&b, 5, 1000); err != nil { // µs -> ms
+			return err
+		}
+		name := fmt.Sprintf("%s-%d-%s-%s-%s.hgrm", base, i+1, s.Strategy, s.Driver, s.Workload)
+		if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}

@@ -112,6 +112,10 @@ type Scenario struct {
 	// data node was killed): figures and end-state violations are then
 	// missing, the rest was measured.
 	VerifyError string `json:"verify_error,omitempty"`
+	// LatencyHist is latency_ms's HdrHistogram (µs) as hdrhistogram-go's
+	// Encode writes it (V2 compressed, base64), so that runs can be merged
+	// and re-summarised exactly; hdrhistogram.Decode reads it back.
+	LatencyHist string `json:"latency_hist,omitempty"`
 	// Repeats is the spread over --repeat runs (absent for one run).
 	Repeats *Repeats `json:"repeats,omitempty"`
 	// Faults are the windows in which the scenario's faults acted.
