@@ -1,0 +1,87 @@
+package report
+
+import (
+	"fmt"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+)
+
+// Merge combines result files from several load-generator machines that
+// ran the same scenarios against the same Redis at the same time: per
+// scenario (matched by Key), ops, rates, counters, violations, figures and
+// cost are summed, latency histograms merged and re-summarised, and the
+// measured window is the longest. Errors: runs with no scenario in common
+// with the first, or a latency histogram that does not decode.
+func Merge(runs []*Run) (*Run, error) {
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("nothing to merge")
+	}
+	out := &Run{Schema: Schema, Meta: runs[0].Meta}
+	idx := map[string]int{}
+	hists := []*hdrhistogram.Histogram{}
+	for ri, r := range runs {
+		out.Interrupted = out.Interrupted || r.Interrupted
+		matched := 0
+		for _, s := range r.Scenarios {
+			var h *hdrhistogram.Histogram
+			if s.LatencyHist != "" {
+				var err error
+				if h, err = hdrhistogram.Decode([]byte(s.LatencyHist)); err != nil {
+					return nil, fmt.Errorf("run %d, %s: %w", ri+1, s.Name(), err)
+				}
+			}
+			i, ok := idx[s.Key()]
+			if !ok {
+				if ri > 0 {
+					continue
+				}
+				idx[s.Key()] = len(out.Scenarios)
+				out.Scenarios = append(out.Scenarios, s)
+				hists = append(hists, h)
+				matched++
+				continue
+			}
+			matched++
+			m := &out.Scenarios[i]
+			m.Ops += s.Ops
+			m.OpsPerSec += s.OpsPerSec
+			m.Clients += s.Clients
+			m.DurationS = max(m.DurationS, s.DurationS)
+			m.Violations.Add(s.Violations)
+			m.Counters.Attempts += s.Counters.Attempts
+			m.Counters.Failures += s.Counters.Failures
+			m.Counters.Timeouts += s.Counters.Timeouts
+			m.Counters.NotOwner += s.Counters.NotOwner
+			m.Counters.Rejected += s.Counters.Rejected
+			m.Counters.Errors += s.Counters.Errors
+			for k, v := range s.Figures {
+				if m.Figures == nil {
+					m.Figures = map[string]int64{}
+				}
+				m.Figures[k] += v
+			}
+			if h != nil {
+				if hists[i] == nil {
+					hists[i] = h
+				} else {
+					hists[i].Merge(h)
+				}
+			}
+		}
+		if matched == 0 {
+			return nil, fmt.Errorf("run %d has no scenario in common with the first", ri+1)
+		}
+	}
+	for i, h := range hists {
+		if h == nil {
+			continue
+		}
+		out.Scenarios[i].LatencyMS = metrics.Summarize(h)
+		if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			out.Scenarios[i].LatencyHist = string(enc)
+		}
+	}
+	return out, nil
+}

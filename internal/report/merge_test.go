@@ -1,0 +1,44 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+)
+
+func encoded(ms ...int) string {
+	h := metrics.NewHistogram()
+	for _, v := range ms {
+		metrics.Record(h, time.Duration(v)*time.Millisecond)
+	}
+	b, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	return string(b)
+}
+
+func TestMerge(t *testing.T) {
+	sc := func(ops int64, hist string, overlap int64) Scenario {
+		return Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 10,
+			Ops: ops, OpsPerSec: float64(ops), DurationS: 1, LatencyHist: hist, Violations: Violations{Overlap: overlap},
+			Figures: map[string]int64{"sold": ops}}
+	}
+	a := &Run{Schema: Schema, Scenarios: []Scenario{sc(3, encoded(1, 2, 3), 0)}}
+	b := &Run{Schema: Schema, Scenarios: []Scenario{sc(2, encoded(100, 200), 1)}}
+	m, err := Merge([]*Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Scenarios[0]
+	if s.Ops != 5 || s.OpsPerSec != 5 || s.Clients != 20 || s.Violations.Overlap != 1 || s.Figures["sold"] != 5 {
+		t.Fatalf("merged %+v", s)
+	}
+	if s.LatencyMS.Count != 5 || s.LatencyMS.Max < 199 || s.LatencyMS.P50 > 3.1 {
+		t.Fatalf("merged latency %+v", s.LatencyMS)
+	}
+	other := &Run{Schema: Schema, Scenarios: []Scenario{{Strategy: "naive"}}}
+	if _, err := Merge([]*Run{a, other}); err == nil {
+		t.Fatal("runs with nothing in common merged")
+	}
+}
