@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
@@ -116,6 +117,8 @@ type Env struct {
 	// Cluster is true when Data is a Redis Cluster client: a multi-key
 	// command must keep its keys in one slot.
 	Cluster bool
+	// Obs, when set, publishes waits, holds and failures (Prometheus).
+	Obs *export.Obs
 	// Hard ends when the engine's grace period after a stop has passed: it
 	// interrupts critical-section work and Redis calls that the stop itself
 	// lets finish. Nil: never.
@@ -150,10 +153,19 @@ func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error)
 	start := time.Now()
 	l, attempts, err := strategies.Acquire(ctx, w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
-	if err == nil {
-		metrics.Record(w.Rec.Acquire, time.Since(start))
-	}
+	w.observe(ctx, start, err)
 	return l, err
+}
+
+// observe records an acquire's outcome.
+func (w *Worker) observe(ctx context.Context, start time.Time, err error) {
+	if err == nil {
+		d := time.Since(start)
+		metrics.Record(w.Rec.Acquire, d)
+		w.Env.Obs.Wait(d)
+	} else if ctx.Err() == nil {
+		w.Env.Obs.Failed()
+	}
 }
 
 // LockRead is Lock on the read side of the scenario's strategy (the
@@ -162,9 +174,7 @@ func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, er
 	start := time.Now()
 	l, attempts, err := strategies.Acquire(ctx, strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
-	if err == nil {
-		metrics.Record(w.Rec.Acquire, time.Since(start))
-	}
+	w.observe(ctx, start, err)
 	return l, err
 }
 
@@ -225,7 +235,9 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	} else {
 		o.Leave(i) // before the release: the next holder may enter at once
 	}
-	metrics.Record(w.Rec.Hold, time.Since(start))
+	held := time.Since(start)
+	metrics.Record(w.Rec.Hold, held)
+	w.Env.Obs.Hold(held)
 	lost := false
 	if wl, ok := lease.(strategies.Watched); ok && wl.Context().Err() != nil {
 		lost = true

@@ -25,6 +25,7 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
@@ -61,6 +62,7 @@ type runFlags struct {
 	rate                                    float64
 	repeat                                  int
 	format                                  string
+	metricsAddr                             string
 	arrivals                                string
 	maxClients                              int
 	dropAfter                               time.Duration
@@ -123,6 +125,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested: number of lock keys")
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
 	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv or benchstat (the JSON file is written either way)")
 	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
@@ -489,6 +492,15 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 
 	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
 	defer topos.stop()
+	var prom *export.Prom
+	if f.metricsAddr != "" {
+		prom = export.New()
+		if err := prom.Serve(f.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
+		}
+		defer prom.Close()
+		fmt.Fprintf(stderr, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
+	}
 	out := p.out
 	for i, sc := range p.scenarios {
 		if ctx.Err() != nil {
@@ -513,6 +525,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return err
 		}
 		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
+		sc.Prom = prom
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {

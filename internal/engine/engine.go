@@ -27,6 +27,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
@@ -101,6 +102,8 @@ type Scenario struct {
 	Rate      float64
 	Poisson   bool
 	DropAfter time.Duration
+	// Prom, when set, publishes the scenario's figures as it runs.
+	Prom *export.Prom
 	// Faults to inject, and the servers they act on (the scenario's
 	// topology, replica included; nil with --addr).
 	Faults  []faults.Spec
@@ -332,6 +335,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: prefix, Params: params,
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: nodes[0].Cluster,
+	}
+	if sc.Prom != nil {
+		env.Obs = sc.Prom.For(sc.Strategy, sc.Driver, sc.Workload)
 	}
 	var hub *strategies.Hub
 	if sc.Retry.NeedsNotifier() {
@@ -585,6 +591,12 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		LostLeases:      all.LostLeases,
 		WorkedAfterLoss: all.WorkedAfterLoss,
 	}
+	defer func() {
+		v := out.Violations
+		env.Obs.Violations(map[string]int64{"oversell": v.Oversell, "overlap": v.Overlap, "lost_updates": v.LostUpdates,
+			"stuck_locks": v.StuckLocks, "foreign_releases": v.ForeignReleases, "lost_leases": v.LostLeases,
+			"worked_after_loss": v.WorkedAfterLoss, "lost_acked_writes": v.LostAckedWrites})
+	}()
 	if lk, ok := wl.(workloads.LockKeyer); ok {
 		if out.Violations.StuckLocks, err = StuckLocks(vctx, ds, lk.LockKeys()); err != nil {
 			if inj == nil {
@@ -797,6 +809,7 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			if inj != nil {
 				inj.OpDone()
 			}
+			w.Env.Obs.Op()
 		case errors.Is(err, strategies.ErrCrashed):
 			return // this client is dead: it never runs again
 		case errors.Is(err, workloads.ErrSkip), errors.Is(err, workloads.ErrRejected):

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -262,4 +265,38 @@ func TestOpenLoopStall(t *testing.T) {
 		t.Fatalf("corrected max %.1f ms, want >= 500", res.LatencyMS.Max)
 	}
 	t.Logf("corrected p99 %.1f ms, uncorrected p99 %.1f ms, ops %d, dropped %d", res.LatencyMS.P99, res.ServiceMS.P99, res.Ops, res.Dropped)
+}
+
+// The Prometheus endpoint carries the articles' metric names with exact
+// counts for a known run.
+func TestPrometheusMetrics(t *testing.T) {
+	prom := export.New()
+	if err := prom.Serve("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer prom.Close()
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: policy(t, "fixed:interval=1ms"),
+		Clients: 4, Duration: time.Minute, TTL: time.Second, Prom: prom,
+		Params: workloads.Params{Stock: 50, SKUs: 1}, Seed: 8,
+	}
+	if _, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:prom:"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + prom.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	for _, want := range []string{
+		`lockbench_operations_total{driver="goredis",strategy="atomic",workload="flash-sale"} 50`,
+		`redis_lock_hold_duration_seconds_count{driver="goredis",strategy="atomic",workload="flash-sale"}`,
+		`redis_lock_wait_duration_seconds_bucket`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
 }
