@@ -132,6 +132,8 @@ type FaultHooks interface {
 	Paused(client int, g *strategies.Gate)
 	// Crash reports whether the client dies at point.
 	Crash(point string) bool
+	// Acquired counts one lock granted (the fault windows' clock).
+	Acquired()
 }
 
 // Worker is one client's state. Only its own goroutine uses it.
@@ -163,6 +165,9 @@ func (w *Worker) observe(ctx context.Context, start time.Time, err error) {
 		d := time.Since(start)
 		metrics.Record(w.Rec.Acquire, d)
 		w.Env.Obs.Wait(d)
+		if f := w.Env.Faults; f != nil {
+			f.Acquired()
+		}
 	} else if ctx.Err() == nil {
 		w.Env.Obs.Failed()
 	}

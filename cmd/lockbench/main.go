@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,9 @@ type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+// quitting is set by a second Ctrl-C, which then exits the process.
+var quitting atomic.Bool
 
 // errInterrupted is returned by a run stopped by a signal.
 var errInterrupted = errors.New("interrupted")
@@ -55,6 +59,11 @@ func execute(args []string) int {
 	root := newRoot()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
+	if quitting.Load() {
+		// A second Ctrl-C killed the servers under the run: its errors
+		// are not failures; the signal handler exits 130.
+		select {}
+	}
 	if err == nil {
 		return exitOK
 	}

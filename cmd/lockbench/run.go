@@ -481,6 +481,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		fmt.Fprintln(stderr, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
 		cancel()
 		if _, ok := <-sigs; ok {
+			quitting.Store(true) // whatever the run returns now, the exit is 130
 			topology.KillAll()
 			if len(p.addrs) > 0 { // never leave keys on the user's servers
 				cleanExternal(p, "lockbench:"+runID+":")

@@ -806,9 +806,6 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			if jobs != nil {
 				metrics.Record(rec.Service, now.Sub(t0))
 			}
-			if inj != nil {
-				inj.OpDone()
-			}
 			w.Env.Obs.Op()
 		case errors.Is(err, strategies.ErrCrashed):
 			return // this client is dead: it never runs again

@@ -3,7 +3,7 @@
 //
 // A fault is written NAME[:param=value,...]; every fault takes a trigger,
 // at=DURATION (after the scenario started; default 1s) or after=N (once N
-// operations have completed):
+// locks have been granted):
 //
 //   - pause:for=D — the next client found inside a critical section stops
 //     the world for D (default 2 x the TTL): its worker and its renewal
@@ -200,8 +200,8 @@ type Env struct {
 	Stuck func() (int64, error)
 }
 
-// Injector runs the faults of one scenario. Clients call OpDone after each
-// completed operation, Paused at the pause point of their critical
+// Injector runs the faults of one scenario. Clients call Acquired for each
+// lock granted, Paused at the pause point of their critical
 // section, and Crash (through strategies.Hooks) at crash points.
 type Injector struct {
 	specs []Spec
@@ -460,8 +460,10 @@ func (in *Injector) sentinelFailover(ctx context.Context, sp Spec) string {
 	return "Sentinel did not promote the replica within 15 s"
 }
 
-// OpDone counts one completed operation.
-func (in *Injector) OpDone() { in.ops.Add(1) }
+// Acquired counts one lock granted. Fault windows and the after=N trigger
+// count acquisitions: an operation that began before a fault but finished
+// after it does not count as after it.
+func (in *Injector) Acquired() { in.ops.Add(1) }
 
 // Paused is called by a client inside its critical section (before its
 // write). When a pause is pending, the first client to come claims it:

@@ -134,8 +134,8 @@ type FaultWindow struct {
 	ArmedMS float64 `json:"armed_ms"`
 	StartMS float64 `json:"start_ms"`
 	EndMS   float64 `json:"end_ms"`
-	// OpsBefore are the operations completed when the fault started;
-	// OpsAfter those completed after it started.
+	// OpsBefore are the locks granted (operations begun) before the fault
+	// acted; OpsAfter those granted after it.
 	OpsBefore int64 `json:"ops_before"`
 	OpsAfter  int64 `json:"ops_after"`
 	// StuckAfter is the number of lock keys with no TTL right after the
