@@ -179,14 +179,7 @@ func TestRunWritesResult(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", w, r.stdout)
 		}
 	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readDoc(t, out)
 	if doc["schema"] != float64(1) {
 		t.Fatalf("schema = %v", doc["schema"])
 	}
@@ -252,14 +245,7 @@ func TestInterrupt(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 		t.Fatalf("exit %d, want 130", code)
 	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no partial result file: %v", err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readDoc(t, out)
 	if doc["interrupted"] != true {
 		t.Fatalf("interrupted = %v, want true", doc["interrupted"])
 	}
@@ -362,6 +348,21 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// readDoc decodes the result file at path as generic JSON (the contract
+// test reads field names, not Go types).
+func readDoc(t *testing.T, path string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no result file: %v", err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
 
 func hasKeys(t *testing.T, what string, m map[string]any, keys ...string) {
@@ -539,12 +540,7 @@ func TestServerDiesMidRun(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != exitFailure {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("no partial result file: %v", err)
-	}
-	var doc map[string]any
-	json.Unmarshal(raw, &doc)
+	doc := readDoc(t, out)
 	if f, _ := doc["failed"].(string); !strings.Contains(f, "only failed operations") {
 		t.Fatalf("failed = %q", doc["failed"])
 	}

@@ -804,6 +804,9 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			now := time.Now()
 			metrics.Record(rec.Op, now.Sub(intended))
 			if jobs != nil {
+				if rec.Service == nil {
+					rec.Service = metrics.NewHistogram()
+				}
 				metrics.Record(rec.Service, now.Sub(t0))
 			}
 			w.Env.Obs.Op()

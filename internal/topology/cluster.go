@@ -3,7 +3,6 @@ package topology
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -18,11 +17,10 @@ func StartCluster(ctx context.Context, n int) (*Topology, error) {
 	if n < 3 {
 		return nil, fmt.Errorf("topology: a cluster needs at least 3 masters, got %d", n)
 	}
-	bin, err := exec.LookPath("redis-server")
+	bin, err := redisServer()
 	if err != nil {
-		return nil, ErrNoRedisServer
+		return nil, err
 	}
-	SweepStale()
 	t := &Topology{}
 	fail := func(err error) (*Topology, error) {
 		t.Stop()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,11 +23,10 @@ const MasterName = "lockbench"
 // and the other Sentinels. Servers are [master, replica]; Sentinels holds
 // the three Sentinels.
 func StartSentinel(ctx context.Context, link func(master string) (string, error)) (*Topology, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := redisServer()
 	if err != nil {
-		return nil, ErrNoRedisServer
+		return nil, err
 	}
-	SweepStale()
 	t := &Topology{}
 	fail := func(err error) (*Topology, error) {
 		t.Stop()

@@ -81,11 +81,10 @@ func Start(ctx context.Context, n int) (*Topology, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("topology: need at least 1 server, got %d", n)
 	}
-	bin, err := exec.LookPath("redis-server")
+	bin, err := redisServer()
 	if err != nil {
-		return nil, ErrNoRedisServer
+		return nil, err
 	}
-	SweepStale()
 	t := &Topology{}
 	for i := 0; i < n; i++ {
 		s, err := startOne(ctx, bin)
@@ -103,11 +102,10 @@ func Start(ctx context.Context, n int) (*Topology, error) {
 // waits until the replica reports master_link_status:up. Servers[0] is the
 // master, Servers[1] the replica.
 func StartReplicated(ctx context.Context) (*Topology, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, err := redisServer()
 	if err != nil {
-		return nil, ErrNoRedisServer
+		return nil, err
 	}
-	SweepStale()
 	t := &Topology{}
 	m, err := startOne(ctx, bin)
 	if err != nil {
@@ -509,6 +507,17 @@ func logTail(path string) string {
 		lines = lines[len(lines)-5:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// redisServer finds the redis-server binary (ErrNoRedisServer if it is
+// not on PATH) and first removes the directories killed runs left behind.
+func redisServer() (string, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", ErrNoRedisServer
+	}
+	SweepStale()
+	return bin, nil
 }
 
 // SweepStale removes the directories of servers whose lockbench process is
