@@ -31,15 +31,43 @@ type atomicLocker struct {
 var _ Locker = (*atomicLocker)(nil)
 
 func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error) {
-	tok := NewToken()
-	ok, err := a.d.SetNX(ctx, key, tok, a.ttl)
+	l := &atomicLease{a: a}
+	l.keys[0] = key
+	l.args[0] = tokenInto(&l.tok)
+	ok, err := a.d.SetNX(ctx, key, l.args[0], a.ttl)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, ErrNotAcquired
 	}
-	return &lease{key: key, token: tok, owner: a}, nil
+	return l, nil
+}
+
+// atomicLease is atomic's lease in one allocation: the token's characters
+// and the key and argument lists of the release's EVALSHA live in it, so
+// that an acquire+release cycle allocates nothing else of its own.
+type atomicLease struct {
+	a    *atomicLocker
+	tok  [2 * tokenBytes]byte // the token's hex characters; args[0] points here
+	keys [1]string            // KEYS of UnlockScript: the lock key
+	args [1]string            // ARGV of UnlockScript: the token
+}
+
+var _ Lease = (*atomicLease)(nil)
+
+func (l *atomicLease) Key() string   { return l.keys[0] }
+func (l *atomicLease) Token() string { return l.args[0] }
+
+func (l *atomicLease) Release(ctx context.Context) error {
+	r, err := l.a.d.Eval(ctx, UnlockScript, l.keys[:], l.args[:]...)
+	if err != nil {
+		return err
+	}
+	if r.Int != 1 {
+		return ErrNotOwner
+	}
+	return nil
 }
 
 func (a *atomicLocker) release(ctx context.Context, key, token string) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/registry"
@@ -244,17 +245,35 @@ type blocking interface{ blocks() }
 // are read 4 KiB at a time into pooled buffers, so that a token costs no
 // system call.
 func NewToken() string {
+	var b [2 * tokenBytes]byte
+	return string(hexToken(&b))
+}
+
+// tokenBytes is a token's size in random bytes (hex: twice as many
+// characters).
+const tokenBytes = 16
+
+// hexToken fills dst with a new token's hex characters (see NewToken) and
+// returns it as a slice.
+func hexToken(dst *[2 * tokenBytes]byte) []byte {
 	tb := tokenBufs.Get().(*tokenBuf)
-	if tb.n+16 > len(tb.b) {
+	if tb.n+tokenBytes > len(tb.b) {
 		if _, err := rand.Read(tb.b[:]); err != nil {
 			panic("crypto/rand: " + err.Error()) // never fails on Linux
 		}
 		tb.n = 0
 	}
-	s := hex.EncodeToString(tb.b[tb.n : tb.n+16])
-	tb.n += 16
+	hex.Encode(dst[:], tb.b[tb.n:tb.n+tokenBytes])
+	tb.n += tokenBytes
 	tokenBufs.Put(tb)
-	return s
+	return dst[:]
+}
+
+// tokenInto writes a new token (see NewToken) into dst and returns it as a
+// string that shares dst's memory, without a copy: dst must never change
+// afterwards (it lives in the lease that owns the token).
+func tokenInto(dst *[2 * tokenBytes]byte) string {
+	return unsafe.String(&hexToken(dst)[0], len(dst))
 }
 
 type tokenBuf struct {

@@ -147,6 +147,9 @@ type Worker struct {
 	Rec     *metrics.Recorder
 	orders  uint64          // order ids issued by this worker
 	io      context.Context // see IO
+	// granted is when the last successful acquire returned: the start of
+	// its hold (one clock read serves both figures).
+	granted time.Time
 }
 
 // Lock acquires key with the scenario's strategy and the worker's retry
@@ -162,7 +165,8 @@ func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error)
 // observe records an acquire's outcome.
 func (w *Worker) observe(ctx context.Context, start time.Time, err error) {
 	if err == nil {
-		d := time.Since(start)
+		w.granted = time.Now()
+		d := w.granted.Sub(start)
 		metrics.Record(w.Rec.Acquire, d)
 		w.Env.Obs.Wait(d)
 		if f := w.Env.Faults; f != nil {
@@ -188,8 +192,12 @@ func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, er
 // operation (the lease had expired; the oracle judges the damage): it is
 // counted, and owned is false.
 func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, err error) {
+	return w.unlock(ctx, l, time.Now())
+}
+
+// unlock is Unlock with the release's start time already read.
+func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Time) (owned bool, err error) {
 	rctx := w.IO(ctx)
-	start := time.Now()
 	err = l.Release(rctx)
 	metrics.Record(w.Rec.Release, time.Since(start))
 	if errors.Is(err, strategies.ErrNotOwner) {
@@ -227,7 +235,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	o := w.Env.Oracle
 	ioctx := w.IO(ctx)
-	start := time.Now()
+	start := w.granted // the hold starts when the acquire returns
 	if read {
 		o.EnterRead(i)
 	} else {
@@ -240,7 +248,8 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	} else {
 		o.Leave(i) // before the release: the next holder may enter at once
 	}
-	held := time.Since(start)
+	left := time.Now()
+	held := left.Sub(start)
 	metrics.Record(w.Rec.Hold, held)
 	w.Env.Obs.Hold(held)
 	lost := false
@@ -248,7 +257,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		lost = true
 	}
 	another := !read && o.Releasing(i, w.ID)
-	owned, rerr := w.Unlock(ctx, lease)
+	owned, rerr := w.unlock(ctx, lease, left)
 	if !owned && rerr == nil {
 		lost = true
 	}

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
 	"syscall"
 	"time"
 
@@ -15,14 +18,16 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/harness"
+	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
 )
 
 func newHarnessCmd() *cobra.Command {
-	var clients, requests int
+	var clients, requests, rounds int
 	var duration time.Duration
+	var profileDir string
 	cmd := &cobra.Command{
 		Use:   "harness",
 		Short: "Check that lockbench is not the bottleneck: lock cycles/s against redis-benchmark and a bare loop",
@@ -31,25 +36,34 @@ func newHarnessCmd() *cobra.Command {
 the same connection count three ways: redis-benchmark issuing the two
 commands (equivalent cycle rate 1 / (1/rate_set + 1/rate_evalsha)); a bare
 Go loop per driver that records nothing; and 'lockbench run --strategy atomic
---workload lock-cycle' per driver. It prints, last, one line per driver:
+--workload lock-cycle' per driver. The bare loop and lockbench alternate
+for --rounds rounds (bare loop first in odd rounds, lockbench first in even
+ones), so that a machine whose load drifts favours neither; a driver's
+figures are the medians over its rounds, and its overhead is the median of
+the rounds' lockbench / bare loop ratios. It prints, last, one line per
+driver:
   harness-ratio <driver> <lockbench cycles/s / redis-benchmark cycle rate>
   harness-overhead <driver> <lockbench cycles/s / bare loop cycles/s>
 All figures are from this run, on this machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if clients < 1 || requests < 1000 || duration <= 0 {
-				return usageError{errors.New("--clients >= 1, --requests >= 1000 and --duration > 0 please")}
+			if clients < 1 || requests < 1000 || duration <= 0 || rounds < 1 {
+				return usageError{errors.New("--clients >= 1, --requests >= 1000, --duration > 0 and --rounds >= 1 please")}
 			}
-			return runHarness(cmd.Context(), cmd.OutOrStdout(), clients, requests, duration)
+			return runHarness(cmd.Context(), cmd.OutOrStdout(), clients, requests, rounds, duration, profileDir)
 		},
 	}
 	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
 	cmd.Flags().IntVar(&requests, "requests", 200000, "redis-benchmark requests per command")
-	cmd.Flags().DurationVar(&duration, "duration", 5*time.Second, "time of each Go measurement")
+	cmd.Flags().DurationVar(&duration, "duration", 3*time.Second, "time of each Go measurement")
+	cmd.Flags().IntVar(&rounds, "rounds", 5, "bare loop / lockbench pairs per driver (medians are reported)")
+	// Hidden: pprof profiles of each Go measurement, for work on the hot path.
+	cmd.Flags().StringVar(&profileDir, "profile-dir", "", "write CPU and allocation profiles of each Go measurement to this directory")
+	_ = cmd.Flags().MarkHidden("profile-dir")
 	return cmd
 }
 
-func runHarness(parent context.Context, w io.Writer, clients, requests int, d time.Duration) error {
+func runHarness(parent context.Context, w io.Writer, clients, requests, rounds int, d time.Duration, profileDir string) error {
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -70,21 +84,64 @@ func runHarness(parent context.Context, w io.Writer, clients, requests int, d ti
 	type line struct{ ratio, overhead float64 }
 	results := map[string]line{}
 	for _, drv := range drivers.Names() {
-		bare, err := harness.BareLoop(ctx, drv, s.Addr, s.Password, clients, d)
-		if err != nil {
-			return fmt.Errorf("bare loop %s: %w", drv, err)
+		var bares, bareCPUs, lbs, lbCPUs, shares, ratios []float64
+		for r := 0; r < rounds; r++ {
+			var bare, bareCPU float64
+			measureBare := func() error {
+				return profiled(profileDir, fmt.Sprintf("%s-bare-%d", drv, r+1), func() (err error) {
+					var before, after syscall.Rusage
+					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+					bare, err = harness.BareLoop(ctx, drv, s.Addr, s.Password, clients, d)
+					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+					if err != nil {
+						return fmt.Errorf("bare loop %s: %w", drv, err)
+					}
+					if bare > 0 {
+						bareCPU = float64(rusageCPU(after)-rusageCPU(before)) / 1e3 / (bare * d.Seconds())
+					}
+					return nil
+				})
+			}
+			var res report.Scenario
+			measureLockbench := func() error {
+				return profiled(profileDir, fmt.Sprintf("%s-lockbench-%d", drv, r+1), func() (err error) {
+					res, err = engine.Run(ctx, engine.Scenario{
+						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
+						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
+						Params: workloads.Params{Keys: 100_000},
+					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
+					if err != nil {
+						return fmt.Errorf("lockbench %s: %w", drv, err)
+					}
+					return nil
+				})
+			}
+			first, second := measureBare, measureLockbench
+			if r%2 == 1 {
+				first, second = second, first
+			}
+			if err := first(); err != nil {
+				return err
+			}
+			if err := second(); err != nil {
+				return err
+			}
+			bares, bareCPUs = append(bares, bare), append(bareCPUs, bareCPU)
+			lbs, lbCPUs = append(lbs, res.OpsPerSec), append(lbCPUs, res.ClientCPU.CPUMicrosPerOp)
+			shares = append(shares, res.ClientCPU.BudgetShare)
+			if bare > 0 {
+				ratios = append(ratios, res.OpsPerSec/bare)
+			}
 		}
-		res, err := engine.Run(ctx, engine.Scenario{
-			Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
-			Duration: d, TTL: time.Second, Seed: 1,
-			Params: workloads.Params{Keys: 100_000},
-		}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
-		if err != nil {
-			return fmt.Errorf("lockbench %s: %w", drv, err)
+		bare, lb := median(bares), median(lbs)
+		fmt.Fprintf(w, "%-8s bare loop %.0f cycles/s (%.1f µs CPU/cycle); lockbench %.0f cycles/s (%.1f µs CPU/cycle, client CPU %.0f%% of its budget); medians of %d rounds\n",
+			drv, bare, median(bareCPUs), lb, median(lbCPUs), 100*median(shares), rounds)
+		fmt.Fprintf(w, "%-8s lockbench / bare loop by round:", drv)
+		for _, x := range ratios {
+			fmt.Fprintf(w, " %.2f", x)
 		}
-		fmt.Fprintf(w, "%-8s bare loop %.0f cycles/s; lockbench %.0f cycles/s (client CPU %.0f%% of its budget)\n",
-			drv, bare, res.OpsPerSec, 100*res.ClientCPU.BudgetShare)
-		results[drv] = line{res.OpsPerSec / rb, res.OpsPerSec / bare}
+		fmt.Fprintln(w)
+		results[drv] = line{lb / rb, median(ratios)}
 	}
 	for _, drv := range drivers.Names() {
 		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, results[drv].ratio)
@@ -93,4 +150,52 @@ func runHarness(parent context.Context, w io.Writer, clients, requests int, d ti
 		fmt.Fprintf(w, "harness-overhead %s %.2f\n", drv, results[drv].overhead)
 	}
 	return nil
+}
+
+// profiled runs f; with dir set, it writes f's CPU profile to
+// dir/<name>.cpu.pprof and the allocations made so far to
+// dir/<name>.allocs.pprof (compare two with go tool pprof -diff_base).
+func profiled(dir, name string, f func() error) error {
+	if dir == "" {
+		return f()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	cpu, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
+	if err != nil {
+		return err
+	}
+	defer cpu.Close()
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		return err
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	if err != nil {
+		return err
+	}
+	mem, err := os.Create(filepath.Join(dir, name+".allocs.pprof"))
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	return pprof.Lookup("allocs").WriteTo(mem, 0)
+}
+
+// median of xs (0 for none); xs is left unsorted.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+func rusageCPU(r syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }

@@ -40,7 +40,9 @@ type Recorder struct {
 	Acquire *hdrhistogram.Histogram
 	// Release is the release call, µs.
 	Release *hdrhistogram.Histogram
-	// Hold is the time spent inside the critical section, µs.
+	// Hold is the time spent holding the lock in the critical section,
+	// from the acquire's return to leaving the section (before the
+	// release), µs.
 	Hold *hdrhistogram.Histogram
 	// Service is the operation from its actual start (open loop only; Op
 	// is then measured from the intended start), µs. Nil until the first
@@ -174,28 +176,37 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 // Enter(i) (exclusive) or EnterRead(i) (shared) when a client starts its
 // critical section, and left with Leave / LeaveRead before it releases.
 // An exclusive holder that finds anyone inside, or a reader that finds an
-// exclusive holder inside, is one overlap. Safe for concurrent use; it
-// costs two atomic adds per critical section.
+// exclusive holder inside, is one overlap. Safe for concurrent use, with no
+// mutex: it costs two atomic adds per critical section on the lock's own
+// slot, so clients on different locks share nothing but the overlap count,
+// which only an overlap writes.
 //
 // The Oracle also keeps a holder registry: which client took each lock
 // last (Acquired) and has not released it yet (Releasing). A release that
 // succeeds while the registry names another client deleted that client's
-// lock: a foreign release.
+// lock: a foreign release. A lock's holder count and registry entry sit
+// side by side in one 16-byte slot, so that a critical section touches one
+// cache line of the Oracle, not two.
 type Oracle struct {
-	holders  []atomic.Int64 // per lock: exclusive holders << 32 | readers
-	owner    []atomic.Int64 // per lock: client id + 1 of the registered holder, 0 = none
+	locks    []lockSlot
 	overlaps atomic.Int64
+}
+
+// lockSlot is one lock's state in the Oracle.
+type lockSlot struct {
+	holders atomic.Int64 // exclusive holders << 32 | readers
+	owner   atomic.Int64 // client id + 1 of the registered holder, 0 = none
 }
 
 const oneWriter = 1 << 32
 
 // NewOracle returns an Oracle for locks 0..n-1.
 func NewOracle(n int) *Oracle {
-	return &Oracle{holders: make([]atomic.Int64, n), owner: make([]atomic.Int64, n)}
+	return &Oracle{locks: make([]lockSlot, n)}
 }
 
 // Acquired registers client (>= 0) as lock i's holder.
-func (o *Oracle) Acquired(i, client int) { o.owner[i].Store(int64(client) + 1) }
+func (o *Oracle) Acquired(i, client int) { o.locks[i].owner.Store(int64(client) + 1) }
 
 // Releasing is called just before client sends its release of lock i. It
 // unregisters client and reports whether the registry names another client
@@ -205,9 +216,10 @@ func (o *Oracle) Acquired(i, client int) { o.owner[i].Store(int64(client) + 1) }
 // what still keeps the lock until then.)
 func (o *Oracle) Releasing(i, client int) (another bool) {
 	me := int64(client) + 1
-	v := o.owner[i].Load()
+	owner := &o.locks[i].owner
+	v := owner.Load()
 	if v == me {
-		o.owner[i].CompareAndSwap(me, 0)
+		owner.CompareAndSwap(me, 0)
 		return false
 	}
 	return v != 0
@@ -216,7 +228,7 @@ func (o *Oracle) Releasing(i, client int) (another bool) {
 // Enter records an exclusive holder entering lock i's critical section and
 // reports whether it overlapped another holder.
 func (o *Oracle) Enter(i int) bool {
-	if v := o.holders[i].Add(oneWriter); v != oneWriter {
+	if v := o.locks[i].holders.Add(oneWriter); v != oneWriter {
 		o.overlaps.Add(1)
 		return true
 	}
@@ -224,12 +236,12 @@ func (o *Oracle) Enter(i int) bool {
 }
 
 // Leave records the exclusive holder leaving lock i's critical section.
-func (o *Oracle) Leave(i int) { o.holders[i].Add(-oneWriter) }
+func (o *Oracle) Leave(i int) { o.locks[i].holders.Add(-oneWriter) }
 
 // EnterRead records a reader entering lock i and reports whether an
 // exclusive holder was inside.
 func (o *Oracle) EnterRead(i int) bool {
-	if v := o.holders[i].Add(1); v >= oneWriter {
+	if v := o.locks[i].holders.Add(1); v >= oneWriter {
 		o.overlaps.Add(1)
 		return true
 	}
@@ -237,7 +249,8 @@ func (o *Oracle) EnterRead(i int) bool {
 }
 
 // LeaveRead records the reader leaving lock i.
-func (o *Oracle) LeaveRead(i int) { o.holders[i].Add(-1) }
+func (o *Oracle) LeaveRead(i int) { o.locks[i].holders.Add(-1) }
 
 // Overlaps is the number of entries that found a conflicting holder inside.
+// Safe to read while clients run.
 func (o *Oracle) Overlaps() int64 { return o.overlaps.Load() }

@@ -1,0 +1,86 @@
+package workloads
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// memLocker is an in-process Locker that always grants at once, with one
+// reused lease: it leaves only the worker's own per-operation work (timing,
+// recording, the oracle) to measure.
+type memLocker struct{ l memLease }
+
+type memLease struct{ releases int }
+
+func (m *memLocker) TryAcquire(context.Context, string) (strategies.Lease, error) { return &m.l, nil }
+func (l *memLease) Key() string                                                   { return "k" }
+func (l *memLease) Token() string                                                 { return "t" }
+func (l *memLease) Release(context.Context) error                                 { l.releases++; return nil }
+
+func memWorker(locks int) (*Worker, *memLocker) {
+	ml := &memLocker{}
+	env := &Env{Locker: ml, Oracle: metrics.NewOracle(locks), Clients: 1}
+	rng := rand.New(rand.NewPCG(1, 1))
+	return &Worker{ID: 0, Env: env, Rng: rng, Rec: metrics.NewRecorder()}, ml
+}
+
+// Hold's own work per operation — clock reads, the acquire, hold and
+// release histograms, the oracle and the holder registry — allocates
+// nothing, and records every operation exactly once.
+func TestHoldAllocatesNothing(t *testing.T) {
+	w, ml := memWorker(1000)
+	ctx := context.Background()
+	body := func(context.Context, strategies.Lease) error { return nil }
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		i = (i + 1) % 1000
+		if err := w.Hold(ctx, i, "k", false, body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Hold allocates %.1f times per operation, want 0", allocs)
+	}
+	runs := int64(1001) // AllocsPerRun adds one warm-up run
+	if got := w.Rec.Acquire.TotalCount(); got != runs {
+		t.Errorf("acquire histogram has %d values, want %d", got, runs)
+	}
+	if got := w.Rec.Hold.TotalCount(); got != runs {
+		t.Errorf("hold histogram has %d values, want %d", got, runs)
+	}
+	if got := w.Rec.Release.TotalCount(); got != runs {
+		t.Errorf("release histogram has %d values, want %d", got, runs)
+	}
+	if w.Rec.Attempts != runs || ml.l.releases != int(runs) {
+		t.Errorf("attempts %d, releases %d, want %d each", w.Rec.Attempts, ml.l.releases, runs)
+	}
+	if o := w.Env.Oracle.Overlaps(); o != 0 {
+		t.Errorf("overlaps %d on a single client, want 0", o)
+	}
+}
+
+// BenchmarkHold is the engine's per-operation cost around the lock: an
+// in-process lock that costs nothing, on one of 100,000 lock keys drawn at
+// random as lock-cycle does, so what is left is lockbench's own recording.
+func BenchmarkHold(b *testing.B) {
+	const locks = 100_000
+	w, _ := memWorker(locks)
+	keys := make([]string, locks)
+	for i := range keys {
+		keys[i] = "lockbench:bench:{cyc:" + strconv.Itoa(i) + "}:lock"
+	}
+	ctx := context.Background()
+	body := func(context.Context, strategies.Lease) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		i := w.Rng.IntN(locks)
+		if err := w.Hold(ctx, i, keys[i], false, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
