@@ -167,7 +167,7 @@ func (w *Worker) observe(ctx context.Context, start time.Time, err error) {
 	if err == nil {
 		w.granted = time.Now()
 		d := w.granted.Sub(start)
-		metrics.Record(w.Rec.Acquire, d)
+		w.Rec.Observe(metrics.Acquire, d)
 		w.Env.Obs.Wait(d)
 		if f := w.Env.Faults; f != nil {
 			f.Acquired()
@@ -199,7 +199,7 @@ func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, er
 func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Time) (owned bool, err error) {
 	rctx := w.IO(ctx)
 	err = l.Release(rctx)
-	metrics.Record(w.Rec.Release, time.Since(start))
+	w.Rec.Observe(metrics.Release, time.Since(start))
 	if errors.Is(err, strategies.ErrNotOwner) {
 		w.Rec.NotOwner++
 		return false, nil
@@ -250,7 +250,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	left := time.Now()
 	held := left.Sub(start)
-	metrics.Record(w.Rec.Hold, held)
+	w.Rec.Observe(metrics.Hold, held)
 	w.Env.Obs.Hold(held)
 	lost := false
 	if wl, ok := lease.(strategies.Watched); ok && wl.Context().Err() != nil {

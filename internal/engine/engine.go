@@ -356,6 +356,17 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		return out, fmt.Errorf("%s setup: %w", sc.Workload, err)
 	}
 
+	// Every client's recorders exist before the clock starts: allocating
+	// and zeroing about 0.5 MB of histograms per client is not the run's
+	// work, and must not count in its measured window or its CPU time.
+	recs := make([]*metrics.Recorder, sc.Clients)
+	scratch := make([]*metrics.Recorder, sc.Clients)
+	for i := range recs {
+		recs[i] = metrics.NewRecorder()
+		if sc.Warmup > 0 { // warm-up figures go to a scratch recorder
+			scratch[i] = metrics.NewRecorder()
+		}
+	}
 	before, err := commandStats(bg, ds)
 	if err != nil {
 		return out, fmt.Errorf("INFO commandstats: %w", err)
@@ -385,17 +396,6 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		case <-hard.Done():
 		}
 	}()
-	// Every client's recorders exist before the clock starts: allocating
-	// and zeroing about 0.5 MB of histograms per client is not the run's
-	// work, and must not eat into its measured window.
-	recs := make([]*metrics.Recorder, sc.Clients)
-	scratch := make([]*metrics.Recorder, sc.Clients)
-	for i := range recs {
-		recs[i] = metrics.NewRecorder()
-		if sc.Warmup > 0 { // warm-up figures go to a scratch recorder
-			scratch[i] = metrics.NewRecorder()
-		}
-	}
 	errDuration := errors.New("duration")
 	start := time.Now()
 	warmEnd := start.Add(sc.Warmup)
@@ -809,12 +809,9 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		case err == nil:
 			rec.Ops++
 			now := time.Now()
-			metrics.Record(rec.Op, now.Sub(intended))
+			rec.Observe(metrics.Op, now.Sub(intended))
 			if jobs != nil {
-				if rec.Service == nil {
-					rec.Service = metrics.NewHistogram()
-				}
-				metrics.Record(rec.Service, now.Sub(t0))
+				rec.Observe(metrics.Service, now.Sub(t0))
 			}
 			w.Env.Obs.Op()
 		case errors.Is(err, strategies.ErrCrashed):

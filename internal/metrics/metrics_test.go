@@ -145,3 +145,56 @@ func TestOracleRegistry(t *testing.T) {
 		t.Fatal("release of a free lock flagged")
 	}
 }
+
+// Buffered recording loses and changes nothing: every value observed, in
+// batches and a partial last batch, ends up in the same histogram bucket
+// as recording it at once, by the next Flush or Merge; and the Service
+// histogram exists only once a service time was observed.
+func TestObserveMatchesRecord(t *testing.T) {
+	const n = 3*pendingLen + 17
+	r, want := NewRecorder(), NewRecorder()
+	for i := 0; i < n; i++ {
+		d := time.Duration(i*i%50_000) * time.Microsecond
+		for _, k := range []Kind{Op, Acquire, Release, Hold} {
+			d := d + time.Duration(k)*time.Millisecond
+			r.Observe(k, d)
+			Record(want.hist(k), d)
+		}
+	}
+	r.Observe(Op, 2*time.Hour) // clamped to 60 s
+	Record(want.Op, 2*time.Hour)
+	if got := r.Op.TotalCount(); got != 3*pendingLen {
+		t.Fatalf("before Flush the histogram holds %d values, want the %d full batches", got, 3*pendingLen)
+	}
+	if r.Service != nil {
+		t.Fatal("Service histogram made without a service time")
+	}
+	total := NewRecorder()
+	total.Merge(r)
+	for _, k := range []Kind{Op, Acquire, Release, Hold} {
+		got, exp := total.hist(k), want.hist(k)
+		if got.TotalCount() != exp.TotalCount() || !got.Equals(exp) {
+			t.Errorf("kind %d: %d values, want %d, equal %v", k, got.TotalCount(), exp.TotalCount(), got.Equals(exp))
+		}
+	}
+	if total.Service != nil {
+		t.Fatal("merged Service histogram made without a service time")
+	}
+	r.Observe(Service, 5*time.Millisecond)
+	r.Flush()
+	if r.Service == nil || r.Service.TotalCount() != 1 || r.Op.TotalCount() != n+1 {
+		t.Fatalf("after Flush: service %v, op count %d, want 1 and %d", r.Service, r.Op.TotalCount(), n+1)
+	}
+}
+
+// Observe allocates nothing.
+func TestObserveAllocatesNothing(t *testing.T) {
+	r := NewRecorder()
+	i := 0
+	if a := testing.AllocsPerRun(2000, func() {
+		i++
+		r.Observe(Kind(i%int(Service)), time.Duration(i)*time.Microsecond)
+	}); a != 0 {
+		t.Fatalf("Observe allocates %.2f times per call, want 0", a)
+	}
+}
