@@ -47,6 +47,7 @@ redis:
 bench: redis build
 	./$(BIN) harness
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./strategies/locktest
+	$(GO) test -run '^$$' -bench Hold -benchmem ./workloads
 	# scale: 10,000 clients in one process (meta.max_rss_mb in the JSON)
 	./$(BIN) run -q --strategy atomic --driver rueidis --workload lock-cycle --keys 1000000 \
 	  --work 0s --clients 10000 --duration 5s --retry none --out results/scale-10k.json
