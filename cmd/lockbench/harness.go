@@ -126,6 +126,9 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 			if err := second(); err != nil {
 				return err
 			}
+			if ctx.Err() != nil { // Ctrl-C: the figures of a cut round are not results
+				return errInterrupted
+			}
 			bares, bareCPUs = append(bares, bare), append(bareCPUs, bareCPU)
 			lbs, lbCPUs = append(lbs, res.OpsPerSec), append(lbCPUs, res.ClientCPU.CPUMicrosPerOp)
 			shares = append(shares, res.ClientCPU.BudgetShare)

@@ -121,6 +121,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--keys", "0"}, []string{"--keys"}},
 		{[]string{"run", "--format", "yaml"}, []string{"--format"}},
 		{[]string{"run", "--repeat", "0"}, []string{"--repeat"}},
+		{[]string{"harness", "--rounds", "0"}, []string{"--rounds >= 1"}},
 		{[]string{"run", "--rate", "-1"}, []string{"--rate"}},
 		{[]string{"run", "--arrivals", "bursty", "--rate", "10"}, []string{"--arrivals"}},
 	}
