@@ -63,6 +63,12 @@ const pendingLen = 256
 // trips mostly misses them; a batch reuses the cache lines it brings in.
 // The histograms hold every value observed up to the last Flush; Merge
 // flushes both recorders first. The counters are always current.
+//
+// Clients that run in step (rueidis pipelines all of them in one round
+// trip) would fill their buffers on the same operation and all flush at
+// once, stalling every client together; so each Recorder's first batch of
+// each kind is cut short at its own point, and their flushes stay spread
+// out in time.
 type Recorder struct {
 	// Op is the whole operation (acquire, critical section, release), µs.
 	Op *hdrhistogram.Histogram
@@ -105,7 +111,11 @@ type Recorder struct {
 
 	pending  [numKinds][pendingLen]int32 // µs values not yet in their histogram
 	npending [numKinds]uint16
+	limit    [numKinds]uint16 // flush when npending reaches it
 }
+
+// recorders counts the Recorders made, to stagger their first flushes.
+var recorders atomic.Uint32
 
 // Observe records d (clamped to 1 µs .. 60 s) in the histogram of kind k.
 // It allocates nothing (the Service histogram excepted, on its first
@@ -115,7 +125,7 @@ func (r *Recorder) Observe(k Kind, d time.Duration) {
 	r.pending[k][n] = int32(micros(d))
 	n++
 	r.npending[k] = n
-	if n == pendingLen {
+	if n >= r.limit[k] {
 		r.flush(k)
 	}
 }
@@ -135,6 +145,7 @@ func (r *Recorder) flush(k Kind) {
 		_ = h.RecordValue(int64(us)) // cannot fail within range
 	}
 	r.npending[k] = 0
+	r.limit[k] = pendingLen
 }
 
 // hist returns the histogram of kind k, making Service on first use.
@@ -157,7 +168,7 @@ func (r *Recorder) hist(k Kind) *hdrhistogram.Histogram {
 
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{
+	r := &Recorder{
 		Op:      NewHistogram(),
 		Acquire: NewHistogram(),
 		Release: NewHistogram(),
@@ -165,6 +176,14 @@ func NewRecorder() *Recorder {
 		Errors:  map[string]int64{},
 		Samples: map[string]string{},
 	}
+	// The first batch of kind k holds 1..pendingLen values, a different
+	// number for consecutive Recorders and for each kind (97 is prime to
+	// pendingLen, so 256 Recorders in a row all differ).
+	seq := recorders.Add(1)
+	for k := range r.limit {
+		r.limit[k] = uint16(1 + (seq*97+uint32(k)*pendingLen/uint32(numKinds))%pendingLen)
+	}
+	return r
 }
 
 // Merge adds o's histograms and counters into r, after flushing both.

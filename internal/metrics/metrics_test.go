@@ -163,8 +163,8 @@ func TestObserveMatchesRecord(t *testing.T) {
 	}
 	r.Observe(Op, 2*time.Hour) // clamped to 60 s
 	Record(want.Op, 2*time.Hour)
-	if got := r.Op.TotalCount(); got != 3*pendingLen {
-		t.Fatalf("before Flush the histogram holds %d values, want the %d full batches", got, 3*pendingLen)
+	if got, buffered := r.Op.TotalCount(), int64(r.npending[Op]); got+buffered != n+1 || buffered >= pendingLen || got < 2*pendingLen {
+		t.Fatalf("before Flush: %d values in the histogram and %d buffered, want %d in all, under %d buffered", got, buffered, n+1, pendingLen)
 	}
 	if r.Service != nil {
 		t.Fatal("Service histogram made without a service time")
@@ -196,5 +196,29 @@ func TestObserveAllocatesNothing(t *testing.T) {
 		r.Observe(Kind(i%int(Service)), time.Duration(i)*time.Microsecond)
 	}); a != 0 {
 		t.Fatalf("Observe allocates %.2f times per call, want 0", a)
+	}
+}
+
+// Recorders made one after another flush their first batch at different
+// points, so that clients running in step do not all flush together.
+func TestFirstFlushesStaggered(t *testing.T) {
+	seen := map[uint16]bool{}
+	for i := 0; i < 16; i++ {
+		r := NewRecorder()
+		l := r.limit[Op]
+		if l < 1 || l > pendingLen || seen[l] {
+			t.Fatalf("recorder %d: first Op batch of %d values (seen: %v)", i, l, seen)
+		}
+		seen[l] = true
+		for j := uint16(1); j < l; j++ {
+			r.Observe(Op, time.Millisecond)
+		}
+		if r.Op.TotalCount() != 0 {
+			t.Fatalf("recorder %d flushed before %d values", i, l)
+		}
+		r.Observe(Op, time.Millisecond)
+		if r.Op.TotalCount() != int64(l) || r.limit[Op] != pendingLen {
+			t.Fatalf("recorder %d: %d values after its first batch of %d; next limit %d", i, r.Op.TotalCount(), l, r.limit[Op])
+		}
 	}
 }
