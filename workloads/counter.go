@@ -124,6 +124,7 @@ func (c *counter) Op(ctx context.Context, w *Worker) error {
 			w.Rec.Rejected++
 			return ErrRejected
 		}
+		w.BeforeWrite()
 		if _, err := d.Do(ictx, "SET", c.vals[i], strconv.FormatInt(n+1, 10)); err != nil {
 			return err
 		}

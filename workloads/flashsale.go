@@ -274,6 +274,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 		w.Rec.Rejected++
 		return ErrRejected
 	}
+	w.BeforeWrite()
 
 	next := strconv.FormatInt(n-1, 10)
 	var r drivers.Reply
