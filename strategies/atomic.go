@@ -8,8 +8,10 @@ import (
 )
 
 func init() {
-	Register("atomic", Info{Desc: "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)"},
-		func(c Config) (Locker, error) { return &atomicLocker{d: c.Nodes[0], ttl: c.TTL}, nil })
+	Register("atomic", Info{Desc: "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)", ConstantToken: true},
+		func(c Config) (Locker, error) {
+			return &atomicLocker{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken}, nil
+		})
 }
 
 // UnlockScript deletes KEYS[1] only when it holds ARGV[1], the caller's
@@ -26,12 +28,14 @@ end`)
 type atomicLocker struct {
 	d   drivers.Driver
 	ttl time.Duration
+	// constTok: every lease stores ConstantValue (Config.ConstantToken).
+	constTok bool
 }
 
 var _ Locker = (*atomicLocker)(nil)
 
 func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error) {
-	tok := NewToken()
+	tok := Config{ConstantToken: a.constTok}.token()
 	ok, err := a.d.SetNX(ctx, key, tok, a.ttl)
 	if err != nil {
 		return nil, err

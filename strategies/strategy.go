@@ -67,6 +67,23 @@ type Config struct {
 	WaitTimeout time.Duration
 	// Replicas is how many replicas WAIT must hear from. Default 1.
 	Replicas int
+	// ConstantToken makes every lease store the same value, ConstantValue,
+	// instead of a random token: the mistake of claim S4 (seed 004), where
+	// an owner check compares against a value every client shares. Only
+	// strategies whose Info sets ConstantToken honour it.
+	ConstantToken bool
+}
+
+// ConstantValue is the lock value every client writes with
+// Config.ConstantToken ("1", the articles' example).
+const ConstantValue = "1"
+
+// token returns a new lease token: random, or ConstantValue.
+func (c Config) token() string {
+	if c.ConstantToken {
+		return ConstantValue
+	}
+	return NewToken()
 }
 
 // Factory builds a Locker from a Config.
@@ -90,12 +107,15 @@ type Info struct {
 	Desc string
 	// Topology is the layout it needs. Default Standalone.
 	Topology Topology
+	// ConstantToken: the strategy honours Config.ConstantToken.
+	ConstantToken bool
 }
 
 type entry struct {
-	desc string
-	topo Topology
-	f    Factory
+	desc     string
+	topo     Topology
+	constTok bool
+	f        Factory
 }
 
 var reg = registry.New[entry]("strategy")
@@ -109,7 +129,14 @@ func Register(name string, info Info, f Factory) {
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}
-	reg.Register(name, entry{info.Desc, info.Topology, f})
+	reg.Register(name, entry{info.Desc, info.Topology, info.ConstantToken, f})
+}
+
+// HonoursConstantToken reports whether the strategy can run with
+// Config.ConstantToken (naive, atomic, watchdog, redlock).
+func HonoursConstantToken(name string) bool {
+	e, _ := reg.Get(name)
+	return e.constTok
 }
 
 // TopologyOf returns the layout the strategy needs (Standalone if unknown).

@@ -102,6 +102,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--strategy", "segmented", "--segments", "50", "--stock", "10"}, []string{"segments would start empty"}},
 		{[]string{"run", "--instances", "0"}, []string{"--instances"}},
 		{[]string{"run", "--wait-timeout", "-1ms"}, []string{"--wait-timeout"}},
+		{[]string{"run", "--token", "fixed"}, []string{`--token "fixed" is not random or constant`}},
+		{[]string{"run", "--strategy", "atomic,fencing", "--token", "constant"}, []string{`strategy "fencing" keeps its own token`}},
 		{[]string{"run", "--nodes", "0"}, []string{"--nodes"}},
 		{[]string{"run", "--ttl", "soon"}, []string{"not a duration"}},
 		{[]string{"run", "--addr", "http://x:1"}, []string{"redis://"}},

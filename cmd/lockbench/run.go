@@ -67,6 +67,7 @@ type runFlags struct {
 	maxClients                              int
 	dropAfter                               time.Duration
 	waitTimeout                             time.Duration
+	token                                   string
 }
 
 func newRunCmd() *cobra.Command {
@@ -136,6 +137,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
+	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
 	return cmd
 }
@@ -391,6 +393,17 @@ func validate(f *runFlags) (*plan, error) {
 	if f.waitTimeout < 0 {
 		bad("--wait-timeout must be >= 0, got %v", f.waitTimeout)
 	}
+	switch f.token {
+	case "random":
+	case "constant":
+		for _, s := range strats {
+			if strategies.Known(s) && !strategies.HonoursConstantToken(s) {
+				bad("--token constant: strategy %q keeps its own token (constant applies to naive, atomic, watchdog, redlock)", s)
+			}
+		}
+	default:
+		bad("--token %q is not random or constant", f.token)
+	}
 	switch f.guard {
 	case "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
 	default:
@@ -442,7 +455,8 @@ func validate(f *runFlags) (*plan, error) {
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
 							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond},
 						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
-						KeepKeys: f.keepKeys, Faults: faultSpecs,
+						ConstantToken: f.token == "constant",
+						KeepKeys:      f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 					})
 				}

@@ -90,6 +90,9 @@ type Scenario struct {
 	// (default 4); WaitTimeout for `wait-replicas` (default 50 ms).
 	Segments, Instances int
 	WaitTimeout         time.Duration
+	// ConstantToken makes every lease store the same value ("1") instead
+	// of a random token (claim S4; naive, atomic, watchdog, redlock).
+	ConstantToken bool
 	// Topology names the server layout, for the result file.
 	Topology string
 	// KeepKeys leaves the scenario's keys in Redis after the run.
@@ -132,6 +135,7 @@ func (s Scenario) ParamsMap() map[string]string {
 		"keys":            strconv.Itoa(s.Params.Keys),
 		"zipf":            strconv.FormatFloat(s.Params.Zipf, 'g', -1, 64),
 		"nested_second":   strconv.FormatBool(s.Params.NestedSecond),
+		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
 	}
 }
 
@@ -311,6 +315,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 
 	locker, err := strategies.New(sc.Strategy, strategies.Config{
 		Nodes: ds, TTL: sc.TTL, Segments: sc.Segments, Instances: sc.Instances, WaitTimeout: sc.WaitTimeout,
+		ConstantToken: sc.ConstantToken,
 	})
 	if err != nil {
 		return out, err
