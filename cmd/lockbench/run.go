@@ -68,6 +68,7 @@ type runFlags struct {
 	dropAfter                               time.Duration
 	waitTimeout                             time.Duration
 	token                                   string
+	loadSample                              time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -138,6 +139,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
+	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
 	return cmd
 }
@@ -393,6 +395,9 @@ func validate(f *runFlags) (*plan, error) {
 	if f.waitTimeout < 0 {
 		bad("--wait-timeout must be >= 0, got %v", f.waitTimeout)
 	}
+	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
+		bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
+	}
 	switch f.token {
 	case "random":
 	case "constant":
@@ -455,8 +460,8 @@ func validate(f *runFlags) (*plan, error) {
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
 							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond},
 						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
-						ConstantToken: f.token == "constant",
-						KeepKeys:      f.keepKeys, Faults: faultSpecs,
+						ConstantToken: f.token == "constant", LoadSample: f.loadSample,
+						KeepKeys: f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 					})
 				}

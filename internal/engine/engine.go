@@ -90,6 +90,9 @@ type Scenario struct {
 	// (default 4); WaitTimeout for `wait-replicas` (default 50 ms).
 	Segments, Instances int
 	WaitTimeout         time.Duration
+	// LoadSample, when > 0, samples the servers' command rate at this
+	// interval during the run (ServerLoad in the result).
+	LoadSample time.Duration
 	// ConstantToken makes every lease store the same value ("1") instead
 	// of a random token (claim S4; naive, atomic, watchdog, redlock).
 	ConstantToken bool
@@ -395,6 +398,12 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	warmEnd := start.Add(sc.Warmup)
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	defer timer.Stop()
+	loadDone := make(chan []float64, 1)
+	if sc.LoadSample > 0 {
+		go func() { loadDone <- sampleLoad(runCtx, ds, sc.LoadSample) }()
+	} else {
+		loadDone <- nil
+	}
 
 	var streak errStreak // consecutive failed operations, all clients
 	var lastErr atomic.Value
@@ -472,6 +481,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	wg.Wait()
 	stop(nil)
 	<-schedDone
+	out.ServerLoad = summarizeLoad(<-loadDone, sc.LoadSample)
 	end := time.Now()
 	timer.Stop()
 	hardStop()

@@ -108,6 +108,9 @@ type Scenario struct {
 	Fairness   Fairness  `json:"fairness"`
 	RedisCost  RedisCost `json:"redis_cost"`
 	ClientCPU  ClientCPU `json:"client_cpu"`
+	// ServerLoad is the servers' command rate sampled at a fine interval
+	// (--load-sample); nil when not sampled.
+	ServerLoad *ServerLoad `json:"server_load,omitempty"`
 	// VerifyError is set when a fault left the end check impossible (the
 	// data node was killed): figures and end-state violations are then
 	// missing, the rest was measured.
@@ -152,6 +155,25 @@ type Fairness struct {
 	JainIndex float64 `json:"jain_index"`
 	// LongestWaitMS is the longest single successful acquire, ms.
 	LongestWaitMS float64 `json:"longest_wait_ms"`
+}
+
+// ServerLoad describes how steady the servers' command rate was: INFO
+// stats total_commands_processed (summed over the nodes) read every
+// IntervalMS during the run, the sampler's own INFO calls subtracted.
+// Lockstep polling shows as a high PeakToMean and CV (a thundering herd).
+type ServerLoad struct {
+	// IntervalMS is the sampling interval, ms; Samples the intervals read.
+	IntervalMS float64 `json:"interval_ms"`
+	Samples    int     `json:"samples"`
+	// MeanPerSec, P99PerSec and PeakPerSec are commands/s over one
+	// interval: the mean, 99th percentile and highest of the samples.
+	MeanPerSec float64 `json:"mean_per_s"`
+	P99PerSec  float64 `json:"p99_per_s"`
+	PeakPerSec float64 `json:"peak_per_s"`
+	// PeakToMean is PeakPerSec / MeanPerSec; CV the coefficient of
+	// variation (standard deviation / mean) of the samples.
+	PeakToMean float64 `json:"peak_to_mean"`
+	CV         float64 `json:"cv"`
 }
 
 // RedisCost is what the measured window cost the servers, from INFO
