@@ -19,9 +19,9 @@ func Runs() []Run {
 			"--work", "1ms", "--ttl", "200ms", "--clients", "8", "--retry", pol, "--acquire-timeout", "1s",
 			"--fault", "crash-after-setnx:at=300ms", "--duration", "3s"}, Quick: quick("1.5s")},
 		{Name: "long-task", Args: []string{"--strategy", "naive,atomic,watchdog", "--workload", "long-task",
-			"--ttl", "50ms", "--work", "75ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")},
+			"--ttl", "200ms", "--work", "300ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")},
 		{Name: "constant-token", Args: []string{"--strategy", "atomic", "--token", "constant", "--workload", "long-task",
-			"--ttl", "50ms", "--work", "75ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")},
+			"--ttl", "200ms", "--work", "300ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")},
 		{Name: "gc-pause", Args: []string{"--strategy", "watchdog,fencing", "--workload", "flash-sale", "--stock", "1000000",
 			"--ttl", "100ms", "--work", "5ms", "--clients", "6", "--retry", pol, "--acquire-timeout", "1s",
 			"--fault", "pause:at=300ms,for=400ms,point=write", "--duration", "2s"}, Quick: quick("1.5s")},
@@ -161,7 +161,7 @@ func Table() []Claim {
 					fmt.Sprintf("naive: %.0f stuck, %.0f granted after; atomic: %.0f stuck, %.0f granted after", ns, na, as, aa)
 			})},
 		{ID: "S2", Claim: "a lease shorter than the task (10 s lease, 15 s task) lets a second client in", Seeds: "000, 003",
-			Article: "second holder enters while the first works", Scaling: "50 ms lease, 75 ms task (1.5 x TTL), 10 clients",
+			Article: "second holder enters while the first works", Scaling: "200 ms lease, 300 ms task (1.5 x TTL), 10 clients",
 			Rule: "overlap > 0 for both fixed-lease strategies (naive, atomic)", Runs: []string{"long-task"},
 			Judge: judge(func(j *judging) (bool, string) {
 				n := j.set("naive_overlap", f64(j.s("long-task", "naive", "", 0).Violations.Overlap))
@@ -186,7 +186,7 @@ func Table() []Claim {
 				return c > 0 && r == 0, fmt.Sprintf("foreign releases: constant token %.0f, random token %.0f", c, r)
 			})},
 		{ID: "S5", Claim: "a watchdog renewing every TTL/3 keeps the lock for tasks of any length", Seeds: "000, 002, 003, 004",
-			Article: "30 s lease renewed every 10 s", Scaling: "50 ms lease renewed every ~17 ms, 75 ms task",
+			Article: "30 s lease renewed every 10 s", Scaling: "200 ms lease renewed every ~67 ms, 300 ms task",
 			Rule: "watchdog: 0 overlaps, 0 lost leases, renewals > 0", Runs: []string{"long-task"},
 			Judge: judge(func(j *judging) (bool, string) {
 				w := j.s("long-task", "watchdog", "", 0)
