@@ -29,6 +29,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	mobynet "github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 
@@ -50,6 +51,15 @@ var ErrNoEngine = errors.New("no Docker engine answers (is the Docker daemon run
 // ErrUnsupported is returned by Start for a layout the docker backend does
 // not start.
 var ErrUnsupported = errors.New("the docker backend starts " + Supported + " layouts only")
+
+func init() {
+	// testcontainers logs each container step to stderr; lockbench reports
+	// errors itself and keeps its stderr for progress lines.
+	// LOCKBENCH_DOCKER_DEBUG=1 keeps the log.
+	if os.Getenv("LOCKBENCH_DOCKER_DEBUG") == "" {
+		tclog.SetDefault(tclog.NewNoopLogger())
+	}
+}
 
 // checkTimeout bounds Check: a daemon that does not answer within it is
 // taken as absent.
