@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
@@ -69,6 +70,7 @@ type runFlags struct {
 	waitTimeout                             time.Duration
 	token                                   string
 	loadSample                              time.Duration
+	backend                                 string
 }
 
 func newRunCmd() *cobra.Command {
@@ -140,6 +142,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
 	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
+	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
 	return cmd
 }
@@ -154,7 +157,8 @@ type plan struct {
 	out       string              // result file
 	// allowNonempty skips the check that --addr databases are empty.
 	allowNonempty bool
-	repeat        int // runs per scenario
+	repeat        int  // runs per scenario
+	docker        bool // --backend docker: servers in containers
 }
 
 // validate checks every flag and returns all problems at once.
@@ -389,6 +393,23 @@ func validate(f *runFlags) (*plan, error) {
 	if topo != "" && f.addr != "" {
 		bad("--topology starts servers; it cannot be used with --addr")
 	}
+	switch f.backend {
+	case "local":
+	case "docker":
+		if f.addr != "" {
+			bad("--backend docker starts servers; it cannot be used with --addr")
+		}
+		if topo == strategies.Sentinel || topo == strategies.Cluster {
+			bad("--backend docker starts %s layouts; --topology %s needs --backend local", dockertopo.Supported, f.topology)
+		}
+		for _, sp := range faultSpecs {
+			if faults.NeedsOf(sp.Name) != faults.NeedsNothing {
+				bad("fault %s acts on redis-server processes; it needs --backend local", sp.Name)
+			}
+		}
+	default:
+		bad("--backend %q is not local or docker", f.backend)
+	}
 	if f.instances < 1 {
 		bad("--instances must be at least 1, got %d", f.instances)
 	}
@@ -441,7 +462,8 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat}
+	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+		docker: f.backend == "docker"}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -502,6 +524,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if _, ok := <-sigs; ok {
 			quitting.Store(true) // whatever the run returns now, the exit is 130
 			topology.KillAll()
+			dockertopo.KillAll()
 			if len(p.addrs) > 0 { // never leave keys on the user's servers
 				cleanExternal(p, "lockbench:"+runID+":")
 			}
@@ -510,6 +533,11 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 	}()
 
+	if p.docker {
+		if err := dockertopo.Check(ctx); err != nil {
+			return fmt.Errorf("--backend docker: %w", err)
+		}
+	}
 	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
 	defer topos.stop()
 	var prom *export.Prom
@@ -623,6 +651,7 @@ type topologies struct {
 	checked map[string]bool // external addresses already checked
 	fresh   []*topology.Topology
 	linker  func(master string) (string, error)
+	docker  map[strategies.Topology]*dockertopo.Layout // --backend docker
 }
 
 // kindFor is the layout a scenario runs on: the strategy's own need
@@ -752,6 +781,9 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 		}
 		return nodes, nil, "external", none, nil
 	}
+	if t.plan.docker {
+		return t.dockerNodes(ctx, kind)
+	}
 	start := func() (*topology.Topology, error) {
 		switch kind {
 		case strategies.Masters:
@@ -803,6 +835,36 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 	return nodes, topo.Servers, "standalone", release, nil
 }
 
+// dockerNodes starts (once) or reuses a layout in containers. validate
+// has refused the faults that damage servers and the layouts the docker
+// backend does not start.
+func (t *topologies) dockerNodes(ctx context.Context, kind strategies.Topology) ([]engine.Node, []*topology.Server, string, func(), error) {
+	l, ok := t.docker[kind]
+	if !ok {
+		var err error
+		if l, err = dockertopo.Start(ctx, kind, t.plan.nodes); err != nil {
+			return nil, nil, "", func() {}, fmt.Errorf("--backend docker: %w", err)
+		}
+		if t.docker == nil {
+			t.docker = map[strategies.Topology]*dockertopo.Layout{}
+		}
+		t.docker[kind] = l
+		t.order = append(t.order, kind)
+	}
+	var nodes []engine.Node
+	for _, s := range l.Servers {
+		nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	name := "docker:" + string(kind)
+	switch kind {
+	case strategies.Masters:
+		name = fmt.Sprintf("docker:masters:%d", len(nodes))
+	case strategies.Replicated:
+		nodes = nodes[:1] // clients use the master
+	}
+	return nodes, nil, name, func() {}, nil
+}
+
 // checkExternal refuses a user's server that holds keys (unless
 // --allow-nonempty) and, for wait-replicas, a master without a replica.
 // Each address is checked once.
@@ -848,6 +910,17 @@ func (t *topologies) describe() (string, []report.ServerInfo) {
 	var names []string
 	var servers []report.ServerInfo
 	for _, k := range t.order {
+		if l, ok := t.docker[k]; ok {
+			name := "docker:" + string(k)
+			if k == strategies.Masters {
+				name = fmt.Sprintf("docker:masters:%d", len(l.Servers))
+			}
+			names = append(names, name)
+			for _, s := range l.Servers {
+				servers = append(servers, report.ServerInfo{Addr: s.Addr})
+			}
+			continue
+		}
 		topo := t.started[k]
 		name := string(k)
 		if k == strategies.Masters {
@@ -879,6 +952,9 @@ func (t *topologies) stop() {
 	}
 	for _, topo := range t.fresh {
 		topo.Stop()
+	}
+	for _, l := range t.docker {
+		l.Stop()
 	}
 }
 

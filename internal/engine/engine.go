@@ -346,6 +346,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	}
 	if sc.Prom != nil {
 		env.Obs = sc.Prom.For(sc.Strategy, sc.Driver, sc.Workload)
+		env.Obs.TTL(sc.TTL)
 	}
 	var hub *strategies.Hub
 	if sc.Retry.NeedsNotifier() {
