@@ -43,8 +43,11 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 	// sentinel-backed FailoverClient (MasterName), a ClusterClient
 	// (IsClusterMode) or a single-node Client.
 	u := &redis.UniversalOptions{
-		Addrs:                 []string{o.Addr},
+		Addrs:                 append([]string{o.Addr}, o.Seeds...),
+		Username:              o.Username,
 		Password:              o.Password,
+		DB:                    o.DB,
+		TLSConfig:             o.TLS,
 		PoolSize:              o.PoolSize,
 		MinIdleConns:          o.PoolSize,
 		DialTimeout:           o.DialTimeout,
