@@ -70,13 +70,13 @@ type runFlags struct {
 	dropAfter                               time.Duration
 	waitTimeout                             time.Duration
 	// External servers (--addr): ACL user, TLS, Cluster, Sentinel.
-	username                     string
-	tls, tlsInsecure             bool
-	tlsCA, tlsCert, tlsKey       string
-	tlsServerName                string
-	cluster                      bool
-	sentinelMaster               string
-	file                         string // -f scenario file
+	username               string
+	tls, tlsInsecure       bool
+	tlsCA, tlsCert, tlsKey string
+	tlsServerName          string
+	cluster                bool
+	sentinelMaster         string
+	file                   string // -f scenario file
 }
 
 func newRunCmd() *cobra.Command {
@@ -178,9 +178,9 @@ type plan struct {
 	tls            *tls.Config
 	cluster        bool
 	sentinelMaster string
-	nodes     int                 // redlock masters to start
-	topology  strategies.Topology // --topology ("" = per strategy)
-	out       string              // result file
+	nodes          int                 // redlock masters to start
+	topology       strategies.Topology // --topology ("" = per strategy)
+	out            string              // result file
 	// allowNonempty skips the check that --addr databases are empty.
 	allowNonempty bool
 	repeat        int // runs per scenario
