@@ -171,6 +171,13 @@ type plan struct {
 	scenarios []engine.Scenario
 	addrs     []string
 	password  string
+	nodes     int                 // redlock masters to start
+	topology  strategies.Topology // --topology ("" = per strategy)
+	out       string              // result file
+	// allowNonempty skips the check that --addr databases are empty.
+	allowNonempty bool
+	repeat        int // runs per scenario
+
 	// username, db and tls go with addrs (the user's servers); cluster or
 	// sentinelMaster say what the addresses are.
 	username       string
@@ -178,12 +185,6 @@ type plan struct {
 	tls            *tls.Config
 	cluster        bool
 	sentinelMaster string
-	nodes          int                 // redlock masters to start
-	topology       strategies.Topology // --topology ("" = per strategy)
-	out            string              // result file
-	// allowNonempty skips the check that --addr databases are empty.
-	allowNonempty bool
-	repeat        int // runs per scenario
 }
 
 // validate checks every flag and returns all problems at once.
@@ -904,7 +905,7 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 			keys, err := engine.KeyCount(ctx, d)
 			if err != nil {
 				d.Close()
-				return fmt.Errorf("count the keys on %s: %w", n.Addr, err)
+				return fmt.Errorf("count the keys on %s to check that its database is empty (--allow-nonempty skips the check): %w", n.Addr, err)
 			}
 			if keys > 0 {
 				d.Close()
