@@ -112,6 +112,11 @@ section, release) in ms; violations count over the whole run.`,
   lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.file != "" {
+				if err := applyFile(cmd.Flags(), f.file); err != nil {
+					return err
+				}
+			}
 			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
