@@ -67,6 +67,9 @@ type Options struct {
 	// a label.
 	Sentinels  []string
 	MasterName string
+	// SentinelPassword is the Sentinels' own password (their requirepass
+	// or default user's), not the master's. Empty: no AUTH to Sentinels.
+	SentinelPassword string
 	// Cluster makes the client a Redis Cluster client seeded with Addr; it
 	// routes each command by its key's slot. Multi-key commands must keep
 	// their keys in one slot (hash tags).

@@ -221,9 +221,30 @@ func TestExternalSentinel(t *testing.T) {
 	if n := dbsize(t, m.Addr, m.Password); n != "0" {
 		t.Errorf("DBSIZE on the master after the run = %s, want 0", n)
 	}
+	// Sentinels with a password of their own: --sentinel-password.
+	const spw = "sentinel-pw-5d1e"
+	for _, sn := range topo.SentinelAddrs() {
+		if _, err := topology.Command(sn, "", time.Second, "SENTINEL", "CONFIG", "SET", "sentinel-pass", spw); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := topology.Command(sn, "", time.Second, "ACL", "SETUSER", "default", "on", "resetpass", ">"+spw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sargs := []string{"run", "-q", "--addr", strings.Join(topo.SentinelAddrs(), ","), "--sentinel-master", topology.MasterName,
+		"--password", m.Password, "--strategy", "atomic", "--stock", "20", "--clients", "4", "--retry", "fixed:interval=2ms", "--out", out}
+	r = lockbench(t, append(sargs, "--sentinel-password", spw)...)
+	checkRun(t, r, out, "external-sentinel", 2, 20, m.Password, spw)
+	for _, drv := range []string{"goredis", "rueidis"} {
+		r = lockbench(t, append(sargs, "--driver", drv)...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, topology.MasterName) {
+			t.Errorf("%s: Sentinels with a password, none given: exit %d, want 1 naming the master\n%s", drv, r.code, r.stderr)
+		}
+	}
+
 	// A master name the Sentinels do not know: exit 1 naming it.
 	r = lockbench(t, "run", "-q", "--addr", topo.SentinelAddrs()[0], "--sentinel-master", "nosuchmaster",
-		"--password", m.Password, "--strategy", "atomic", "--driver", "rueidis", "--out", out)
+		"--password", m.Password, "--sentinel-password", spw, "--strategy", "atomic", "--driver", "rueidis", "--out", out)
 	if r.code != exitFailure || !strings.Contains(r.stderr, "nosuchmaster") {
 		t.Errorf("unknown master: exit %d, want 1 naming it\n%s", r.code, r.stderr)
 	}
@@ -253,6 +274,7 @@ func TestExternalUsageErrors(t *testing.T) {
 		{[]string{"--username", "u"}, []string{"--username goes with --addr"}},
 		{[]string{"--tls"}, []string{"--tls goes with --addr"}},
 		{[]string{"--sentinel-master", "m"}, []string{"--sentinel-master goes with --addr"}},
+		{[]string{"--addr", "127.0.0.1:1", "--sentinel-password", "p"}, []string{"--sentinel-password goes with --sentinel-master"}},
 		{[]string{"--addr", "127.0.0.1:1", "--cluster", "--sentinel-master", "m"}, []string{"exclude each other"}},
 		{[]string{"--addr", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3", "--cluster", "--strategy", "redlock"}, []string{"redlock needs independent masters"}},
 		{[]string{"--addr", "127.0.0.1:1", "--cluster", "--strategy", "wait-replicas"}, []string{"cannot run on a Cluster"}},

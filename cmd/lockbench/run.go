@@ -76,6 +76,7 @@ type runFlags struct {
 	tlsServerName          string
 	cluster                bool
 	sentinelMaster         string
+	sentinelPassword       string
 	file                   string // -f scenario file
 }
 
@@ -144,6 +145,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "TLS: accept any server certificate (test servers only: anyone in the middle can read and change the traffic)")
 	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
 	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they name NAME, following failovers")
+	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
 	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
@@ -185,11 +187,12 @@ type plan struct {
 
 	// username, db and tls go with addrs (the user's servers); cluster or
 	// sentinelMaster say what the addresses are.
-	username       string
-	db             int
-	tls            *tls.Config
-	cluster        bool
-	sentinelMaster string
+	username         string
+	db               int
+	tls              *tls.Config
+	cluster          bool
+	sentinelMaster   string
+	sentinelPassword string
 }
 
 // validate checks every flag and returns all problems at once.
@@ -375,6 +378,9 @@ func validate(f *runFlags) (*plan, error) {
 	if tlsCfg == nil && (f.tlsCA != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsServerName != "" || f.tlsInsecure) {
 		bad("the --tls-* flags need TLS: give rediss:// addresses or --tls (with --addr)")
 	}
+	if f.sentinelPassword != "" && f.sentinelMaster == "" {
+		bad("--sentinel-password goes with --sentinel-master")
+	}
 	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
 		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
 	}
@@ -534,7 +540,8 @@ func validate(f *runFlags) (*plan, error) {
 	}
 
 	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
-		username: f.username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster}
+		username: f.username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
+		sentinelPassword: f.sentinelPassword}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -1176,7 +1183,7 @@ func (p *plan) external(kind strategies.Topology) []engine.Node {
 	case p.sentinelMaster != "":
 		n := base
 		n.Addr = fmt.Sprintf("%s via Sentinel %s", p.sentinelMaster, strings.Join(p.addrs, ","))
-		n.Sentinels, n.MasterName = p.addrs, p.sentinelMaster
+		n.Sentinels, n.MasterName, n.SentinelPassword = p.addrs, p.sentinelMaster, p.sentinelPassword
 		return []engine.Node{n}
 	}
 	var nodes []engine.Node
@@ -1208,12 +1215,11 @@ func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		switch {
-		case i > 0 && (args[i-1] == "--password" || args[i-1] == "--username"):
+		case i > 0 && (args[i-1] == "--password" || args[i-1] == "--username" || args[i-1] == "--sentinel-password"):
 			out[i] = "xxxxx"
-		case strings.HasPrefix(a, "--password="):
-			out[i] = "--password=xxxxx"
-		case strings.HasPrefix(a, "--username="):
-			out[i] = "--username=xxxxx"
+		case strings.HasPrefix(a, "--password="), strings.HasPrefix(a, "--username="), strings.HasPrefix(a, "--sentinel-password="):
+			k, _, _ := strings.Cut(a, "=")
+			out[i] = k + "=xxxxx"
 		default:
 			parts := strings.Split(a, ",")
 			for j, p := range parts {

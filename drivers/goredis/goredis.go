@@ -60,7 +60,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		IsClusterMode:         o.Cluster,
 	}
 	if len(o.Sentinels) > 0 {
-		u.Addrs, u.MasterName = o.Sentinels, o.MasterName
+		u.Addrs, u.MasterName, u.SentinelPassword = o.Sentinels, o.MasterName, o.SentinelPassword
 	}
 	if o.Cluster {
 		u.MinIdleConns = 0 // per node; the pool fills as the slots are used

@@ -57,7 +57,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		opt.InitAddress = o.Sentinels
 		opt.ForceSingleClient = false
 		opt.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterName, TopologyRefreshInterval: time.Second,
-			TLSConfig: o.TLS, Dialer: opt.Dialer}
+			TLSConfig: o.TLS, Dialer: opt.Dialer, Password: o.SentinelPassword}
 	}
 	c, err := rueidis.NewClient(opt)
 	if err != nil {

@@ -64,6 +64,8 @@ type Node struct {
 	// through them and follow failovers (Addr is then a label).
 	Sentinels  []string
 	MasterName string
+	// SentinelPassword authenticates to the Sentinels (not the master).
+	SentinelPassword string
 	// Cluster makes the client a Redis Cluster client seeded with Addr
 	// and Seeds.
 	Cluster bool
@@ -156,7 +158,8 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 	for _, n := range nodes {
 		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Username: n.Username, Password: n.Password,
 			DB: n.DB, TLS: n.TLS, PoolSize: clients + 4,
-			Sentinels: n.Sentinels, MasterName: n.MasterName, Cluster: n.Cluster, Seeds: n.Seeds})
+			Sentinels: n.Sentinels, MasterName: n.MasterName, SentinelPassword: n.SentinelPassword,
+			Cluster: n.Cluster, Seeds: n.Seeds})
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)
