@@ -100,6 +100,14 @@ func TestExternalTLS(t *testing.T) {
 		checkRun(t, r, out, "external", 1, 20, s.Password)
 	}
 
+	// The latency fault's proxy stands between client and server; TLS runs
+	// through it (the certificate checked against the server's name).
+	r = lockbench(t, append(base, "--tls-ca-file", files.CA, "--driver", "rueidis", "--fault", "latency:delay=1ms,at=0s")...)
+	run := checkRun(t, r, out, "external", 1, 20, s.Password)
+	if len(run.Scenarios[0].Faults) != 1 {
+		t.Errorf("latency through TLS: fault windows %+v, want 1", run.Scenarios[0].Faults)
+	}
+
 	// Without the client certificate the server demands.
 	r = lockbench(t, "run", "-q", "--addr", url, "--tls-ca-file", files.CA, "--strategy", "atomic", "--driver", "rueidis", "--out", out)
 	if r.code != exitFailure || !strings.Contains(r.stderr, tlsAddr) {

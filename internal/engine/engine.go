@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -306,6 +307,12 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		for i, n := range nodes {
 			proxied[i] = n
 			proxied[i].Addr = proxies.Addr(i)
+			if n.TLS != nil && n.TLS.ServerName == "" {
+				// TLS runs through the proxy: check the certificate
+				// against the server's name, not the proxy's.
+				proxied[i].TLS = n.TLS.Clone()
+				proxied[i].TLS.ServerName, _, _ = net.SplitHostPort(n.Addr)
+			}
 		}
 		nodes = proxied
 	}
