@@ -145,6 +145,7 @@ driver: "goredis, rueidis"
 retry: [fixed:interval=2ms, spin]
 clients: 3
 stock: 7
+ttl: 5s # a loaded machine does not outlast it
 quiet: true
 `
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
@@ -168,9 +169,9 @@ quiet: true
 	retries := map[string]int{}
 	for _, sc := range run.Scenarios {
 		retries[strings.SplitN(sc.Retry, ":", 2)[0]]++
-		if sc.Strategy != "atomic" || sc.Ops != 5 || sc.Params["stock"] != "5" || sc.Clients != 3 {
-			t.Errorf("%s/%s/%s: ops %d, stock %s, %d clients; want atomic (flag), 5 orders of stock 5 (flag), 3 clients (file)",
-				sc.Strategy, sc.Driver, sc.Retry, sc.Ops, sc.Params["stock"], sc.Clients)
+		if sc.Strategy != "atomic" || sc.Ops != 5 || sc.Params["stock"] != "5" || sc.Clients != 3 || sc.Params["ttl"] != "5s" {
+			t.Errorf("%s/%s/%s: ops %d, stock %s, %d clients; ttl %s; want atomic (flag), 5 orders of stock 5 (flag), 3 clients and ttl 5s (file)",
+				sc.Strategy, sc.Driver, sc.Retry, sc.Ops, sc.Params["stock"], sc.Clients, sc.Params["ttl"])
 		}
 	}
 	if retries["fixed"] != 2 || retries["spin"] != 2 {
