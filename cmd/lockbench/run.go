@@ -144,7 +144,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.tlsServerName, "tls-server-name", "", "TLS: the name the servers' certificates must carry (default: each address's host)")
 	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "TLS: accept any server certificate (test servers only: anyone in the middle can read and change the traffic)")
 	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
-	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they name NAME, following failovers")
+	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
 	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
 	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
