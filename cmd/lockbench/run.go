@@ -332,7 +332,7 @@ func validate(f *runFlags) (*plan, error) {
 			bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")
 		}
 		if nTLS > 0 || f.tls {
-			if nPlain > 0 {
+			if nPlain > 0 && nTLS == 0 {
 				bad("--tls with a redis:// URL: write rediss:// for TLS")
 			}
 			var err error
@@ -368,10 +368,13 @@ func validate(f *runFlags) (*plan, error) {
 			}
 		}
 	} else {
-		for name, set := range map[string]bool{"--password": f.password != "", "--username": f.username != "",
-			"--tls": f.tls, "--cluster": f.cluster, "--sentinel-master": f.sentinelMaster != ""} {
-			if set {
-				bad("%s goes with --addr (the servers lockbench starts get a random password, no TLS)", name)
+		for _, c := range []struct {
+			name string
+			set  bool
+		}{{"--password", f.password != ""}, {"--username", f.username != ""}, {"--tls", f.tls},
+			{"--cluster", f.cluster}, {"--sentinel-master", f.sentinelMaster != ""}} {
+			if c.set {
+				bad("%s goes with --addr (the servers lockbench starts get a random password, no TLS)", c.name)
 			}
 		}
 	}
