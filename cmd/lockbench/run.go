@@ -1154,19 +1154,25 @@ func tlsConfig(f *runFlags) (*tls.Config, error) {
 	return cfg, errors.Join(errs...)
 }
 
-// tlsHint adds what to do to an error from a TLS handshake that could not
-// verify the server's certificate.
+// tlsHint adds what to do to an error from a TLS handshake: a server
+// certificate that did not verify, a client certificate the server wants,
+// or a server that does not speak TLS on that port.
 func tlsHint(err error, usingTLS bool) error {
 	if err == nil || !usingTLS {
 		return err
 	}
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError
+	msg := err.Error()
 	switch {
-	case errors.As(err, &host) || strings.Contains(err.Error(), "x509: certificate is valid for"):
+	case errors.As(err, &host) || strings.Contains(msg, "x509: certificate is valid for"):
 		return fmt.Errorf("%w\n(the certificate names other hosts: connect by one of its names, or give the name with --tls-server-name)", err)
-	case errors.As(err, &unknown) || strings.Contains(err.Error(), "x509:") || strings.Contains(err.Error(), "tls:"):
+	case errors.As(err, &unknown) || strings.Contains(msg, "x509:"):
 		return fmt.Errorf("%w\n(give the CA that signed the server's certificate with --tls-ca-file; --tls-insecure-skip-verify skips the check, for test servers only)", err)
+	case strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate"):
+		return fmt.Errorf("%w\n(the server wants a client certificate its CA signed: --tls-cert-file and --tls-key-file)", err)
+	case strings.Contains(msg, "does not look like a TLS handshake"):
+		return fmt.Errorf("%w\n(the server does not speak TLS on this port: use redis:// or drop --tls)", err)
 	}
 	return err
 }
