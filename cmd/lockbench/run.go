@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -71,6 +73,15 @@ type runFlags struct {
 	token                                   string
 	loadSample                              time.Duration
 	backend                                 string
+	// External servers (--addr): ACL user, TLS, Cluster, Sentinel.
+	username               string
+	tls, tlsInsecure       bool
+	tlsCA, tlsCert, tlsKey string
+	tlsServerName          string
+	cluster                bool
+	sentinelMaster         string
+	sentinelPassword       string
+	file                   string // -f scenario file
 }
 
 func newRunCmd() *cobra.Command {
@@ -97,9 +108,20 @@ section, release) in ms; violations count over the whole run.`,
   lockbench run --strategy atomic --retry fixed,backoff --clients 200 --skus 10
 
   # your own server (keys are written under lockbench:<run-id>: and deleted after)
-  lockbench run --addr 127.0.0.1:6379 --password secret`,
+  lockbench run --addr 127.0.0.1:6379 --password secret
+
+  # TLS with an ACL user, against a Cluster
+  lockbench run --addr rediss://bench:secret@10.0.0.5:6380 --tls-ca-file ca.pem --cluster
+
+  # the fields of a scenario file, with --duration overriding the file's
+  lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.file != "" {
+				if err := applyFile(cmd.Flags(), f.file); err != nil {
+					return err
+				}
+			}
 			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -116,8 +138,19 @@ section, release) in ms; violations count over the whole run.`,
 	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
 	fl.Int64Var(&f.stock, "stock", 1000, "flash-sale: initial stock per SKU")
 	fl.IntVar(&f.skus, "skus", 1, "flash-sale: number of items, each with its own lock")
-	fl.StringVar(&f.addr, "addr", "", "use these Redis servers (host:port[,host:port...]) instead of starting redis-server")
+	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
 	fl.StringVar(&f.password, "password", "", "password for --addr servers (or $LOCKBENCH_PASSWORD)")
+	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")
+	fl.BoolVar(&f.tls, "tls", false, "connect to host:port --addr servers over TLS (rediss:// addresses imply it)")
+	fl.StringVar(&f.tlsCA, "tls-ca-file", "", "TLS: PEM file of the CA(s) that signed the servers' certificates (default: the system's)")
+	fl.StringVar(&f.tlsCert, "tls-cert-file", "", "TLS: client certificate (PEM), for servers with tls-auth-clients; with --tls-key-file")
+	fl.StringVar(&f.tlsKey, "tls-key-file", "", "TLS: the client certificate's private key (PEM)")
+	fl.StringVar(&f.tlsServerName, "tls-server-name", "", "TLS: the name the servers' certificates must carry (default: each address's host)")
+	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "TLS: accept any server certificate (test servers only: anyone in the middle can read and change the traffic)")
+	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
+	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
+	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
+	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
@@ -159,6 +192,15 @@ type plan struct {
 	allowNonempty bool
 	repeat        int  // runs per scenario
 	docker        bool // --backend docker: servers in containers
+
+	// username, db and tls go with addrs (the user's servers); cluster or
+	// sentinelMaster say what the addresses are.
+	username         string
+	db               int
+	tls              *tls.Config
+	cluster          bool
+	sentinelMaster   string
+	sentinelPassword string
 }
 
 // validate checks every flag and returns all problems at once.
@@ -243,20 +285,41 @@ func validate(f *runFlags) (*plan, error) {
 		}
 	}
 	var addrs []string
+	var tlsCfg *tls.Config
+	db := 0
 	if f.addr != "" {
 		items := splitList(f.addr)
-		for _, a := range items {
-			a, pw, err := parseAddr(a)
+		nTLS, nPlain := 0, 0
+		for _, raw := range items {
+			u, err := parseAddr(raw)
 			if err != nil {
-				bad("--addr %q: %v", redact(a), err)
+				bad("--addr %q: %v", redact(raw), err)
 				continue
 			}
-			if pw != "" {
-				if f.password != "" && f.password != pw {
-					bad("--addr: two different passwords (URL and --password)")
-				}
-				f.password = pw
+			if u.url && u.tls {
+				nTLS++
+			} else if u.url {
+				nPlain++
 			}
+			if u.password != "" {
+				if f.password != "" && f.password != u.password {
+					bad("--addr: two different passwords (in the URLs or --password)")
+				}
+				f.password = u.password
+			}
+			if u.user != "" {
+				if f.username != "" && f.username != u.user {
+					bad("--addr: two different usernames (in the URLs or --username)")
+				}
+				f.username = u.user
+			}
+			if u.db != 0 {
+				if db != 0 && db != u.db {
+					bad("--addr: two different database numbers (%d and %d)", db, u.db)
+				}
+				db = u.db
+			}
+			a := u.hostport
 			host, port, err := net.SplitHostPort(a)
 			n, perr := strconv.Atoi(port)
 			switch {
@@ -273,8 +336,64 @@ func validate(f *runFlags) (*plan, error) {
 		if len(items) == 0 {
 			bad("--addr is empty")
 		}
-	} else if f.password != "" {
-		bad("--password goes with --addr (the servers lockbench starts get a random password)")
+		if nTLS > 0 && nPlain > 0 {
+			bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")
+		}
+		if nTLS > 0 || f.tls {
+			if nPlain > 0 && nTLS == 0 {
+				bad("--tls with a redis:// URL: write rediss:// for TLS")
+			}
+			var err error
+			if tlsCfg, err = tlsConfig(f); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if f.cluster && f.sentinelMaster != "" {
+			bad("--cluster and --sentinel-master exclude each other: the --addr servers are Cluster nodes or Sentinels")
+		}
+		if f.cluster && db != 0 {
+			bad("--addr selects database %d, but a Redis Cluster has only database 0", db)
+		}
+		if f.cluster || f.sentinelMaster != "" {
+			what := "--cluster"
+			if f.sentinelMaster != "" {
+				what = "--sentinel-master"
+			}
+			for _, st := range strats {
+				switch strategies.TopologyOf(st) {
+				case strategies.Masters:
+					bad("%s needs independent masters (an --addr list of them), not one server behind %s", st, what)
+				case strategies.Replicated:
+					if f.cluster {
+						bad("%s sends WAIT on its own connection to one master; it cannot run on a Cluster", st)
+					}
+				}
+			}
+			for _, fs := range f.faults {
+				if name, _, _ := strings.Cut(fs, ":"); name == "latency" {
+					bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", what)
+				}
+			}
+		}
+	} else {
+		for _, c := range []struct {
+			name string
+			set  bool
+		}{{"--password", f.password != ""}, {"--username", f.username != ""}, {"--tls", f.tls},
+			{"--cluster", f.cluster}, {"--sentinel-master", f.sentinelMaster != ""}} {
+			if c.set {
+				bad("%s goes with --addr (the servers lockbench starts get a random password, no TLS)", c.name)
+			}
+		}
+	}
+	if tlsCfg == nil && (f.tlsCA != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsServerName != "" || f.tlsInsecure) {
+		bad("the --tls-* flags need TLS: give rediss:// addresses or --tls (with --addr)")
+	}
+	if f.sentinelPassword != "" && f.sentinelMaster == "" {
+		bad("--sentinel-password goes with --sentinel-master")
+	}
+	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
+		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
 	}
 	if f.segments < 1 {
 		bad("--segments must be at least 1, got %d", f.segments)
@@ -463,7 +582,9 @@ func validate(f *runFlags) (*plan, error) {
 	}
 
 	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
-		docker: f.backend == "docker"}
+		docker: f.backend == "docker",
+		username: f.username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
+		sentinelPassword: f.sentinelPassword}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -769,17 +890,11 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 	kind := t.kindFor(sc)
 	none := func() {}
 	if len(t.plan.addrs) > 0 {
-		var nodes []engine.Node
-		for _, a := range t.plan.addrs {
-			nodes = append(nodes, engine.Node{Addr: a, Password: t.plan.password})
-		}
-		if kind != strategies.Masters {
-			nodes = nodes[:1]
-		}
+		nodes := t.plan.external(kind)
 		if err := t.checkExternal(ctx, nodes, kind); err != nil {
 			return nil, nil, "", none, err
 		}
-		return nodes, nil, "external", none, nil
+		return nodes, nil, t.plan.externalName(), none, nil
 	}
 	if t.plan.docker {
 		return t.dockerNodes(ctx, kind)
@@ -879,14 +994,18 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 		}
 		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
-			return err
+			return tlsHint(err, t.plan.tls != nil)
 		}
 		d := ds[0]
 		if !t.plan.allowNonempty && !t.checked[n.Addr] {
-			r, err := d.Do(ctx, "DBSIZE")
-			if err == nil && r.Int > 0 {
+			keys, err := engine.KeyCount(ctx, d)
+			if err != nil {
 				d.Close()
-				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, r.Int)}
+				return fmt.Errorf("count the keys on %s to check that its database is empty (--allow-nonempty skips the check): %w", n.Addr, err)
+			}
+			if keys > 0 {
+				d.Close()
+				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keys)}
 			}
 		}
 		if kind == strategies.Replicated {
@@ -905,7 +1024,7 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 // describe names the layouts used and lists the servers started.
 func (t *topologies) describe() (string, []report.ServerInfo) {
 	if len(t.plan.addrs) > 0 {
-		return "external", nil
+		return t.plan.externalName(), nil
 	}
 	var names []string
 	var servers []report.ServerInfo
@@ -963,8 +1082,8 @@ func (t *topologies) stop() {
 func cleanExternal(p *plan, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for _, a := range p.addrs {
-		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{{Addr: a, Password: p.password}}, 1)
+	for _, n := range p.external(strategies.Masters) {
+		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
 			continue
 		}
@@ -1030,29 +1149,168 @@ func suggest(s string, valid []string) string {
 	return fmt.Sprintf("; did you mean %q?", best)
 }
 
-// parseAddr accepts host:port or a redis://[user:]password@host:port URL
-// and returns host:port and the URL's password.
-func parseAddr(a string) (string, string, error) {
-	if !strings.Contains(a, "://") {
-		return a, "", nil
-	}
-	u, err := url.Parse(a)
-	if err != nil || u.Scheme != "redis" || u.Host == "" {
-		return a, "", errors.New("want host:port or redis://[:password@]host:port")
-	}
-	pw, _ := u.User.Password()
-	return u.Host, pw, nil
+// addrURL is one --addr item: host:port, or what a redis:// or rediss://
+// URL holds.
+type addrURL struct {
+	hostport       string
+	url, tls       bool   // a URL; rediss://
+	user, password string // from the URL's user info
+	db             int    // the URL's path: /N
 }
 
-// redact hides the password of a redis:// URL.
+// parseAddr accepts host:port or a redis[s]://[[user]:password@]host:port[/db]
+// URL (as go-redis's ParseURL and redis-cli -u read them: a user info with
+// no colon is a username). Its errors never quote the input, which may
+// hold a password.
+func parseAddr(a string) (addrURL, error) {
+	if !strings.Contains(a, "://") {
+		return addrURL{hostport: a}, nil
+	}
+	const want = "want host:port or redis://[[user]:password@]host:port[/db] (rediss:// for TLS)"
+	u, err := url.Parse(a)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" || u.Opaque != "" {
+		return addrURL{}, errors.New(want)
+	}
+	out := addrURL{hostport: u.Host, url: true, tls: u.Scheme == "rediss"}
+	if u.User != nil {
+		out.user = u.User.Username()
+		out.password, _ = u.User.Password()
+	}
+	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 1_000_000 || p[0] == '+' {
+			return addrURL{}, errors.New("the path must be a database number (/0, /1, ...)")
+		}
+		out.db = n
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return addrURL{}, errors.New("query parameters are not read; use the flags (--tls-ca-file, --username, ...)")
+	}
+	if !strings.Contains(u.Host, ":") || strings.HasSuffix(u.Host, "]") {
+		out.hostport = net.JoinHostPort(u.Hostname(), "6379") // the URL form's default port
+	}
+	return out, nil
+}
+
+// redact hides the user name and password of a redis:// or rediss:// URL
+// (also of one that does not parse).
 func redact(a string) string {
 	if u, err := url.Parse(a); err == nil && u.User != nil {
 		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
+			name := ""
+			if u.User.Username() != "" {
+				name = "xxxxx"
+			}
+			u.User = url.UserPassword(name, "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+		return u.String()
+	} else if err != nil {
+		scheme, rest, ok := strings.Cut(a, "://")
+		if at := strings.LastIndexByte(rest, '@'); ok && at >= 0 {
+			return scheme + "://xxxxx@" + rest[at+1:]
 		}
 	}
 	return a
+}
+
+// tlsConfig builds the TLS configuration of the --tls-* flags: the CA
+// file's certificates as the trusted roots (default: the system's), the
+// client certificate and key, the server name, and skip-verify. Errors name
+// the file that could not be used (usage errors).
+func tlsConfig(f *runFlags) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.tlsServerName, InsecureSkipVerify: f.tlsInsecure}
+	var errs []error
+	if f.tlsCA != "" {
+		pem, err := os.ReadFile(f.tlsCA)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--tls-ca-file: %w", err))
+		default:
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				errs = append(errs, fmt.Errorf("--tls-ca-file %s holds no PEM certificate", f.tlsCA))
+			}
+			cfg.RootCAs = pool
+		}
+	}
+	switch {
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		errs = append(errs, errors.New("--tls-cert-file and --tls-key-file go together (a client certificate and its key)"))
+	case f.tlsCert != "":
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--tls-cert-file/--tls-key-file: %w", err))
+		} else {
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// tlsHint adds what to do to an error from a TLS handshake: a server
+// certificate that did not verify, a client certificate the server wants,
+// or a server that does not speak TLS on that port.
+func tlsHint(err error, usingTLS bool) error {
+	if err == nil || !usingTLS {
+		return err
+	}
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &host) || strings.Contains(msg, "x509: certificate is valid for"):
+		return fmt.Errorf("%w\n(the certificate names other hosts: connect by one of its names, or give the name with --tls-server-name)", err)
+	case errors.As(err, &unknown) || strings.Contains(msg, "x509:"):
+		return fmt.Errorf("%w\n(give the CA that signed the server's certificate with --tls-ca-file; --tls-insecure-skip-verify skips the check, for test servers only)", err)
+	case strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate"):
+		return fmt.Errorf("%w\n(the server wants a client certificate its CA signed: --tls-cert-file and --tls-key-file)", err)
+	case strings.Contains(msg, "does not look like a TLS handshake"):
+		return fmt.Errorf("%w\n(the server does not speak TLS on this port: use redis:// or drop --tls)", err)
+	}
+	return err
+}
+
+// external returns the nodes a scenario of layout kind uses on the
+// user's servers: one Cluster client seeded with every address
+// (--cluster), one client of the master the Sentinels name
+// (--sentinel-master), every address for independent masters, else the
+// first address.
+func (p *plan) external(kind strategies.Topology) []engine.Node {
+	base := engine.Node{Username: p.username, Password: p.password, DB: p.db, TLS: p.tls}
+	switch {
+	case p.cluster:
+		n := base
+		n.Addr, n.Seeds, n.Cluster = p.addrs[0], p.addrs[1:], true
+		return []engine.Node{n}
+	case p.sentinelMaster != "":
+		n := base
+		n.Addr = fmt.Sprintf("%s via Sentinel %s", p.sentinelMaster, strings.Join(p.addrs, ","))
+		n.Sentinels, n.MasterName, n.SentinelPassword = p.addrs, p.sentinelMaster, p.sentinelPassword
+		return []engine.Node{n}
+	}
+	var nodes []engine.Node
+	for _, a := range p.addrs {
+		n := base
+		n.Addr = a
+		nodes = append(nodes, n)
+	}
+	if kind != strategies.Masters {
+		nodes = nodes[:1]
+	}
+	return nodes
+}
+
+// externalName is the topology recorded for a run on the user's servers.
+func (p *plan) externalName() string {
+	switch {
+	case p.cluster:
+		return "external-cluster"
+	case p.sentinelMaster != "":
+		return "external-sentinel"
+	}
+	return "external"
 }
 
 // redactArgs hides passwords in a command line: redis:// URLs and the
@@ -1061,10 +1319,11 @@ func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		switch {
-		case i > 0 && args[i-1] == "--password":
+		case i > 0 && (args[i-1] == "--password" || args[i-1] == "--username" || args[i-1] == "--sentinel-password"):
 			out[i] = "xxxxx"
-		case strings.HasPrefix(a, "--password="):
-			out[i] = "--password=xxxxx"
+		case strings.HasPrefix(a, "--password="), strings.HasPrefix(a, "--username="), strings.HasPrefix(a, "--sentinel-password="):
+			k, _, _ := strings.Cut(a, "=")
+			out[i] = k + "=xxxxx"
 		default:
 			parts := strings.Split(a, ",")
 			for j, p := range parts {

@@ -13,9 +13,11 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -54,12 +56,21 @@ var (
 type Node struct {
 	Addr     string
 	Password string
+	// Username, DB and TLS are as in drivers.Options: an ACL user, the
+	// database to SELECT, and TLS (nil: plain TCP).
+	Username string
+	DB       int
+	TLS      *tls.Config
 	// Sentinels, when set, make the client find the master of MasterName
 	// through them and follow failovers (Addr is then a label).
 	Sentinels  []string
 	MasterName string
-	// Cluster makes the client a Redis Cluster client seeded with Addr.
+	// SentinelPassword authenticates to the Sentinels (not the master).
+	SentinelPassword string
+	// Cluster makes the client a Redis Cluster client seeded with Addr
+	// and Seeds.
 	Cluster bool
+	Seeds   []string
 }
 
 // Scenario is one cell of a run's matrix.
@@ -153,8 +164,10 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 		}
 	}
 	for _, n := range nodes {
-		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Password: n.Password, PoolSize: clients + 4,
-			Sentinels: n.Sentinels, MasterName: n.MasterName, Cluster: n.Cluster})
+		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Username: n.Username, Password: n.Password,
+			DB: n.DB, TLS: n.TLS, PoolSize: clients + 4,
+			Sentinels: n.Sentinels, MasterName: n.MasterName, SentinelPassword: n.SentinelPassword,
+			Cluster: n.Cluster, Seeds: n.Seeds})
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)
@@ -233,6 +246,24 @@ func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, erro
 	return deleted, nil
 }
 
+// KeyCount returns the number of keys in d's database (DBSIZE), summed
+// over the masters of a cluster client.
+func KeyCount(ctx context.Context, d drivers.Driver) (int64, error) {
+	nodes, _, err := perNode(ctx, d)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, nd := range nodes {
+		r, err := nd.Do(ctx, "DBSIZE")
+		if err != nil {
+			return n, err
+		}
+		n += r.Int
+	}
+	return n, nil
+}
+
 // perNode returns the servers behind d — each master of a cluster client,
 // else d itself — and whether d is a cluster client.
 func perNode(ctx context.Context, d drivers.Driver) ([]drivers.Driver, bool, error) {
@@ -283,6 +314,12 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		for i, n := range nodes {
 			proxied[i] = n
 			proxied[i].Addr = proxies.Addr(i)
+			if n.TLS != nil && n.TLS.ServerName == "" {
+				// TLS runs through the proxy: check the certificate
+				// against the server's name, not the proxy's.
+				proxied[i].TLS = n.TLS.Clone()
+				proxied[i].TLS.ServerName, _, _ = net.SplitHostPort(n.Addr)
+			}
 		}
 		nodes = proxied
 	}

@@ -44,7 +44,9 @@ type Meta struct {
 	GOMAXPROCS   int      `json:"gomaxprocs"`
 	Args         []string `json:"args"`
 	RunID        string   `json:"run_id"`
-	// Topology is "standalone", "masters:N" or "external" (--addr).
+	// Topology is "standalone", "masters:N" or "external" (--addr;
+	// "external-cluster" with --cluster, "external-sentinel" with
+	// --sentinel-master).
 	Topology string `json:"topology"`
 	// MaxRSSMB is lockbench's peak resident memory over the run, MB.
 	MaxRSSMB float64 `json:"max_rss_mb"`
@@ -96,7 +98,8 @@ type Scenario struct {
 	// (uncorrected); LatencyMS is then from the intended start (corrected).
 	ServiceMS *metrics.Latency `json:"service_ms,omitempty"`
 	// Topology is the server layout the scenario ran on: "standalone",
-	// "masters:N", "replica" (master + replica) or "external".
+	// "masters:N", "replica" (master + replica) or "external" (also
+	// "external-cluster", "external-sentinel").
 	Topology string `json:"topology"`
 	// HoldMS is the time spent inside the critical section, ms.
 	HoldMS metrics.Latency `json:"hold_ms"`
