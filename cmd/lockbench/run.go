@@ -582,7 +582,7 @@ func validate(f *runFlags) (*plan, error) {
 	}
 
 	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
-		docker: f.backend == "docker",
+		docker:   f.backend == "docker",
 		username: f.username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
 		sentinelPassword: f.sentinelPassword}
 	if p.password == "" {
