@@ -171,6 +171,7 @@ func spectrum(ss []series) (*plot.Plot, error) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	n := 0
+	lowest := math.Inf(1)
 	for _, s := range ss {
 		if s.s.LatencyHist == "" {
 			continue
@@ -189,6 +190,7 @@ func spectrum(ss []series) (*plot.Plot, error) {
 			xys = append(xys, plotter.XY{X: x, Y: float64(max(h.ValueAtQuantile(q), 1)) / 1000})
 		}
 		xys = append(xys, plotter.XY{X: top, Y: float64(max(h.Max(), 1)) / 1000})
+		lowest = math.Min(lowest, xys[0].Y)
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err
@@ -201,6 +203,9 @@ func spectrum(ss []series) (*plot.Plot, error) {
 	if n == 0 {
 		return nil, errSkip("no scenario has a latency histogram (latency_hist)")
 	}
+	// Start the axis at a power of ten, so that it carries a label below
+	// the lowest line.
+	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lowest)))
 	return p, nil
 }
 
@@ -409,6 +414,8 @@ func timeline(ss []series) (*plot.Plot, error) {
 	// height per line of it).
 	p.Y.Max = top * (1.1 + 0.055*float64(len(lines)+min(len(sh.spans), 1)))
 	p.Y.Tick.Marker = numTicks{}
+	p.X.Tick.Marker = secondTicks{}
+	p.X.Min = 0
 	p.Y.Min = 0
 	return p, nil
 }
@@ -420,4 +427,23 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// secondTicks labels a time axis in whole seconds, at most about 12
+// labels: every 1, 2, 5, 10, 15, 30, 60, 120, 300 or 600 s.
+type secondTicks struct{}
+
+func (secondTicks) Ticks(min, max float64) []plot.Tick {
+	step := 600.0
+	for _, st := range []float64{1, 2, 5, 10, 15, 30, 60, 120, 300, 600} {
+		if (max-min)/st <= 12 {
+			step = st
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return ts
 }
