@@ -40,6 +40,7 @@ func sizedTerminal(w io.Writer) bool {
 // finished bar shows the scenario's summary instead. Lines written through
 // it (warnings) appear above the bars.
 type liveProgress struct {
+	w    io.Writer
 	p    *mpb.Progress
 	n    int
 	mu   sync.Mutex
@@ -51,11 +52,17 @@ type liveProgress struct {
 // a buffer with a manual refresh).
 func newLiveProgress(w io.Writer, n int, opts ...mpb.ContainerOption) *liveProgress {
 	opts = append([]mpb.ContainerOption{mpb.WithOutput(w), mpb.WithRefreshRate(250 * time.Millisecond)}, opts...)
-	return &liveProgress{p: mpb.New(opts...), n: n}
+	return &liveProgress{w: w, p: mpb.New(opts...), n: n}
 }
 
-// Write prints p above the bars.
-func (lp *liveProgress) Write(p []byte) (int, error) { return lp.p.Write(p) }
+// Write prints p above the bars, or straight to the output once the bars
+// are closed.
+func (lp *liveProgress) Write(p []byte) (int, error) {
+	if n, err := lp.p.Write(p); err == nil {
+		return n, nil
+	}
+	return lp.w.Write(p)
+}
 
 // scenarioBar is one scenario's bar and its live figures.
 type scenarioBar struct {

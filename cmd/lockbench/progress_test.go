@@ -52,8 +52,11 @@ func TestProgressRenderer(t *testing.T) {
 	drawn(t, buf, refresh, "[2/2] naive goredis")
 	lp.close()
 	lp.close() // twice is harmless
+	if _, err := lp.Write([]byte("a line after the bars\n")); err != nil {
+		t.Fatal(err)
+	}
 	out := buf.String()
-	for _, want := range []string{"[2/2] naive goredis flash-sale fixed, 50 clients", "stopped", "a line above the bars"} {
+	for _, want := range []string{"[2/2] naive goredis flash-sale fixed, 50 clients", "stopped", "a line above the bars", "a line after the bars\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("drawing lacks %q:\n%q", want, out)
 		}

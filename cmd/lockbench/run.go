@@ -469,6 +469,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: redactArgs(os.Args[1:]), RunID: runID,
 	}}
 
+	// Live bars on stderr when both stdout and stderr are terminals (never
+	// on stdout, never into a pipe or a file); else plain lines, or none
+	// with -q.
+	var live *liveProgress
+	logw := stderr // warnings: above the bars while they are drawn
+	if !f.quiet && isTerminal(stdout) && sizedTerminal(stderr) {
+		live = newLiveProgress(stderr, len(p.scenarios))
+		defer live.close()
+		logw = live
+	}
+
 	// First Ctrl-C: stop starting operations, finish, write results. Second:
 	// kill the servers lockbench started and exit at once.
 	sigs := make(chan os.Signal, 2)
@@ -478,7 +489,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if _, ok := <-sigs; !ok {
 			return
 		}
-		fmt.Fprintln(stderr, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
+		fmt.Fprintln(logw, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
 		cancel()
 		if _, ok := <-sigs; ok {
 			quitting.Store(true) // whatever the run returns now, the exit is 130
@@ -500,17 +511,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
 		}
 		defer prom.Close()
-		fmt.Fprintf(stderr, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
-	}
-	// Live bars on stderr when both stdout and stderr are terminals (never
-	// on stdout, never into a pipe or a file); else plain lines, or none
-	// with -q.
-	var live *liveProgress
-	logw := stderr // warnings: above the bars while they are drawn
-	if !f.quiet && isTerminal(stdout) && sizedTerminal(stderr) {
-		live = newLiveProgress(stderr, len(p.scenarios))
-		defer live.close()
-		logw = live
+		fmt.Fprintf(logw, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
 	out := p.out
 	for i, sc := range p.scenarios {
