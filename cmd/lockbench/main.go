@@ -47,7 +47,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd())
 	return root
 }
 

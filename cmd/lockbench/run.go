@@ -153,7 +153,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
 	fl.IntVar(&f.segments, "segments", 8, "segmented: stock segments per item, each with its own lock")
 	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
@@ -631,6 +631,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: redactArgs(os.Args[1:]), RunID: runID,
 	}}
 
+	// Live bars on stderr when both stdout and stderr are terminals (never
+	// on stdout, never into a pipe or a file); else plain lines, or none
+	// with -q.
+	var live *liveProgress
+	logw := stderr // warnings: above the bars while they are drawn
+	if !f.quiet && isTerminal(stdout) && sizedTerminal(stderr) {
+		live = newLiveProgress(stderr, len(p.scenarios))
+		defer live.close()
+		logw = live
+	}
+
 	// First Ctrl-C: stop starting operations, finish, write results. Second:
 	// kill the servers lockbench started and exit at once.
 	sigs := make(chan os.Signal, 2)
@@ -640,7 +651,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if _, ok := <-sigs; !ok {
 			return
 		}
-		fmt.Fprintln(stderr, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
+		fmt.Fprintln(logw, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
 		cancel()
 		if _, ok := <-sigs; ok {
 			quitting.Store(true) // whatever the run returns now, the exit is 130
@@ -668,14 +679,19 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
 		}
 		defer prom.Close()
-		fmt.Fprintf(stderr, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
+		fmt.Fprintf(logw, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
 	out := p.out
 	for i, sc := range p.scenarios {
 		if ctx.Err() != nil {
 			break
 		}
-		if !f.quiet {
+		var bar *scenarioBar
+		if live != nil {
+			bar = live.scenario(i, fmt.Sprintf("%s %s %s %s, %d clients", sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients),
+				(sc.Warmup+sc.Duration)*time.Duration(p.repeat))
+			sc.OnSecond = bar.second
+		} else if !f.quiet {
 			fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s, %d clients ...", i+1, len(p.scenarios),
 				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
 		}
@@ -685,7 +701,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
 		}
 		if err != nil {
-			if !f.quiet {
+			if bar != nil {
+				bar.finish("failed")
+			} else if !f.quiet {
 				fmt.Fprintln(stderr, " failed")
 			}
 			if errors.Is(err, context.Canceled) {
@@ -700,13 +718,18 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Ctrl-C before the scenario measured anything (while
 			// connecting): an interruption, not a failure.
-			if !f.quiet {
+			if bar != nil {
+				bar.finish("interrupted")
+			} else if !f.quiet {
 				fmt.Fprintln(stderr, " interrupted")
 			}
 			break
 		}
 		if err != nil {
-			if !f.quiet {
+			if bar != nil {
+				bar.finish("failed")
+				live.close()
+			} else if !f.quiet {
 				fmt.Fprintln(stderr, " failed")
 			}
 			err = fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
@@ -722,14 +745,19 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 		if !f.quiet {
 			v := res.Violations
-			fmt.Fprintf(stderr, " %.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)\n",
+			summary := fmt.Sprintf("%.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)",
 				res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
+			if bar != nil {
+				bar.finish(summary)
+			} else {
+				fmt.Fprintln(stderr, " "+summary)
+			}
 		}
 		if res.VerifyError != "" {
-			fmt.Fprintf(stderr, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
+			fmt.Fprintf(logw, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
 		}
 		if sc.Warmup > 0 && res.Ops == 0 && res.StopReason == "done" {
-			fmt.Fprintf(stderr, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
+			fmt.Fprintf(logw, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
 		}
 		if res.StopReason == "interrupted" {
 			run.Interrupted = true
@@ -741,6 +769,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	run.Meta.Topology, run.Meta.Servers = topos.describe()
 	run.Meta.MaxRSSMB = maxRSSMB()
+	if live != nil {
+		live.close() // the last bar drawn before the table
+	}
 	if err := report.Write(stdout, f.format, run); err != nil {
 		return err
 	}

@@ -129,6 +129,10 @@ type Scenario struct {
 	// through Sentinel).
 	Sentinels []string
 	ReplLink  *faults.Proxies
+	// OnSecond, when set, is called with each whole second of the measured
+	// window's timeline as the sampler reads it (from the sampler's
+	// goroutine; it must not block). Live progress displays use it.
+	OnSecond func(report.Second)
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -476,6 +480,18 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	}
 	recs := make([]*metrics.Recorder, sc.Clients)
 	scratch := make([]*metrics.Recorder, sc.Clients)
+	// The timeline: workers count outcomes in their own slot, a sampler
+	// reads the slots once a second.
+	live := &counted{Workload: wl, slots: make([]liveSlot, sc.Clients), real: recs}
+	overlaps := func() int64 {
+		if env.Oracle == nil {
+			return 0
+		}
+		return env.Oracle.Overlaps()
+	}
+	smp := &sampler{slots: live.slots, overlaps: overlaps, offset: sc.Warmup, onSecond: sc.OnSecond, scenarioStart: start}
+	smpStop, smpDone := make(chan struct{}), make(chan struct{})
+	go smp.run(smpStop, smpDone)
 	var wg sync.WaitGroup
 	var jobs chan time.Time
 	var offered, dropped int64
@@ -513,7 +529,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
-			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj, jobs)
+			loop(wctx, live, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj, jobs)
 		}(w, recs[i])
 	}
 	wg.Wait()
@@ -522,6 +538,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	out.ServerLoad = summarizeLoad(<-loadDone, sc.LoadSample)
 	end := time.Now()
 	timer.Stop()
+	close(smpStop)
+	<-smpDone
+	out.Timeline = smp.finish(end)
 	hardStop()
 	if sc.Rate > 0 {
 		out.Loop = "open"

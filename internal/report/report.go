@@ -129,6 +129,9 @@ type Scenario struct {
 	// StrategyStats are the strategy's own counts (watchdog renewals and
 	// renewal lag, Redlock per-node results, ...).
 	StrategyStats map[string]float64 `json:"strategy_stats,omitempty"`
+	// Timeline is the measured window second by second (absent in files
+	// written before it existed, and when nothing was measured).
+	Timeline []Second `json:"timeline,omitempty"`
 }
 
 // FaultWindow is when a fault acted. Times are ms since the scenario's
