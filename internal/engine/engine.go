@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
@@ -112,6 +113,13 @@ type Scenario struct {
 	// through Sentinel).
 	Sentinels []string
 	ReplLink  *faults.Proxies
+	// Backends are the servers of the baseline strategies, besides the
+	// Redis nodes: Backends.MySQL for sql-rowlock and sql-guard (their data
+	// lives there; Redis is not used), Backends.ZooKeeper for zk,
+	// Backends.Etcd for etcd (their data stays in Redis).
+	// topology.StartMariaDB, StartZooKeeper and StartEtcd start them;
+	// strategies.InfoOf(name).Backend says which a strategy needs.
+	Backends strategies.Backends
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -309,11 +317,32 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		}
 	}()
 
+	if !strategies.RunsWith(sc.Strategy, sc.Workload) {
+		return out, fmt.Errorf("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload,
+			strings.Join(strategies.InfoOf(sc.Strategy).Workloads, ", "))
+	}
+	if b := strategies.InfoOf(sc.Strategy).Backend; b != strategies.NoBackend && len(sc.Faults) > 0 {
+		return out, fmt.Errorf("faults act on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, b)
+	}
 	locker, err := strategies.New(sc.Strategy, strategies.Config{
 		Nodes: ds, TTL: sc.TTL, Segments: sc.Segments, Instances: sc.Instances, WaitTimeout: sc.WaitTimeout,
+		Backends: sc.Backends, Clients: sc.Clients,
 	})
 	if err != nil {
 		return out, err
+	}
+	if c, ok := locker.(io.Closer); ok { // baseline clients: sessions, pools
+		defer c.Close()
+	}
+	if rs, ok := locker.(strategies.RowStore); ok {
+		out.Driver = "mysql" // the data path is github.com/go-sql-driver/mysql, not the Redis driver
+		if !sc.KeepKeys {
+			defer func() {
+				cctx, cancel := context.WithTimeout(bg, 30*time.Second)
+				defer cancel()
+				_ = rs.DropRows(cctx)
+			}()
+		}
 	}
 	wl, err := workloads.New(sc.Workload)
 	if err != nil {
