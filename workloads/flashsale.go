@@ -78,10 +78,10 @@ type flashSale struct {
 	rows     strategies.RowStore
 	lockless bool
 	segs     int
-	slots []slot
-	left  atomic.Int64 // slots not yet seen sold out
-	guard string
-	acked atomic.Int64 // orders whose writes the server acknowledged
+	slots    []slot
+	left     atomic.Int64 // slots not yet seen sold out
+	guard    string
+	acked    atomic.Int64 // orders whose writes the server acknowledged
 }
 
 type slot struct {
