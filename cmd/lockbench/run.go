@@ -636,7 +636,7 @@ type topologies struct {
 	linker  func(master string) (string, error)
 	// backends are the baseline servers started so far (MariaDB,
 	// ZooKeeper, etcd), one of each for the whole matrix.
-	backends map[strategies.Backend]*topology.Server
+	backends map[strategies.Backend]backend
 	border   []strategies.Backend
 }
 
@@ -656,39 +656,27 @@ func (t *topologies) backendsFor(ctx context.Context, sc engine.Scenario) (strat
 		return b, nil
 	}
 	if t.backends == nil {
-		t.backends = map[strategies.Backend]*topology.Server{}
+		t.backends = map[strategies.Backend]backend{}
 	}
-	s, ok := t.backends[kind]
-	if !ok {
-		var err error
-		switch kind {
-		case strategies.MariaDB:
-			s, err = topology.StartMariaDB(ctx)
-		case strategies.ZooKeeper:
-			s, err = topology.StartZooKeeper(ctx)
-		case strategies.Etcd:
-			s, err = topology.StartEtcd(ctx)
-		default:
-			err = fmt.Errorf("unknown backend %q", kind)
-		}
-		if errors.Is(err, topology.ErrNoMariaDB) || errors.Is(err, topology.ErrNoZooKeeper) || errors.Is(err, topology.ErrNoEtcd) {
-			return b, errSkip{err}
-		}
-		if err != nil {
-			return b, err
-		}
-		t.backends[kind] = s
-		t.border = append(t.border, kind)
+	if be, ok := t.backends[kind]; ok {
+		return be.b, nil
 	}
-	switch kind {
-	case strategies.MariaDB:
-		b.MySQL = s.MySQLDSN()
-	case strategies.ZooKeeper:
-		b.ZooKeeper = []string{s.Addr}
-	case strategies.Etcd:
-		b.Etcd = []string{s.EtcdEndpoint()}
+	s, b, err := engine.StartBackend(ctx, kind)
+	if engine.Missing(err) {
+		return b, errSkip{err}
 	}
+	if err != nil {
+		return b, err
+	}
+	t.backends[kind] = backend{s, b}
+	t.border = append(t.border, kind)
 	return b, nil
+}
+
+// backend is a started baseline server and what clients use to reach it.
+type backend struct {
+	s *topology.Server
+	b strategies.Backends
 }
 
 // kindFor is the layout a scenario runs on: the strategy's own need
@@ -933,7 +921,8 @@ func (t *topologies) describe() (string, []report.ServerInfo) {
 	}
 	for _, k := range t.border {
 		names = append(names, string(k))
-		servers = append(servers, report.ServerInfo{Addr: t.backends[k].Addr, Pid: t.backends[k].Pid})
+		s := t.backends[k].s
+		servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
 	}
 	if len(t.fresh) > 0 {
 		names = append(names, fmt.Sprintf("%d fresh for faults", len(t.fresh)))
@@ -956,8 +945,8 @@ func (t *topologies) stop() {
 	for _, topo := range t.fresh {
 		topo.Stop()
 	}
-	for _, s := range t.backends {
-		s.Stop()
+	for _, be := range t.backends {
+		be.s.Stop()
 	}
 }
 

@@ -881,3 +881,38 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		}
 	}
 }
+
+// StartBackend starts the server a baseline strategy needs besides Redis
+// (strategies.InfoOf(name).Backend) on a free loopback port and returns
+// it with the Backends to put in Scenario.Backends; stop it with Stop when
+// the scenarios are done (KillAll and the parent-death signal also end
+// it). Errors: topology.ErrNoMariaDB, ErrNoZooKeeper or ErrNoEtcd when the
+// server is not installed (skip the strategy), a start failure, or an
+// unknown backend.
+func StartBackend(ctx context.Context, kind strategies.Backend) (*topology.Server, strategies.Backends, error) {
+	var b strategies.Backends
+	var s *topology.Server
+	var err error
+	switch kind {
+	case strategies.MariaDB:
+		if s, err = topology.StartMariaDB(ctx); err == nil {
+			b.MySQL = s.MySQLDSN()
+		}
+	case strategies.ZooKeeper:
+		if s, err = topology.StartZooKeeper(ctx); err == nil {
+			b.ZooKeeper = []string{s.Addr}
+		}
+	case strategies.Etcd:
+		if s, err = topology.StartEtcd(ctx); err == nil {
+			b.Etcd = []string{s.EtcdEndpoint()}
+		}
+	default:
+		err = fmt.Errorf("engine: no server to start for backend %q", kind)
+	}
+	return s, b, err
+}
+
+// Missing reports whether err says a baseline server is not installed.
+func Missing(err error) bool {
+	return errors.Is(err, topology.ErrNoMariaDB) || errors.Is(err, topology.ErrNoZooKeeper) || errors.Is(err, topology.ErrNoEtcd)
+}
