@@ -366,7 +366,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: nodes[0].Cluster,
 	}
 	if sc.Prom != nil {
-		env.Obs = sc.Prom.For(sc.Strategy, sc.Driver, sc.Workload)
+		env.Obs = sc.Prom.For(sc.Strategy, out.Driver, sc.Workload)
 	}
 	var hub *strategies.Hub
 	if sc.Retry.NeedsNotifier() {
