@@ -557,6 +557,8 @@ func SweepStale() {
 		d, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockbench-"+kind+"-*"))
 		dirs = append(dirs, d...)
 	}
+	shm, _ := filepath.Glob("/dev/shm/lockbench-etcd-*") // StartEtcd's, on tmpfs
+	dirs = append(dirs, shm...)
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
 		if err != nil {
