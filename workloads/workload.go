@@ -267,6 +267,14 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	return err
 }
 
+// Unlocked runs body as the section of a strategy that takes no lock
+// (strategies.Lockless): no acquire, no holder for the oracle, no hold
+// time; body gets a nil lease and the context the run's stop cannot cancel
+// (see IO). It returns body's error.
+func (w *Worker) Unlocked(ctx context.Context, body func(ctx context.Context, l strategies.Lease) error) error {
+	return body(w.IO(ctx), nil)
+}
+
 // Wrote records a completed write under lease l: when l had already been
 // reported lost, it counts as work after loss.
 func (w *Worker) Wrote(l strategies.Lease) {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/lockbench/lockbench/drivers/all"
+	_ "github.com/lockbench/lockbench/strategies/baselines"
 )
 
 // Exit codes.

@@ -240,6 +240,23 @@ func validate(f *runFlags) (*plan, error) {
 		}
 		pols = append(pols, p)
 	}
+	for _, st := range strats {
+		if !strategies.Known(st) {
+			continue
+		}
+		for _, w := range wls {
+			if contains(workloads.Names(), w) && !strategies.RunsWith(st, w) {
+				bad("strategy %s does not run workload %s (it runs %s)", st, w, strings.Join(strategies.InfoOf(st).Workloads, ", "))
+			}
+		}
+		b := strategies.InfoOf(st).Backend
+		if b != strategies.NoBackend && len(f.faults) > 0 {
+			bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", st, b)
+		}
+		if b == strategies.MariaDB && f.guard != "auto" {
+			bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", f.guard, st)
+		}
+	}
 	for name, l := range map[string][]string{"--strategy": strats, "--driver": drvs, "--workload": wls} {
 		if len(l) == 0 {
 			bad("%s is empty", name)
@@ -595,7 +612,10 @@ func validate(f *runFlags) (*plan, error) {
 	for _, wl := range wls {
 		for _, st := range strats {
 			for _, pol := range pols {
-				for _, d := range drvs {
+				for k, d := range drvs {
+					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
+						break // the SQL strategies use no Redis driver: one scenario
+					}
 					p.scenarios = append(p.scenarios, engine.Scenario{
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
@@ -696,6 +716,15 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
 		}
 		lay, err := topos.layoutFor(ctx, sc)
+		var skip errSkip
+		if errors.As(err, &skip) {
+			if !f.quiet {
+				fmt.Fprintln(stderr, " skipped")
+			}
+			fmt.Fprintf(stderr, "lockbench: skipping scenario %d (%s): %v\n", i+1, sc.Strategy, skip.err)
+			run.Skipped = append(run.Skipped, fmt.Sprintf("%s/%s/%s: %v", sc.Strategy, sc.Driver, sc.Workload, skip.err))
+			continue
+		}
 		nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
 		if err == nil && run.Meta.RedisVersion == "" {
 			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
@@ -712,6 +741,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return err
 		}
 		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
+		sc.Backends = lay.backends
 		sc.Prom = prom
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
@@ -804,6 +834,49 @@ type topologies struct {
 	fresh   []*topology.Topology
 	linker  func(master string) (string, error)
 	docker  map[strategies.Topology]*dockertopo.Layout // --backend docker
+	// backends are the baseline servers started so far (MariaDB,
+	// ZooKeeper, etcd), one of each for the whole matrix.
+	backends map[strategies.Backend]backend
+	border   []strategies.Backend
+}
+
+// errSkip marks a scenario skipped because its server is not installed.
+type errSkip struct{ err error }
+
+func (e errSkip) Error() string { return e.err.Error() }
+func (e errSkip) Unwrap() error { return e.err }
+
+// backendsFor starts (once) the server the scenario's strategy needs
+// besides Redis and returns the Backends to put in the scenario. A server
+// that is not installed gives errSkip.
+func (t *topologies) backendsFor(ctx context.Context, sc engine.Scenario) (strategies.Backends, error) {
+	var b strategies.Backends
+	kind := strategies.InfoOf(sc.Strategy).Backend
+	if kind == strategies.NoBackend {
+		return b, nil
+	}
+	if t.backends == nil {
+		t.backends = map[strategies.Backend]backend{}
+	}
+	if be, ok := t.backends[kind]; ok {
+		return be.b, nil
+	}
+	s, b, err := engine.StartBackend(ctx, kind)
+	if engine.Missing(err) {
+		return b, errSkip{err}
+	}
+	if err != nil {
+		return b, err
+	}
+	t.backends[kind] = backend{s, b}
+	t.border = append(t.border, kind)
+	return b, nil
+}
+
+// backend is a started baseline server and what clients use to reach it.
+type backend struct {
+	s *topology.Server
+	b strategies.Backends
 }
 
 // kindFor is the layout a scenario runs on: the strategy's own need
@@ -881,6 +954,8 @@ type layout struct {
 	link      *faults.Proxies // the replica's link on a Sentinel layout with a failover
 	name      string
 	release   func() // call after the scenario
+	// backends are the baseline strategies' servers besides Redis.
+	backends strategies.Backends
 }
 
 // layoutFor starts or reuses the scenario's layout.
@@ -899,12 +974,16 @@ func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout,
 	} else {
 		t.linker = nil
 	}
+	backends, err := t.backendsFor(ctx, sc)
+	if err != nil {
+		return layout{release: func() {}}, err
+	}
 	nodes, servers, name, release, err := t.nodes(ctx, sc)
 	if err != nil && link != nil {
 		link.Close()
 		link = nil
 	}
-	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link}
+	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link, backends: backends}
 	if link != nil {
 		l.release = func() { release(); link.Close() }
 	}
@@ -1082,6 +1161,11 @@ func (t *topologies) describe() (string, []report.ServerInfo) {
 	for _, topo := range t.fresh {
 		servers = append(servers, serverInfo(topo)...)
 	}
+	for _, k := range t.border {
+		names = append(names, string(k))
+		s := t.backends[k].s
+		servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
+	}
 	if len(t.fresh) > 0 {
 		names = append(names, fmt.Sprintf("%d fresh for faults", len(t.fresh)))
 	}
@@ -1105,6 +1189,9 @@ func (t *topologies) stop() {
 	}
 	for _, l := range t.docker {
 		l.Stop()
+	}
+	for _, be := range t.backends {
+		be.s.Stop()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -133,6 +134,13 @@ type Scenario struct {
 	// window's timeline as the sampler reads it (from the sampler's
 	// goroutine; it must not block). Live progress displays use it.
 	OnSecond func(report.Second)
+	// Backends are the servers of the baseline strategies, besides the
+	// Redis nodes: Backends.MySQL for sql-rowlock and sql-guard (their data
+	// lives there; Redis is not used), Backends.ZooKeeper for zk,
+	// Backends.Etcd for etcd (their data stays in Redis).
+	// topology.StartMariaDB, StartZooKeeper and StartEtcd start them;
+	// strategies.InfoOf(name).Backend says which a strategy needs.
+	Backends strategies.Backends
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -357,12 +365,33 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		}
 	}()
 
+	if !strategies.RunsWith(sc.Strategy, sc.Workload) {
+		return out, fmt.Errorf("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload,
+			strings.Join(strategies.InfoOf(sc.Strategy).Workloads, ", "))
+	}
+	if b := strategies.InfoOf(sc.Strategy).Backend; b != strategies.NoBackend && len(sc.Faults) > 0 {
+		return out, fmt.Errorf("faults act on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, b)
+	}
 	locker, err := strategies.New(sc.Strategy, strategies.Config{
 		Nodes: ds, TTL: sc.TTL, Segments: sc.Segments, Instances: sc.Instances, WaitTimeout: sc.WaitTimeout,
 		ConstantToken: sc.ConstantToken,
+		Backends:      sc.Backends, Clients: sc.Clients,
 	})
 	if err != nil {
 		return out, err
+	}
+	if c, ok := locker.(io.Closer); ok { // baseline clients: sessions, pools
+		defer c.Close()
+	}
+	if rs, ok := locker.(strategies.RowStore); ok {
+		out.Driver = "mysql" // the data path is github.com/go-sql-driver/mysql, not the Redis driver
+		if !sc.KeepKeys {
+			defer func() {
+				cctx, cancel := context.WithTimeout(bg, 30*time.Second)
+				defer cancel()
+				_ = rs.DropRows(cctx)
+			}()
+		}
 	}
 	wl, err := workloads.New(sc.Workload)
 	if err != nil {
@@ -386,7 +415,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: nodes[0].Cluster,
 	}
 	if sc.Prom != nil {
-		env.Obs = sc.Prom.For(sc.Strategy, sc.Driver, sc.Workload)
+		env.Obs = sc.Prom.For(sc.Strategy, out.Driver, sc.Workload)
 		env.Obs.TTL(sc.TTL)
 	}
 	var hub *strategies.Hub
@@ -923,4 +952,39 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			streak.ok()
 		}
 	}
+}
+
+// StartBackend starts the server a baseline strategy needs besides Redis
+// (strategies.InfoOf(name).Backend) on a free loopback port and returns
+// it with the Backends to put in Scenario.Backends; stop it with Stop when
+// the scenarios are done (KillAll and the parent-death signal also end
+// it). Errors: topology.ErrNoMariaDB, ErrNoZooKeeper or ErrNoEtcd when the
+// server is not installed (skip the strategy), a start failure, or an
+// unknown backend.
+func StartBackend(ctx context.Context, kind strategies.Backend) (*topology.Server, strategies.Backends, error) {
+	var b strategies.Backends
+	var s *topology.Server
+	var err error
+	switch kind {
+	case strategies.MariaDB:
+		if s, err = topology.StartMariaDB(ctx); err == nil {
+			b.MySQL = s.MySQLDSN()
+		}
+	case strategies.ZooKeeper:
+		if s, err = topology.StartZooKeeper(ctx); err == nil {
+			b.ZooKeeper = []string{s.Addr}
+		}
+	case strategies.Etcd:
+		if s, err = topology.StartEtcd(ctx); err == nil {
+			b.Etcd = []string{s.EtcdEndpoint()}
+		}
+	default:
+		err = fmt.Errorf("engine: no server to start for backend %q", kind)
+	}
+	return s, b, err
+}
+
+// Missing reports whether err says a baseline server is not installed.
+func Missing(err error) bool {
+	return errors.Is(err, topology.ErrNoMariaDB) || errors.Is(err, topology.ErrNoZooKeeper) || errors.Is(err, topology.ErrNoEtcd)
 }

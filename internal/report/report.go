@@ -31,7 +31,10 @@ type Run struct {
 	Interrupted bool `json:"interrupted"`
 	// Failed holds the error that ended the run early, if one did; the
 	// scenarios present are the ones that completed before it.
-	Failed    string     `json:"failed,omitempty"`
+	Failed string `json:"failed,omitempty"`
+	// Skipped lists the scenarios not run because the server their
+	// strategy needs is not installed ("strategy/driver/workload: why").
+	Skipped   []string   `json:"skipped,omitempty"`
 	Scenarios []Scenario `json:"scenarios"`
 }
 
@@ -46,12 +49,13 @@ type Meta struct {
 	RunID        string   `json:"run_id"`
 	// Topology is "standalone", "masters:N" or "external" (--addr;
 	// "external-cluster" with --cluster, "external-sentinel" with
-	// --sentinel-master).
+	// --sentinel-master), then the baseline servers started ("mariadb",
+	// "zookeeper", "etcd").
 	Topology string `json:"topology"`
 	// MaxRSSMB is lockbench's peak resident memory over the run, MB.
 	MaxRSSMB float64 `json:"max_rss_mb"`
 	// Servers are the redis-server processes lockbench started (empty with
-	// --addr): their addresses and process ids.
+	// --addr), then the baseline servers: their addresses and process ids.
 	Servers []ServerInfo `json:"servers,omitempty"`
 }
 
@@ -339,9 +343,13 @@ func Table(w io.Writer, scenarios []Scenario) error {
 				clients += fmt.Sprintf(" (%d dropped)", s.Dropped)
 			}
 		}
+		ceiling := fmt.Sprintf("%.0f", s.CeilingOpsPerSec)
+		if s.CeilingOpsPerSec == 0 {
+			ceiling = "-" // no lock held (a lock-free strategy), or nothing measured
+		}
 		if err := t.Append(
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), clients,
-			ops, fmt.Sprintf("%.0f", s.CeilingOpsPerSec),
+			ops, ceiling,
 			ms(s.LatencyMS.P50), ms(s.LatencyMS.P99), ms(s.LatencyMS.P999), ms(s.LatencyMS.Max),
 			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
 			strconv.FormatInt(s.Violations.Oversell, 10),
