@@ -3,6 +3,7 @@ package drivers
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,8 +39,20 @@ type Driver interface {
 type Options struct {
 	// Addr is the server's host:port. Required.
 	Addr string
-	// Password for AUTH (requirepass). Empty: no AUTH.
+	// Username for AUTH username password (Redis 6+ ACL users). Empty: the
+	// default user (AUTH password).
+	Username string
+	// Password for AUTH (requirepass, or the ACL user's). Empty: no AUTH.
 	Password string
+	// DB is the database SELECTed on every connection. Default (0): 0.
+	// A Cluster has only database 0.
+	DB int
+	// TLS, when not nil, makes every connection (to Sentinels too) a TLS
+	// connection with this configuration: trusted CAs (RootCAs), a client
+	// certificate, InsecureSkipVerify. An empty ServerName is taken from
+	// each address's host, so one config serves every node of a Cluster.
+	// Nil: plain TCP.
+	TLS *tls.Config
 	// PoolSize is the number of connections a pooling client (go-redis)
 	// keeps, and the blocking pool size of rueidis. Size it to the number of
 	// concurrent clients. Default (0): 10.
@@ -54,10 +67,17 @@ type Options struct {
 	// a label.
 	Sentinels  []string
 	MasterName string
+	// SentinelPassword is the Sentinels' own password (their requirepass
+	// or default user's), not the master's. Empty: no AUTH to Sentinels.
+	SentinelPassword string
 	// Cluster makes the client a Redis Cluster client seeded with Addr; it
 	// routes each command by its key's slot. Multi-key commands must keep
 	// their keys in one slot (hash tags).
 	Cluster bool
+	// Seeds are further Cluster addresses tried, with Addr, to discover the
+	// cluster's layout (so one node down does not stop the client). Only
+	// with Cluster.
+	Seeds []string
 }
 
 // WithDefaults returns o with zero fields replaced by their defaults.

@@ -8,8 +8,10 @@ import (
 )
 
 func init() {
-	Register("atomic", Info{Desc: "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)"},
-		func(c Config) (Locker, error) { return &atomicLocker{d: c.Nodes[0], ttl: c.TTL}, nil })
+	Register("atomic", Info{Desc: "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)", ConstantToken: true},
+		func(c Config) (Locker, error) {
+			return &atomicLocker{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken}, nil
+		})
 }
 
 // UnlockScript deletes KEYS[1] only when it holds ARGV[1], the caller's
@@ -26,6 +28,8 @@ end`)
 type atomicLocker struct {
 	d   drivers.Driver
 	ttl time.Duration
+	// constTok: every lease stores ConstantValue (Config.ConstantToken).
+	constTok bool
 }
 
 var _ Locker = (*atomicLocker)(nil)
@@ -33,7 +37,11 @@ var _ Locker = (*atomicLocker)(nil)
 func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	l := &atomicLease{a: a}
 	l.keys[0] = key
-	l.args[0] = tokenInto(&l.tok)
+	if a.constTok {
+		l.args[0] = ConstantValue
+	} else {
+		l.args[0] = tokenInto(&l.tok)
+	}
 	ok, err := a.d.SetNX(ctx, key, l.args[0], a.ttl)
 	if err != nil {
 		return nil, err

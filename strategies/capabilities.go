@@ -136,3 +136,62 @@ func crashAt(ctx context.Context, point string) bool {
 	c, ok := ctx.Value(clientKey{}).(Client)
 	return ok && c.Hooks != nil && c.Hooks.Crash(point)
 }
+
+// Queued is implemented by lockers whose TryAcquire waits in the lock
+// service's own queue until the lock is granted or ctx ends (the ZooKeeper
+// recipe, etcd's concurrency.Mutex): it never returns ErrNotAcquired, and
+// Acquire passes the acquire timeout to it as ctx's deadline. The retry
+// policy does not apply to them.
+type Queued interface {
+	Queued()
+}
+
+// Lockless is implemented by strategies that take no lock at all
+// (redis-guard, sql-guard): the workload writes through a guarded update
+// instead (a conditional decrement), so there is no holder for the oracle
+// to watch and overlap is 0 by definition; oversell and lost updates still
+// judge the data.
+type Lockless interface {
+	Lockless()
+}
+
+// IsLockless reports whether l takes no lock (see Lockless).
+func IsLockless(l Locker) bool {
+	_, ok := l.(Lockless)
+	return ok
+}
+
+// RowStore is implemented by lockers whose workload data lives in the rows
+// of a SQL table instead of Redis (sql-rowlock, sql-guard). Each record is a
+// row (k, n, sold): flash-sale keeps an item's stock in n and its orders in
+// sold; hot-key keeps a counter in n. Errors are the database's.
+type RowStore interface {
+	// CreateRows creates the scenario's table, named from prefix, with one
+	// row per key: n = values[i], sold = 0.
+	CreateRows(ctx context.Context, prefix string, keys []string, values []int64) error
+	// ReadRow returns row key's n with a plain (non-locking) read.
+	ReadRow(ctx context.Context, key string) (int64, error)
+	// Decrement runs the guarded write UPDATE ... SET n = n - 1, sold =
+	// sold + 1 WHERE k = key AND n >= 1 and reports whether it changed the
+	// row (false: n was 0).
+	Decrement(ctx context.Context, key string) (bool, error)
+	// Increment runs UPDATE ... SET n = n + 1 WHERE k = key, the update in
+	// place that cannot lose an increment.
+	Increment(ctx context.Context, key string) error
+	// Rows returns n and sold of every row, in the order of CreateRows'
+	// keys.
+	Rows(ctx context.Context) (n, sold []int64, err error)
+	// DropRows drops the table (nothing when CreateRows was not called).
+	DropRows(ctx context.Context) error
+}
+
+// RowLease is implemented by the leases of a SQL row lock: a transaction
+// that read the row with SELECT ... FOR UPDATE and holds it until Release
+// commits.
+type RowLease interface {
+	// Value is the row's n, read under the lock.
+	Value() int64
+	// WriteRow sets the row's n and adds soldDelta to sold inside the
+	// transaction; Release commits it.
+	WriteRow(ctx context.Context, n, soldDelta int64) error
+}

@@ -9,16 +9,19 @@ import (
 )
 
 func init() {
-	Register("naive", Info{Desc: "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)"},
-		func(c Config) (Locker, error) { return &naive{d: c.Nodes[0], ttl: c.TTL}, nil })
+	Register("naive", Info{Desc: "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)", ConstantToken: true},
+		func(c Config) (Locker, error) {
+			return &naive{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken}, nil
+		})
 }
 
 // naive is the two-command lock: SETNX key token, then PEXPIRE key ttl.
 // A client that dies between the two leaves a key with no TTL, and release
 // by DEL deletes whatever lock is there, even another client's.
 type naive struct {
-	d   drivers.Driver
-	ttl time.Duration
+	d        drivers.Driver
+	ttl      time.Duration
+	constTok bool
 }
 
 var (
@@ -30,7 +33,7 @@ var (
 func (n *naive) CrashPoint() string { return "after-setnx" }
 
 func (n *naive) TryAcquire(ctx context.Context, key string) (Lease, error) {
-	tok := NewToken()
+	tok := Config{ConstantToken: n.constTok}.token()
 	r, err := n.d.Do(ctx, "SETNX", key, tok)
 	if err != nil {
 		return nil, err

@@ -14,8 +14,9 @@ import (
 
 func init() {
 	Register("redlock", Info{
-		Desc:     "Redlock over N independent masters (--nodes, default 5): SET NX PX on all in parallel, held with a quorum N/2+1 and validity = TTL - elapsed - drift (redis.io distlock)",
-		Topology: Masters,
+		Desc:          "Redlock over N independent masters (--nodes, default 5): SET NX PX on all in parallel, held with a quorum N/2+1 and validity = TTL - elapsed - drift (redis.io distlock)",
+		Topology:      Masters,
+		ConstantToken: true,
 	}, newRedlock)
 }
 
@@ -27,11 +28,12 @@ func init() {
 // failure, and on release, it runs the compare-and-delete on every node,
 // including those that refused.
 type redlock struct {
-	nodes   []drivers.Driver
-	ttl     time.Duration
-	quorum  int
-	drift   time.Duration
-	perNode time.Duration
+	constTok bool // every lease stores ConstantValue
+	nodes    []drivers.Driver
+	ttl      time.Duration
+	quorum   int
+	drift    time.Duration
+	perNode  time.Duration
 
 	acquired, refused, errs []atomic.Int64 // per node
 	noQuorum, expired       atomic.Int64
@@ -50,6 +52,7 @@ func newRedlock(c Config) (Locker, error) {
 	}
 	return &redlock{
 		nodes:    c.Nodes,
+		constTok: c.ConstantToken,
 		ttl:      c.TTL,
 		quorum:   n/2 + 1,
 		drift:    c.TTL/100 + 2*time.Millisecond,
@@ -61,7 +64,7 @@ func newRedlock(c Config) (Locker, error) {
 }
 
 func (r *redlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
-	tok := NewToken()
+	tok := Config{ConstantToken: r.constTok}.token()
 	start := time.Now()
 	var (
 		wg       sync.WaitGroup

@@ -48,6 +48,9 @@ var (
 	ErrNotOwner = errors.New("strategies: lock not owned by this lease")
 	// ErrUnknown is wrapped by New for an unregistered strategy name.
 	ErrUnknown = errors.New("unknown strategy")
+	// ErrNoBackend is wrapped by New when Config.Backends lacks the server
+	// a baseline strategy needs (internal/topology starts one).
+	ErrNoBackend = errors.New("its server is not set in Config.Backends")
 )
 
 // Config is what a strategy is built from. Zero fields a strategy does not
@@ -68,6 +71,67 @@ type Config struct {
 	WaitTimeout time.Duration
 	// Replicas is how many replicas WAIT must hear from. Default 1.
 	Replicas int
+	// Backends are the servers of the baseline strategies whose lock or
+	// data lives outside Redis (sql-rowlock, sql-guard, zk, etcd).
+	Backends Backends
+	// Clients is the number of workers that will use the locker: the
+	// baseline strategies size their connection pools by it. Default 1.
+	Clients int
+	// ConstantToken makes every lease store the same value, ConstantValue,
+	// instead of a random token: the mistake of claim S4 (seed 004), where
+	// an owner check compares against a value every client shares. Only
+	// strategies whose Info sets ConstantToken honour it.
+	ConstantToken bool
+}
+
+// ConstantValue is the lock value every client writes with
+// Config.ConstantToken ("1", the articles' example).
+const ConstantValue = "1"
+
+// token returns a new lease token: random, or ConstantValue.
+func (c Config) token() string {
+	if c.ConstantToken {
+		return ConstantValue
+	}
+	return NewToken()
+}
+
+// Backends are the non-Redis servers of the baseline strategies. A field is
+// needed only by the strategies named in its comment.
+type Backends struct {
+	// MySQL is a github.com/go-sql-driver/mysql DSN of a MariaDB or MySQL
+	// server, with the database to use (for example
+	// "user:pw@tcp(127.0.0.1:3306)/lockbench"): sql-rowlock, sql-guard.
+	MySQL string
+	// ZooKeeper are the ZooKeeper servers, host:port each: zk.
+	ZooKeeper []string
+	// Etcd are the etcd client endpoints, http://host:port each: etcd.
+	Etcd []string
+}
+
+// Backend names a server kind besides Redis that a strategy needs.
+type Backend string
+
+// Backends the baseline strategies need.
+const (
+	NoBackend Backend = ""          // Redis only
+	MariaDB   Backend = "mariadb"   // Backends.MySQL
+	ZooKeeper Backend = "zookeeper" // Backends.ZooKeeper
+	Etcd      Backend = "etcd"      // Backends.Etcd
+)
+
+// Has reports whether b names a server for backend k (always true for
+// NoBackend).
+func (b Backends) Has(k Backend) bool {
+	switch k {
+	case MariaDB:
+		return b.MySQL != ""
+	case ZooKeeper:
+		return len(b.ZooKeeper) > 0
+	case Etcd:
+		return len(b.Etcd) > 0
+	}
+	return true
 }
 
 // Factory builds a Locker from a Config.
@@ -91,11 +155,20 @@ type Info struct {
 	Desc string
 	// Topology is the layout it needs. Default Standalone.
 	Topology Topology
+	// ConstantToken: the strategy honours Config.ConstantToken.
+	ConstantToken bool
+	// Backend is the server besides Redis it needs (zk, etcd: the lock;
+	// sql-*: the data). Default NoBackend.
+	Backend Backend
+	// Workloads, when set, are the only workloads it runs (the lock-free
+	// and SQL strategies have a data path in flash-sale and hot-key only).
+	Workloads []string
 }
 
 type entry struct {
 	desc string
 	topo Topology
+	info Info
 	f    Factory
 }
 
@@ -110,7 +183,34 @@ func Register(name string, info Info, f Factory) {
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}
-	reg.Register(name, entry{info.Desc, info.Topology, f})
+	reg.Register(name, entry{info.Desc, info.Topology, info, f})
+}
+
+// InfoOf returns what name was registered with (the zero Info if unknown).
+func InfoOf(name string) Info {
+	e, _ := reg.Get(name)
+	return e.info
+}
+
+// RunsWith reports whether strategy name runs workload wl.
+func RunsWith(name, wl string) bool {
+	e, _ := reg.Get(name)
+	if len(e.info.Workloads) == 0 {
+		return true
+	}
+	for _, w := range e.info.Workloads {
+		if w == wl {
+			return true
+		}
+	}
+	return false
+}
+
+// HonoursConstantToken reports whether the strategy can run with
+// Config.ConstantToken (naive, atomic, watchdog, redlock).
+func HonoursConstantToken(name string) bool {
+	e, _ := reg.Get(name)
+	return e.info.ConstantToken
 }
 
 // TopologyOf returns the layout the strategy needs (Standalone if unknown).
@@ -149,6 +249,9 @@ func New(name string, c Config) (Locker, error) {
 	if c.TTL < time.Millisecond {
 		return nil, fmt.Errorf("strategies: ttl %v must be at least 1ms", c.TTL)
 	}
+	if !c.Backends.Has(e.info.Backend) {
+		return nil, fmt.Errorf("strategies: %s needs a %s server: %w", name, e.info.Backend, ErrNoBackend)
+	}
 	return e.f(c)
 }
 
@@ -161,7 +264,7 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
-		if _, ok := l.(blocking); ok {
+		if isBlocking(l) {
 			// A locker that can block inside TryAcquire gets the bound in ctx.
 			var cancel context.CancelFunc
 			parent := ctx
@@ -240,6 +343,14 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 // blocking marks lockers whose TryAcquire may wait in-process (multilevel's
 // local mutex); Acquire bounds that wait by the acquire timeout.
 type blocking interface{ blocks() }
+
+func isBlocking(l Locker) bool {
+	if _, ok := l.(blocking); ok {
+		return true
+	}
+	_, ok := l.(Queued)
+	return ok
+}
 
 // NewToken returns 128 random bits from crypto/rand, hex-encoded. The bits
 // are read 4 KiB at a time into pooled buffers, so that a token costs no

@@ -151,6 +151,47 @@ func TestReleaseForeignToken(t *testing.T) {
 	}
 }
 
+// With a constant lock value (claim S4) the compare-and-delete release of a
+// lease whose lock expired deletes the next holder's lock: the owner check
+// cannot tell the two apart. Strategies that keep their own token refuse
+// the option.
+func TestConstantTokenDefeatsOwnerCheck(t *testing.T) {
+	ctx := context.Background()
+	for _, strat := range []string{"atomic", "watchdog"} {
+		t.Run(strat, func(t *testing.T) {
+			each(t, func(t *testing.T, d drivers.Driver, p string) {
+				l, _ := strategies.New(strat, strategies.Config{Nodes: []drivers.Driver{d}, TTL: 10 * time.Second, ConstantToken: true})
+				key := p + "lock"
+				a, err := l.TryAcquire(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Token() != strategies.ConstantValue {
+					t.Fatalf("token %q, want %q", a.Token(), strategies.ConstantValue)
+				}
+				// a's lease expired; b took the lock with the same value.
+				do(t, d, "DEL", key)
+				b, err := l.TryAcquire(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := a.Release(ctx); err != nil {
+					t.Fatalf("stale Release = %v, want nil (it deletes b's lock)", err)
+				}
+				if got := do(t, d, "EXISTS", key); got.Int != 0 {
+					t.Fatalf("b's lock survived the stale release (EXISTS %d)", got.Int)
+				}
+				_ = b.Release(ctx)
+			})
+		})
+	}
+	for name, want := range map[string]bool{"naive": true, "atomic": true, "watchdog": true, "redlock": true, "fencing": false, "reentrant": false, "fair": false} {
+		if got := strategies.HonoursConstantToken(name); got != want {
+			t.Errorf("HonoursConstantToken(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestAcquireRetryOutcomes(t *testing.T) {
 	ctx := context.Background()
 	each(t, func(t *testing.T, d drivers.Driver, p string) {

@@ -8,9 +8,9 @@ import (
 )
 
 func init() {
-	Register("watchdog", Info{Desc: "atomic SET NX PX, renewed every TTL/3 by an owner-checked Lua PEXPIRE; the lease's context is cancelled when the lock is lost (Redisson watchdog)"},
+	Register("watchdog", Info{Desc: "atomic SET NX PX, renewed every TTL/3 by an owner-checked Lua PEXPIRE; the lease's context is cancelled when the lock is lost (Redisson watchdog)", ConstantToken: true},
 		func(c Config) (Locker, error) {
-			return &watchdog{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL}, st: newRenewStats()}, nil
+			return &watchdog{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken}, st: newRenewStats()}, nil
 		})
 }
 

@@ -72,11 +72,16 @@ return 1`)
 // Σ sold_slot − (share_slot − stock_slot) (orders whose decrement another
 // holder overwrote).
 type flashSale struct {
-	segs  int
-	slots []slot
-	left  atomic.Int64 // slots not yet seen sold out
-	guard string
-	acked atomic.Int64 // orders whose writes the server acknowledged
+	// rows holds the stock in SQL rows instead of Redis (sql-rowlock,
+	// sql-guard); lockless runs each order with no lock (redis-guard,
+	// sql-guard): only the guarded write protects the stock.
+	rows     strategies.RowStore
+	lockless bool
+	segs     int
+	slots    []slot
+	left     atomic.Int64 // slots not yet seen sold out
+	guard    string
+	acked    atomic.Int64 // orders whose writes the server acknowledged
 }
 
 type slot struct {
@@ -106,6 +111,13 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 	default:
 		return fmt.Errorf("flash-sale: unknown guard %q", p.Guard)
 	}
+	f.lockless = strategies.IsLockless(env.Locker)
+	if rs, ok := env.Locker.(strategies.RowStore); ok {
+		f.rows = rs
+		if want := map[bool]string{false: GuardNone, true: GuardDecr}[f.lockless]; f.guard != want {
+			return fmt.Errorf("flash-sale: on SQL rows the write guard is %s for this strategy, not %s", want, f.guard)
+		}
+	}
 	f.slots = make([]slot, p.SKUs*f.segs)
 	f.left.Store(int64(len(f.slots)))
 	env.Oracle = metrics.NewOracle(len(f.slots))
@@ -120,6 +132,13 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 				s.share++
 			}
 		}
+	}
+	if f.rows != nil { // one row per slot, keyed by its lock key
+		keys, shares := make([]string, len(f.slots)), make([]int64, len(f.slots))
+		for i := range f.slots {
+			keys[i], shares[i] = f.slots[i].lock, f.slots[i].share
+		}
+		return f.rows.CreateRows(ctx, env.Prefix, keys, shares)
 	}
 	// Initial stock in batches of MSET (one slot per MSET on a cluster).
 	step := batchSize(env)
@@ -205,26 +224,43 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 	}
 	s := &f.slots[i]
 	if p := w.Env.Params.ReadRatio; p > 0 && w.Rng.Float64() < p {
-		err := w.Hold(ctx, i, s.lock, true, func(ctx context.Context, _ strategies.Lease) error {
-			_, err := w.Env.Data.Do(ctx, "MGET", s.stock, s.sold)
+		read := func(ctx context.Context, _ strategies.Lease) error {
+			var err error
+			if f.rows != nil {
+				_, err = f.rows.ReadRow(ctx, s.lock)
+			} else {
+				_, err = w.Env.Data.Do(ctx, "MGET", s.stock, s.sold)
+			}
 			if err == nil {
 				w.Work()
 			}
 			return err
-		})
+		}
+		var err error
+		if f.lockless {
+			err = w.Unlocked(ctx, read)
+		} else {
+			err = w.Hold(ctx, i, s.lock, true, read)
+		}
 		if err == nil {
 			w.Rec.Reads++
 		}
 		return err
 	}
-	err := w.Hold(ctx, i, s.lock, false, func(ctx context.Context, l strategies.Lease) error {
+	order := func(ctx context.Context, l strategies.Lease) error {
 		err := f.critical(ctx, w, s, l)
 		if err == nil {
 			f.acked.Add(1)
 			w.Wrote(l)
 		}
 		return err
-	})
+	}
+	var err error
+	if f.lockless {
+		err = w.Unlocked(ctx, order)
+	} else {
+		err = w.Hold(ctx, i, s.lock, false, order)
+	}
 	if errors.Is(err, errSoldOut) {
 		if !s.soldOut.Swap(true) && f.left.Add(-1) == 0 {
 			return ErrDone
@@ -236,8 +272,12 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 
 var errSoldOut = errors.New("sold out")
 
-// critical is the section the lock protects.
+// critical is the section the lock protects (with a lock-free strategy,
+// the section its guard protects; lease is then nil).
 func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease strategies.Lease) error {
+	if f.rows != nil {
+		return f.criticalRows(ctx, w, s, lease)
+	}
 	d := w.Env.Data
 	var fence string
 	var n int64
@@ -274,6 +314,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 		w.Rec.Rejected++
 		return ErrRejected
 	}
+	w.BeforeWrite()
 
 	next := strconv.FormatInt(n-1, 10)
 	var r drivers.Reply
@@ -302,7 +343,79 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 	return nil
 }
 
+// criticalRows is critical on SQL rows. Under sql-rowlock's row lock (guard
+// none): the stock read by SELECT ... FOR UPDATE, work, then UPDATE n =
+// read - 1, sold = sold + 1 in the transaction, which Release commits.
+// With sql-guard (decr): a plain read, work, then the guarded UPDATE ...
+// WHERE n >= 1; a refused one is counted in Rejected.
+func (f *flashSale) criticalRows(ctx context.Context, w *Worker, s *slot, lease strategies.Lease) error {
+	if f.guard == GuardNone {
+		rl, ok := lease.(strategies.RowLease)
+		if !ok {
+			return errors.New("flash-sale: an unguarded write to SQL rows needs the row lock (sql-rowlock)")
+		}
+		n := rl.Value()
+		if n <= 0 {
+			return errSoldOut
+		}
+		w.Work()
+		if Lost(lease) {
+			w.Rec.Rejected++
+			return ErrRejected
+		}
+		return rl.WriteRow(ctx, n-1, 1)
+	}
+	n, err := f.rows.ReadRow(ctx, s.lock)
+	if err != nil {
+		return err
+	}
+	if n <= 0 {
+		return errSoldOut
+	}
+	w.Work()
+	ok, err := f.rows.Decrement(ctx, s.lock)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		w.Rec.Rejected++
+		return ErrRejected
+	}
+	return nil
+}
+
+// verifyRows is Verify on SQL rows: the same figures from n (stock) and
+// sold of each slot's row.
+func (f *flashSale) verifyRows(ctx context.Context) (Result, error) {
+	stock, soldRows, err := f.rows.Rows(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	var sold, final, oversell, lost, unrecorded int64
+	for i := range f.slots {
+		share, st, so := f.slots[i].share, stock[i], soldRows[i]
+		sold += so
+		final += st
+		oversell += max(0, so-share)
+		if d := so - (share - st); d >= 0 {
+			lost += d
+		} else {
+			unrecorded -= d
+		}
+	}
+	acked := f.acked.Load()
+	return Result{
+		Figures: map[string]int64{"sold": sold, "final_stock": final, "unrecorded_orders": unrecorded,
+			"acked_orders": acked, "missing_keys": 0},
+		Violations: map[string]int64{"oversell": oversell, "lost_updates": lost,
+			"lost_acked_writes": max(0, acked-sold)},
+	}, nil
+}
+
 func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
+	if f.rows != nil {
+		return f.verifyRows(ctx)
+	}
 	var sold, final, oversell, lost, unrecorded, missing int64
 	step := batchSize(env)
 	for lo := 0; lo < len(f.slots); lo += step {

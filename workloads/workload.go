@@ -130,6 +130,9 @@ type FaultHooks interface {
 	// Paused is called inside a critical section before the work; it
 	// blocks when this client is the one to pause.
 	Paused(client int, g *strategies.Gate)
+	// PausedBeforeWrite is called after the holder's loss check, right
+	// before its write; it blocks when this client is the one to pause.
+	PausedBeforeWrite(client int, g *strategies.Gate)
 	// Crash reports whether the client dies at point.
 	Crash(point string) bool
 	// Acquired counts one lock granted (the fault windows' clock).
@@ -273,6 +276,14 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	return err
 }
 
+// Unlocked runs body as the section of a strategy that takes no lock
+// (strategies.Lockless): no acquire, no holder for the oracle, no hold
+// time; body gets a nil lease and the context the run's stop cannot cancel
+// (see IO). It returns body's error.
+func (w *Worker) Unlocked(ctx context.Context, body func(ctx context.Context, l strategies.Lease) error) error {
+	return body(w.IO(ctx), nil)
+}
+
 // Wrote records a completed write under lease l: when l had already been
 // reported lost, it counts as work after loss.
 func (w *Worker) Wrote(l strategies.Lease) {
@@ -325,6 +336,15 @@ func (w *Worker) Work() {
 	select {
 	case <-t.C:
 	case <-w.Env.Hard.Done():
+	}
+}
+
+// BeforeWrite is the point between a holder's loss check and its write,
+// where a pause fault with point=write strikes (a GC pause between check
+// and act: the check passed, the lease expires, the write still lands).
+func (w *Worker) BeforeWrite() {
+	if f := w.Env.Faults; f != nil {
+		f.PausedBeforeWrite(w.ID, w.Gate)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/lockbench/lockbench/drivers/all"
+	_ "github.com/lockbench/lockbench/strategies/baselines"
 )
 
 // Exit codes.
@@ -47,7 +48,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd())
 	return root
 }
 

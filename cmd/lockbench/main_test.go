@@ -102,6 +102,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--strategy", "segmented", "--segments", "50", "--stock", "10"}, []string{"segments would start empty"}},
 		{[]string{"run", "--instances", "0"}, []string{"--instances"}},
 		{[]string{"run", "--wait-timeout", "-1ms"}, []string{"--wait-timeout"}},
+		{[]string{"claims", "--only", "S2,X9"}, []string{"unknown claim id X9", "S1", "P8"}},
+		{[]string{"claims", "--driver", "redigo"}, []string{`unknown driver "redigo"`}},
+		{[]string{"claims", "--only", ","}, []string{"--only is empty"}},
+		{[]string{"run", "--load-sample", "10us"}, []string{"--load-sample"}},
+		{[]string{"run", "--token", "fixed"}, []string{`--token "fixed" is not random or constant`}},
+		{[]string{"run", "--strategy", "atomic,fencing", "--token", "constant"}, []string{`strategy "fencing" keeps its own token`}},
 		{[]string{"run", "--nodes", "0"}, []string{"--nodes"}},
 		{[]string{"run", "--ttl", "soon"}, []string{"not a duration"}},
 		{[]string{"run", "--addr", "http://x:1"}, []string{"redis://"}},
@@ -651,5 +657,47 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 	if r := lockbench(t, "compare", base, filepath.Join(dir, "none.json")); r.code != exitUsage {
 		t.Fatalf("missing file: exit %d", r.code)
+	}
+}
+
+// report draws a real run's result file; bad input exits 2 with a clear
+// message and writes nothing.
+func TestReportCommand(t *testing.T) {
+	src := filepath.Join("..", "..", "internal", "report", "chart", "testdata", "crash-fault.json")
+	dir := filepath.Join(t.TempDir(), "rep")
+	r := lockbench(t, "report", src, "-o", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "4 charts (PNG and SVG) and index.html written to "+dir) {
+		t.Fatalf("report: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, name := range []string{"index.html", "spectrum.png", "spectrum.svg", "ops.png", "violations.svg", "timeline.png"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	tmp := t.TempDir()
+	notJSON := filepath.Join(tmp, "x.json")
+	os.WriteFile(notJSON, []byte("hello"), 0o644)
+	schema2 := filepath.Join(tmp, "s2.json")
+	os.WriteFile(schema2, []byte(`{"schema": 2, "scenarios": []}`), 0o644)
+	empty := filepath.Join(tmp, "empty.json")
+	os.WriteFile(empty, []byte(`{"schema": 1, "scenarios": []}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report"}, "requires at least 1 arg"},
+		{[]string{"report", filepath.Join(tmp, "missing.json")}, "no such file"},
+		{[]string{"report", notJSON}, "invalid character"},
+		{[]string{"report", schema2}, "schema 2, this lockbench reads 1"},
+		{[]string{"report", src, empty}, "empty.json: no scenario to draw"},
+	} {
+		out := filepath.Join(tmp, "out")
+		r := lockbench(t, append(c.args, "-o", out)...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v wrote %s", c.args, out)
+		}
 	}
 }

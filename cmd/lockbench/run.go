@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
@@ -67,6 +70,18 @@ type runFlags struct {
 	maxClients                              int
 	dropAfter                               time.Duration
 	waitTimeout                             time.Duration
+	token                                   string
+	loadSample                              time.Duration
+	backend                                 string
+	// External servers (--addr): ACL user, TLS, Cluster, Sentinel.
+	username               string
+	tls, tlsInsecure       bool
+	tlsCA, tlsCert, tlsKey string
+	tlsServerName          string
+	cluster                bool
+	sentinelMaster         string
+	sentinelPassword       string
+	file                   string // -f scenario file
 }
 
 func newRunCmd() *cobra.Command {
@@ -93,9 +108,20 @@ section, release) in ms; violations count over the whole run.`,
   lockbench run --strategy atomic --retry fixed,backoff --clients 200 --skus 10
 
   # your own server (keys are written under lockbench:<run-id>: and deleted after)
-  lockbench run --addr 127.0.0.1:6379 --password secret`,
+  lockbench run --addr 127.0.0.1:6379 --password secret
+
+  # TLS with an ACL user, against a Cluster
+  lockbench run --addr rediss://bench:secret@10.0.0.5:6380 --tls-ca-file ca.pem --cluster
+
+  # the fields of a scenario file, with --duration overriding the file's
+  lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.file != "" {
+				if err := applyFile(cmd.Flags(), f.file); err != nil {
+					return err
+				}
+			}
 			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -112,11 +138,22 @@ section, release) in ms; violations count over the whole run.`,
 	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
 	fl.Int64Var(&f.stock, "stock", 1000, "flash-sale: initial stock per SKU")
 	fl.IntVar(&f.skus, "skus", 1, "flash-sale: number of items, each with its own lock")
-	fl.StringVar(&f.addr, "addr", "", "use these Redis servers (host:port[,host:port...]) instead of starting redis-server")
+	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
 	fl.StringVar(&f.password, "password", "", "password for --addr servers (or $LOCKBENCH_PASSWORD)")
+	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")
+	fl.BoolVar(&f.tls, "tls", false, "connect to host:port --addr servers over TLS (rediss:// addresses imply it)")
+	fl.StringVar(&f.tlsCA, "tls-ca-file", "", "TLS: PEM file of the CA(s) that signed the servers' certificates (default: the system's)")
+	fl.StringVar(&f.tlsCert, "tls-cert-file", "", "TLS: client certificate (PEM), for servers with tls-auth-clients; with --tls-key-file")
+	fl.StringVar(&f.tlsKey, "tls-key-file", "", "TLS: the client certificate's private key (PEM)")
+	fl.StringVar(&f.tlsServerName, "tls-server-name", "", "TLS: the name the servers' certificates must carry (default: each address's host)")
+	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "TLS: accept any server certificate (test servers only: anyone in the middle can read and change the traffic)")
+	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
+	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
+	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
+	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
 	fl.IntVar(&f.segments, "segments", 8, "segmented: stock segments per item, each with its own lock")
 	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
@@ -136,6 +173,9 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
+	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
+	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
+	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
 	return cmd
 }
@@ -150,7 +190,17 @@ type plan struct {
 	out       string              // result file
 	// allowNonempty skips the check that --addr databases are empty.
 	allowNonempty bool
-	repeat        int // runs per scenario
+	repeat        int  // runs per scenario
+	docker        bool // --backend docker: servers in containers
+
+	// username, db and tls go with addrs (the user's servers); cluster or
+	// sentinelMaster say what the addresses are.
+	username         string
+	db               int
+	tls              *tls.Config
+	cluster          bool
+	sentinelMaster   string
+	sentinelPassword string
 }
 
 // validate checks every flag and returns all problems at once.
@@ -189,6 +239,23 @@ func validate(f *runFlags) (*plan, error) {
 			continue
 		}
 		pols = append(pols, p)
+	}
+	for _, st := range strats {
+		if !strategies.Known(st) {
+			continue
+		}
+		for _, w := range wls {
+			if contains(workloads.Names(), w) && !strategies.RunsWith(st, w) {
+				bad("strategy %s does not run workload %s (it runs %s)", st, w, strings.Join(strategies.InfoOf(st).Workloads, ", "))
+			}
+		}
+		b := strategies.InfoOf(st).Backend
+		if b != strategies.NoBackend && len(f.faults) > 0 {
+			bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", st, b)
+		}
+		if b == strategies.MariaDB && f.guard != "auto" {
+			bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", f.guard, st)
+		}
 	}
 	for name, l := range map[string][]string{"--strategy": strats, "--driver": drvs, "--workload": wls} {
 		if len(l) == 0 {
@@ -235,20 +302,41 @@ func validate(f *runFlags) (*plan, error) {
 		}
 	}
 	var addrs []string
+	var tlsCfg *tls.Config
+	db := 0
 	if f.addr != "" {
 		items := splitList(f.addr)
-		for _, a := range items {
-			a, pw, err := parseAddr(a)
+		nTLS, nPlain := 0, 0
+		for _, raw := range items {
+			u, err := parseAddr(raw)
 			if err != nil {
-				bad("--addr %q: %v", redact(a), err)
+				bad("--addr %q: %v", redact(raw), err)
 				continue
 			}
-			if pw != "" {
-				if f.password != "" && f.password != pw {
-					bad("--addr: two different passwords (URL and --password)")
-				}
-				f.password = pw
+			if u.url && u.tls {
+				nTLS++
+			} else if u.url {
+				nPlain++
 			}
+			if u.password != "" {
+				if f.password != "" && f.password != u.password {
+					bad("--addr: two different passwords (in the URLs or --password)")
+				}
+				f.password = u.password
+			}
+			if u.user != "" {
+				if f.username != "" && f.username != u.user {
+					bad("--addr: two different usernames (in the URLs or --username)")
+				}
+				f.username = u.user
+			}
+			if u.db != 0 {
+				if db != 0 && db != u.db {
+					bad("--addr: two different database numbers (%d and %d)", db, u.db)
+				}
+				db = u.db
+			}
+			a := u.hostport
 			host, port, err := net.SplitHostPort(a)
 			n, perr := strconv.Atoi(port)
 			switch {
@@ -265,8 +353,64 @@ func validate(f *runFlags) (*plan, error) {
 		if len(items) == 0 {
 			bad("--addr is empty")
 		}
-	} else if f.password != "" {
-		bad("--password goes with --addr (the servers lockbench starts get a random password)")
+		if nTLS > 0 && nPlain > 0 {
+			bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")
+		}
+		if nTLS > 0 || f.tls {
+			if nPlain > 0 && nTLS == 0 {
+				bad("--tls with a redis:// URL: write rediss:// for TLS")
+			}
+			var err error
+			if tlsCfg, err = tlsConfig(f); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if f.cluster && f.sentinelMaster != "" {
+			bad("--cluster and --sentinel-master exclude each other: the --addr servers are Cluster nodes or Sentinels")
+		}
+		if f.cluster && db != 0 {
+			bad("--addr selects database %d, but a Redis Cluster has only database 0", db)
+		}
+		if f.cluster || f.sentinelMaster != "" {
+			what := "--cluster"
+			if f.sentinelMaster != "" {
+				what = "--sentinel-master"
+			}
+			for _, st := range strats {
+				switch strategies.TopologyOf(st) {
+				case strategies.Masters:
+					bad("%s needs independent masters (an --addr list of them), not one server behind %s", st, what)
+				case strategies.Replicated:
+					if f.cluster {
+						bad("%s sends WAIT on its own connection to one master; it cannot run on a Cluster", st)
+					}
+				}
+			}
+			for _, fs := range f.faults {
+				if name, _, _ := strings.Cut(fs, ":"); name == "latency" {
+					bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", what)
+				}
+			}
+		}
+	} else {
+		for _, c := range []struct {
+			name string
+			set  bool
+		}{{"--password", f.password != ""}, {"--username", f.username != ""}, {"--tls", f.tls},
+			{"--cluster", f.cluster}, {"--sentinel-master", f.sentinelMaster != ""}} {
+			if c.set {
+				bad("%s goes with --addr (the servers lockbench starts get a random password, no TLS)", c.name)
+			}
+		}
+	}
+	if tlsCfg == nil && (f.tlsCA != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsServerName != "" || f.tlsInsecure) {
+		bad("the --tls-* flags need TLS: give rediss:// addresses or --tls (with --addr)")
+	}
+	if f.sentinelPassword != "" && f.sentinelMaster == "" {
+		bad("--sentinel-password goes with --sentinel-master")
+	}
+	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
+		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
 	}
 	if f.segments < 1 {
 		bad("--segments must be at least 1, got %d", f.segments)
@@ -385,11 +529,42 @@ func validate(f *runFlags) (*plan, error) {
 	if topo != "" && f.addr != "" {
 		bad("--topology starts servers; it cannot be used with --addr")
 	}
+	switch f.backend {
+	case "local":
+	case "docker":
+		if f.addr != "" {
+			bad("--backend docker starts servers; it cannot be used with --addr")
+		}
+		if topo == strategies.Sentinel || topo == strategies.Cluster {
+			bad("--backend docker starts %s layouts; --topology %s needs --backend local", dockertopo.Supported, f.topology)
+		}
+		for _, sp := range faultSpecs {
+			if faults.NeedsOf(sp.Name) != faults.NeedsNothing {
+				bad("fault %s acts on redis-server processes; it needs --backend local", sp.Name)
+			}
+		}
+	default:
+		bad("--backend %q is not local or docker", f.backend)
+	}
 	if f.instances < 1 {
 		bad("--instances must be at least 1, got %d", f.instances)
 	}
 	if f.waitTimeout < 0 {
 		bad("--wait-timeout must be >= 0, got %v", f.waitTimeout)
+	}
+	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
+		bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
+	}
+	switch f.token {
+	case "random":
+	case "constant":
+		for _, s := range strats {
+			if strategies.Known(s) && !strategies.HonoursConstantToken(s) {
+				bad("--token constant: strategy %q keeps its own token (constant applies to naive, atomic, watchdog, redlock)", s)
+			}
+		}
+	default:
+		bad("--token %q is not random or constant", f.token)
 	}
 	switch f.guard {
 	case "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
@@ -423,7 +598,10 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat}
+	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+		docker:   f.backend == "docker",
+		username: f.username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
+		sentinelPassword: f.sentinelPassword}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
@@ -434,7 +612,10 @@ func validate(f *runFlags) (*plan, error) {
 	for _, wl := range wls {
 		for _, st := range strats {
 			for _, pol := range pols {
-				for _, d := range drvs {
+				for k, d := range drvs {
+					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
+						break // the SQL strategies use no Redis driver: one scenario
+					}
 					p.scenarios = append(p.scenarios, engine.Scenario{
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
@@ -442,6 +623,7 @@ func validate(f *runFlags) (*plan, error) {
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
 							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond},
 						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
+						ConstantToken: f.token == "constant", LoadSample: f.loadSample,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 					})
@@ -469,6 +651,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: redactArgs(os.Args[1:]), RunID: runID,
 	}}
 
+	// Live bars on stderr when both stdout and stderr are terminals (never
+	// on stdout, never into a pipe or a file); else plain lines, or none
+	// with -q.
+	var live *liveProgress
+	logw := stderr // warnings: above the bars while they are drawn
+	if !f.quiet && isTerminal(stdout) && sizedTerminal(stderr) {
+		live = newLiveProgress(stderr, len(p.scenarios))
+		defer live.close()
+		logw = live
+	}
+
 	// First Ctrl-C: stop starting operations, finish, write results. Second:
 	// kill the servers lockbench started and exit at once.
 	sigs := make(chan os.Signal, 2)
@@ -478,11 +671,12 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if _, ok := <-sigs; !ok {
 			return
 		}
-		fmt.Fprintln(stderr, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
+		fmt.Fprintln(logw, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
 		cancel()
 		if _, ok := <-sigs; ok {
 			quitting.Store(true) // whatever the run returns now, the exit is 130
 			topology.KillAll()
+			dockertopo.KillAll()
 			if len(p.addrs) > 0 { // never leave keys on the user's servers
 				cleanExternal(p, "lockbench:"+runID+":")
 			}
@@ -491,6 +685,11 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 	}()
 
+	if p.docker {
+		if err := dockertopo.Check(ctx); err != nil {
+			return fmt.Errorf("--backend docker: %w", err)
+		}
+	}
 	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
 	defer topos.stop()
 	var prom *export.Prom
@@ -500,24 +699,40 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
 		}
 		defer prom.Close()
-		fmt.Fprintf(stderr, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
+		fmt.Fprintf(logw, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
 	out := p.out
 	for i, sc := range p.scenarios {
 		if ctx.Err() != nil {
 			break
 		}
-		if !f.quiet {
+		var bar *scenarioBar
+		if live != nil {
+			bar = live.scenario(i, fmt.Sprintf("%s %s %s %s, %d clients", sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients),
+				(sc.Warmup+sc.Duration)*time.Duration(p.repeat))
+			sc.OnSecond = bar.second
+		} else if !f.quiet {
 			fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s, %d clients ...", i+1, len(p.scenarios),
 				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
 		}
 		lay, err := topos.layoutFor(ctx, sc)
+		var skip errSkip
+		if errors.As(err, &skip) {
+			if !f.quiet {
+				fmt.Fprintln(stderr, " skipped")
+			}
+			fmt.Fprintf(stderr, "lockbench: skipping scenario %d (%s): %v\n", i+1, sc.Strategy, skip.err)
+			run.Skipped = append(run.Skipped, fmt.Sprintf("%s/%s/%s: %v", sc.Strategy, sc.Driver, sc.Workload, skip.err))
+			continue
+		}
 		nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
 		if err == nil && run.Meta.RedisVersion == "" {
 			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
 		}
 		if err != nil {
-			if !f.quiet {
+			if bar != nil {
+				bar.finish("failed")
+			} else if !f.quiet {
 				fmt.Fprintln(stderr, " failed")
 			}
 			if errors.Is(err, context.Canceled) {
@@ -526,19 +741,25 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return err
 		}
 		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
+		sc.Backends = lay.backends
 		sc.Prom = prom
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Ctrl-C before the scenario measured anything (while
 			// connecting): an interruption, not a failure.
-			if !f.quiet {
+			if bar != nil {
+				bar.finish("interrupted")
+			} else if !f.quiet {
 				fmt.Fprintln(stderr, " interrupted")
 			}
 			break
 		}
 		if err != nil {
-			if !f.quiet {
+			if bar != nil {
+				bar.finish("failed")
+				live.close()
+			} else if !f.quiet {
 				fmt.Fprintln(stderr, " failed")
 			}
 			err = fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
@@ -554,14 +775,19 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 		if !f.quiet {
 			v := res.Violations
-			fmt.Fprintf(stderr, " %.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)\n",
+			summary := fmt.Sprintf("%.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)",
 				res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
+			if bar != nil {
+				bar.finish(summary)
+			} else {
+				fmt.Fprintln(stderr, " "+summary)
+			}
 		}
 		if res.VerifyError != "" {
-			fmt.Fprintf(stderr, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
+			fmt.Fprintf(logw, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
 		}
 		if sc.Warmup > 0 && res.Ops == 0 && res.StopReason == "done" {
-			fmt.Fprintf(stderr, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
+			fmt.Fprintf(logw, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
 		}
 		if res.StopReason == "interrupted" {
 			run.Interrupted = true
@@ -573,6 +799,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	run.Meta.Topology, run.Meta.Servers = topos.describe()
 	run.Meta.MaxRSSMB = maxRSSMB()
+	if live != nil {
+		live.close() // the last bar drawn before the table
+	}
 	if err := report.Write(stdout, f.format, run); err != nil {
 		return err
 	}
@@ -604,6 +833,50 @@ type topologies struct {
 	checked map[string]bool // external addresses already checked
 	fresh   []*topology.Topology
 	linker  func(master string) (string, error)
+	docker  map[strategies.Topology]*dockertopo.Layout // --backend docker
+	// backends are the baseline servers started so far (MariaDB,
+	// ZooKeeper, etcd), one of each for the whole matrix.
+	backends map[strategies.Backend]backend
+	border   []strategies.Backend
+}
+
+// errSkip marks a scenario skipped because its server is not installed.
+type errSkip struct{ err error }
+
+func (e errSkip) Error() string { return e.err.Error() }
+func (e errSkip) Unwrap() error { return e.err }
+
+// backendsFor starts (once) the server the scenario's strategy needs
+// besides Redis and returns the Backends to put in the scenario. A server
+// that is not installed gives errSkip.
+func (t *topologies) backendsFor(ctx context.Context, sc engine.Scenario) (strategies.Backends, error) {
+	var b strategies.Backends
+	kind := strategies.InfoOf(sc.Strategy).Backend
+	if kind == strategies.NoBackend {
+		return b, nil
+	}
+	if t.backends == nil {
+		t.backends = map[strategies.Backend]backend{}
+	}
+	if be, ok := t.backends[kind]; ok {
+		return be.b, nil
+	}
+	s, b, err := engine.StartBackend(ctx, kind)
+	if engine.Missing(err) {
+		return b, errSkip{err}
+	}
+	if err != nil {
+		return b, err
+	}
+	t.backends[kind] = backend{s, b}
+	t.border = append(t.border, kind)
+	return b, nil
+}
+
+// backend is a started baseline server and what clients use to reach it.
+type backend struct {
+	s *topology.Server
+	b strategies.Backends
 }
 
 // kindFor is the layout a scenario runs on: the strategy's own need
@@ -681,6 +954,8 @@ type layout struct {
 	link      *faults.Proxies // the replica's link on a Sentinel layout with a failover
 	name      string
 	release   func() // call after the scenario
+	// backends are the baseline strategies' servers besides Redis.
+	backends strategies.Backends
 }
 
 // layoutFor starts or reuses the scenario's layout.
@@ -699,12 +974,16 @@ func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout,
 	} else {
 		t.linker = nil
 	}
+	backends, err := t.backendsFor(ctx, sc)
+	if err != nil {
+		return layout{release: func() {}}, err
+	}
 	nodes, servers, name, release, err := t.nodes(ctx, sc)
 	if err != nil && link != nil {
 		link.Close()
 		link = nil
 	}
-	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link}
+	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link, backends: backends}
 	if link != nil {
 		l.release = func() { release(); link.Close() }
 	}
@@ -721,17 +1000,14 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 	kind := t.kindFor(sc)
 	none := func() {}
 	if len(t.plan.addrs) > 0 {
-		var nodes []engine.Node
-		for _, a := range t.plan.addrs {
-			nodes = append(nodes, engine.Node{Addr: a, Password: t.plan.password})
-		}
-		if kind != strategies.Masters {
-			nodes = nodes[:1]
-		}
+		nodes := t.plan.external(kind)
 		if err := t.checkExternal(ctx, nodes, kind); err != nil {
 			return nil, nil, "", none, err
 		}
-		return nodes, nil, "external", none, nil
+		return nodes, nil, t.plan.externalName(), none, nil
+	}
+	if t.plan.docker {
+		return t.dockerNodes(ctx, kind)
 	}
 	start := func() (*topology.Topology, error) {
 		switch kind {
@@ -784,6 +1060,36 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 	return nodes, topo.Servers, "standalone", release, nil
 }
 
+// dockerNodes starts (once) or reuses a layout in containers. validate
+// has refused the faults that damage servers and the layouts the docker
+// backend does not start.
+func (t *topologies) dockerNodes(ctx context.Context, kind strategies.Topology) ([]engine.Node, []*topology.Server, string, func(), error) {
+	l, ok := t.docker[kind]
+	if !ok {
+		var err error
+		if l, err = dockertopo.Start(ctx, kind, t.plan.nodes); err != nil {
+			return nil, nil, "", func() {}, fmt.Errorf("--backend docker: %w", err)
+		}
+		if t.docker == nil {
+			t.docker = map[strategies.Topology]*dockertopo.Layout{}
+		}
+		t.docker[kind] = l
+		t.order = append(t.order, kind)
+	}
+	var nodes []engine.Node
+	for _, s := range l.Servers {
+		nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	name := "docker:" + string(kind)
+	switch kind {
+	case strategies.Masters:
+		name = fmt.Sprintf("docker:masters:%d", len(nodes))
+	case strategies.Replicated:
+		nodes = nodes[:1] // clients use the master
+	}
+	return nodes, nil, name, func() {}, nil
+}
+
 // checkExternal refuses a user's server that holds keys (unless
 // --allow-nonempty) and, for wait-replicas, a master without a replica.
 // Each address is checked once.
@@ -798,14 +1104,18 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 		}
 		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
-			return err
+			return tlsHint(err, t.plan.tls != nil)
 		}
 		d := ds[0]
 		if !t.plan.allowNonempty && !t.checked[n.Addr] {
-			r, err := d.Do(ctx, "DBSIZE")
-			if err == nil && r.Int > 0 {
+			keys, err := engine.KeyCount(ctx, d)
+			if err != nil {
 				d.Close()
-				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, r.Int)}
+				return fmt.Errorf("count the keys on %s to check that its database is empty (--allow-nonempty skips the check): %w", n.Addr, err)
+			}
+			if keys > 0 {
+				d.Close()
+				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keys)}
 			}
 		}
 		if kind == strategies.Replicated {
@@ -824,11 +1134,22 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 // describe names the layouts used and lists the servers started.
 func (t *topologies) describe() (string, []report.ServerInfo) {
 	if len(t.plan.addrs) > 0 {
-		return "external", nil
+		return t.plan.externalName(), nil
 	}
 	var names []string
 	var servers []report.ServerInfo
 	for _, k := range t.order {
+		if l, ok := t.docker[k]; ok {
+			name := "docker:" + string(k)
+			if k == strategies.Masters {
+				name = fmt.Sprintf("docker:masters:%d", len(l.Servers))
+			}
+			names = append(names, name)
+			for _, s := range l.Servers {
+				servers = append(servers, report.ServerInfo{Addr: s.Addr})
+			}
+			continue
+		}
 		topo := t.started[k]
 		name := string(k)
 		if k == strategies.Masters {
@@ -839,6 +1160,11 @@ func (t *topologies) describe() (string, []report.ServerInfo) {
 	}
 	for _, topo := range t.fresh {
 		servers = append(servers, serverInfo(topo)...)
+	}
+	for _, k := range t.border {
+		names = append(names, string(k))
+		s := t.backends[k].s
+		servers = append(servers, report.ServerInfo{Addr: s.Addr, Pid: s.Pid})
 	}
 	if len(t.fresh) > 0 {
 		names = append(names, fmt.Sprintf("%d fresh for faults", len(t.fresh)))
@@ -861,6 +1187,12 @@ func (t *topologies) stop() {
 	for _, topo := range t.fresh {
 		topo.Stop()
 	}
+	for _, l := range t.docker {
+		l.Stop()
+	}
+	for _, be := range t.backends {
+		be.s.Stop()
+	}
 }
 
 // cleanExternal deletes the run's keys on the user's servers, within 2 s
@@ -868,8 +1200,8 @@ func (t *topologies) stop() {
 func cleanExternal(p *plan, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for _, a := range p.addrs {
-		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{{Addr: a, Password: p.password}}, 1)
+	for _, n := range p.external(strategies.Masters) {
+		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
 			continue
 		}
@@ -935,29 +1267,168 @@ func suggest(s string, valid []string) string {
 	return fmt.Sprintf("; did you mean %q?", best)
 }
 
-// parseAddr accepts host:port or a redis://[user:]password@host:port URL
-// and returns host:port and the URL's password.
-func parseAddr(a string) (string, string, error) {
-	if !strings.Contains(a, "://") {
-		return a, "", nil
-	}
-	u, err := url.Parse(a)
-	if err != nil || u.Scheme != "redis" || u.Host == "" {
-		return a, "", errors.New("want host:port or redis://[:password@]host:port")
-	}
-	pw, _ := u.User.Password()
-	return u.Host, pw, nil
+// addrURL is one --addr item: host:port, or what a redis:// or rediss://
+// URL holds.
+type addrURL struct {
+	hostport       string
+	url, tls       bool   // a URL; rediss://
+	user, password string // from the URL's user info
+	db             int    // the URL's path: /N
 }
 
-// redact hides the password of a redis:// URL.
+// parseAddr accepts host:port or a redis[s]://[[user]:password@]host:port[/db]
+// URL (as go-redis's ParseURL and redis-cli -u read them: a user info with
+// no colon is a username). Its errors never quote the input, which may
+// hold a password.
+func parseAddr(a string) (addrURL, error) {
+	if !strings.Contains(a, "://") {
+		return addrURL{hostport: a}, nil
+	}
+	const want = "want host:port or redis://[[user]:password@]host:port[/db] (rediss:// for TLS)"
+	u, err := url.Parse(a)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" || u.Opaque != "" {
+		return addrURL{}, errors.New(want)
+	}
+	out := addrURL{hostport: u.Host, url: true, tls: u.Scheme == "rediss"}
+	if u.User != nil {
+		out.user = u.User.Username()
+		out.password, _ = u.User.Password()
+	}
+	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || n > 1_000_000 || p[0] == '+' {
+			return addrURL{}, errors.New("the path must be a database number (/0, /1, ...)")
+		}
+		out.db = n
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return addrURL{}, errors.New("query parameters are not read; use the flags (--tls-ca-file, --username, ...)")
+	}
+	if !strings.Contains(u.Host, ":") || strings.HasSuffix(u.Host, "]") {
+		out.hostport = net.JoinHostPort(u.Hostname(), "6379") // the URL form's default port
+	}
+	return out, nil
+}
+
+// redact hides the user name and password of a redis:// or rediss:// URL
+// (also of one that does not parse).
 func redact(a string) string {
 	if u, err := url.Parse(a); err == nil && u.User != nil {
 		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			return u.String()
+			name := ""
+			if u.User.Username() != "" {
+				name = "xxxxx"
+			}
+			u.User = url.UserPassword(name, "xxxxx")
+		} else {
+			u.User = url.User("xxxxx")
+		}
+		return u.String()
+	} else if err != nil {
+		scheme, rest, ok := strings.Cut(a, "://")
+		if at := strings.LastIndexByte(rest, '@'); ok && at >= 0 {
+			return scheme + "://xxxxx@" + rest[at+1:]
 		}
 	}
 	return a
+}
+
+// tlsConfig builds the TLS configuration of the --tls-* flags: the CA
+// file's certificates as the trusted roots (default: the system's), the
+// client certificate and key, the server name, and skip-verify. Errors name
+// the file that could not be used (usage errors).
+func tlsConfig(f *runFlags) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.tlsServerName, InsecureSkipVerify: f.tlsInsecure}
+	var errs []error
+	if f.tlsCA != "" {
+		pem, err := os.ReadFile(f.tlsCA)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--tls-ca-file: %w", err))
+		default:
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				errs = append(errs, fmt.Errorf("--tls-ca-file %s holds no PEM certificate", f.tlsCA))
+			}
+			cfg.RootCAs = pool
+		}
+	}
+	switch {
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		errs = append(errs, errors.New("--tls-cert-file and --tls-key-file go together (a client certificate and its key)"))
+	case f.tlsCert != "":
+		cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--tls-cert-file/--tls-key-file: %w", err))
+		} else {
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// tlsHint adds what to do to an error from a TLS handshake: a server
+// certificate that did not verify, a client certificate the server wants,
+// or a server that does not speak TLS on that port.
+func tlsHint(err error, usingTLS bool) error {
+	if err == nil || !usingTLS {
+		return err
+	}
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	msg := err.Error()
+	switch {
+	case errors.As(err, &host) || strings.Contains(msg, "x509: certificate is valid for"):
+		return fmt.Errorf("%w\n(the certificate names other hosts: connect by one of its names, or give the name with --tls-server-name)", err)
+	case errors.As(err, &unknown) || strings.Contains(msg, "x509:"):
+		return fmt.Errorf("%w\n(give the CA that signed the server's certificate with --tls-ca-file; --tls-insecure-skip-verify skips the check, for test servers only)", err)
+	case strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate"):
+		return fmt.Errorf("%w\n(the server wants a client certificate its CA signed: --tls-cert-file and --tls-key-file)", err)
+	case strings.Contains(msg, "does not look like a TLS handshake"):
+		return fmt.Errorf("%w\n(the server does not speak TLS on this port: use redis:// or drop --tls)", err)
+	}
+	return err
+}
+
+// external returns the nodes a scenario of layout kind uses on the
+// user's servers: one Cluster client seeded with every address
+// (--cluster), one client of the master the Sentinels name
+// (--sentinel-master), every address for independent masters, else the
+// first address.
+func (p *plan) external(kind strategies.Topology) []engine.Node {
+	base := engine.Node{Username: p.username, Password: p.password, DB: p.db, TLS: p.tls}
+	switch {
+	case p.cluster:
+		n := base
+		n.Addr, n.Seeds, n.Cluster = p.addrs[0], p.addrs[1:], true
+		return []engine.Node{n}
+	case p.sentinelMaster != "":
+		n := base
+		n.Addr = fmt.Sprintf("%s via Sentinel %s", p.sentinelMaster, strings.Join(p.addrs, ","))
+		n.Sentinels, n.MasterName, n.SentinelPassword = p.addrs, p.sentinelMaster, p.sentinelPassword
+		return []engine.Node{n}
+	}
+	var nodes []engine.Node
+	for _, a := range p.addrs {
+		n := base
+		n.Addr = a
+		nodes = append(nodes, n)
+	}
+	if kind != strategies.Masters {
+		nodes = nodes[:1]
+	}
+	return nodes
+}
+
+// externalName is the topology recorded for a run on the user's servers.
+func (p *plan) externalName() string {
+	switch {
+	case p.cluster:
+		return "external-cluster"
+	case p.sentinelMaster != "":
+		return "external-sentinel"
+	}
+	return "external"
 }
 
 // redactArgs hides passwords in a command line: redis:// URLs and the
@@ -966,10 +1437,11 @@ func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		switch {
-		case i > 0 && args[i-1] == "--password":
+		case i > 0 && (args[i-1] == "--password" || args[i-1] == "--username" || args[i-1] == "--sentinel-password"):
 			out[i] = "xxxxx"
-		case strings.HasPrefix(a, "--password="):
-			out[i] = "--password=xxxxx"
+		case strings.HasPrefix(a, "--password="), strings.HasPrefix(a, "--username="), strings.HasPrefix(a, "--sentinel-password="):
+			k, _, _ := strings.Cut(a, "=")
+			out[i] = k + "=xxxxx"
 		default:
 			parts := strings.Split(a, ",")
 			for j, p := range parts {

@@ -5,7 +5,11 @@ package drivertest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -259,6 +263,55 @@ func Run(t *testing.T, name string, open Open) {
 		}
 	})
 
+	t.Run("ACLUser", func(t *testing.T) {
+		// A user who may touch only dt:acl:* keys: AUTH with username and
+		// password, and the server's key rules apply to it.
+		mustDo(t, d, "ACL", "SETUSER", "dt-bench", "on", ">dt-secret", "~dt:acl:*", "+@all")
+		defer d.Do(ctx, "ACL", "DELUSER", "dt-bench")
+		u, err := open(drivers.Options{Addr: srv.Addr, Username: "dt-bench", Password: "dt-secret"})
+		if err != nil {
+			t.Fatalf("open as an ACL user: %v", err)
+		}
+		defer u.Close()
+		if ok, err := u.SetNX(ctx, "dt:acl:lock", "me", time.Second); err != nil || !ok {
+			t.Fatalf("SetNX as the ACL user = %v, %v; want true, nil", ok, err)
+		}
+		if r := mustDo(t, u, "ACL", "WHOAMI"); r.Str != "dt-bench" {
+			t.Fatalf("ACL WHOAMI = %+v, want dt-bench", r)
+		}
+		if _, err := u.Do(ctx, "SET", "dt:other", "x"); drivers.ErrorKind(err) != "noperm" {
+			t.Fatalf("SET outside the user's keys = %v (kind %q), want a noperm error", err, drivers.ErrorKind(err))
+		}
+		bad, err := open(drivers.Options{Addr: srv.Addr, Username: "dt-bench", Password: "wrong", DialTimeout: time.Second, IOTimeout: time.Second})
+		if err == nil {
+			defer bad.Close()
+			_, err = bad.Do(ctx, "PING")
+		}
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), "wrongpass") {
+			t.Fatalf("the ACL user with a wrong password: %v, want WRONGPASS", err)
+		}
+	})
+
+	t.Run("DB", func(t *testing.T) {
+		d3, err := open(drivers.Options{Addr: srv.Addr, Password: srv.Password, DB: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d3.Close()
+		mustDo(t, d3, "SET", "dt:db3", "x")
+		if r := mustDo(t, d, "EXISTS", "dt:db3"); r.Int != 0 {
+			t.Fatal("a key written with DB 3 is visible in database 0")
+		}
+		if r := mustDo(t, d3, "EXISTS", "dt:db3"); r.Int != 1 {
+			t.Fatal("a key written with DB 3 is not there")
+		}
+		mustDo(t, d3, "FLUSHDB")
+	})
+
+	t.Run("TLS", func(t *testing.T) {
+		runTLS(t, open)
+	})
+
 	t.Run("Unreachable", func(t *testing.T) {
 		start := time.Now()
 		bad, err := open(drivers.Options{Addr: "127.0.0.1:1", DialTimeout: time.Second, IOTimeout: time.Second})
@@ -285,4 +338,71 @@ func mustDo(t *testing.T, d drivers.Driver, args ...string) drivers.Reply {
 		t.Fatalf("%v: %v", args, err)
 	}
 	return r
+}
+
+// runTLS starts a TLS redis-server that demands client certificates and
+// checks that the adapter connects with the CA and a client certificate,
+// and fails without the client certificate or with another CA (unless
+// verification is skipped).
+func runTLS(t *testing.T, open Open) {
+	ctx := context.Background()
+	files, err := topology.NewTLSFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := topology.NewTLSFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, addr, err := topology.StartTLS(ctx, files, true)
+	if err != nil {
+		t.Fatalf("start a TLS redis-server: %v", err)
+	}
+	defer topo.Stop()
+	pw := topo.Servers[0].Password
+	pool := func(path string) *x509.CertPool {
+		pem, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := x509.NewCertPool()
+		if !p.AppendCertsFromPEM(pem) {
+			t.Fatalf("no certificate in %s", path)
+		}
+		return p
+	}
+	cert, err := tls.LoadX509KeyPair(files.ClientCert, files.ClientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	try := func(cfg *tls.Config) error {
+		c, err := open(drivers.Options{Addr: addr, Password: pw, TLS: cfg, DialTimeout: 2 * time.Second, IOTimeout: 2 * time.Second})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if ok, err := c.SetNX(ctx, "dt:tls", "v", time.Second); err != nil {
+			return err
+		} else if !ok {
+			return errors.New("SET NX on a fresh key returned false")
+		}
+		_, err = c.Do(ctx, "DEL", "dt:tls")
+		return err
+	}
+	if err := try(&tls.Config{RootCAs: pool(files.CA), Certificates: []tls.Certificate{cert}}); err != nil {
+		t.Fatalf("TLS with the right CA and a client certificate: %v", err)
+	}
+	if err := try(&tls.Config{RootCAs: pool(files.CA)}); err == nil {
+		t.Fatal("TLS without the client certificate the server demands succeeded")
+	}
+	err = try(&tls.Config{RootCAs: pool(other.CA), Certificates: []tls.Certificate{cert}})
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("TLS with another CA: %v, want a certificate verification error", err)
+	}
+	if err := try(&tls.Config{RootCAs: pool(other.CA), Certificates: []tls.Certificate{cert}, InsecureSkipVerify: true}); err != nil {
+		t.Fatalf("TLS with another CA and InsecureSkipVerify: %v", err)
+	}
+	if err := try(nil); err == nil {
+		t.Fatal("plain TCP to the TLS port succeeded")
+	}
 }

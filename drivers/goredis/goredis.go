@@ -43,8 +43,11 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 	// sentinel-backed FailoverClient (MasterName), a ClusterClient
 	// (IsClusterMode) or a single-node Client.
 	u := &redis.UniversalOptions{
-		Addrs:                 []string{o.Addr},
+		Addrs:                 append([]string{o.Addr}, o.Seeds...),
+		Username:              o.Username,
 		Password:              o.Password,
+		DB:                    o.DB,
+		TLSConfig:             o.TLS,
 		PoolSize:              o.PoolSize,
 		MinIdleConns:          o.PoolSize,
 		DialTimeout:           o.DialTimeout,
@@ -57,7 +60,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		IsClusterMode:         o.Cluster,
 	}
 	if len(o.Sentinels) > 0 {
-		u.Addrs, u.MasterName = o.Sentinels, o.MasterName
+		u.Addrs, u.MasterName, u.SentinelPassword = o.Sentinels, o.MasterName, o.SentinelPassword
 	}
 	if o.Cluster {
 		u.MinIdleConns = 0 // per node; the pool fills as the slots are used

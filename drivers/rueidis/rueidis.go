@@ -38,8 +38,11 @@ var _ drivers.Driver = (*driver)(nil)
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
 	opt := rueidis.ClientOption{
-		InitAddress:       []string{o.Addr},
+		InitAddress:       append([]string{o.Addr}, o.Seeds...),
+		Username:          o.Username,
 		Password:          o.Password,
+		SelectDB:          o.DB,
+		TLSConfig:         o.TLS,
 		BlockingPoolSize:  o.PoolSize,
 		Dialer:            net.Dialer{Timeout: o.DialTimeout},
 		ConnWriteTimeout:  o.IOTimeout,
@@ -53,7 +56,8 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 	if len(o.Sentinels) > 0 {
 		opt.InitAddress = o.Sentinels
 		opt.ForceSingleClient = false
-		opt.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterName, TopologyRefreshInterval: time.Second}
+		opt.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterName, TopologyRefreshInterval: time.Second,
+			TLSConfig: o.TLS, Dialer: opt.Dialer, Password: o.SentinelPassword}
 	}
 	c, err := rueidis.NewClient(opt)
 	if err != nil {

@@ -13,9 +13,12 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
@@ -54,12 +57,21 @@ var (
 type Node struct {
 	Addr     string
 	Password string
+	// Username, DB and TLS are as in drivers.Options: an ACL user, the
+	// database to SELECT, and TLS (nil: plain TCP).
+	Username string
+	DB       int
+	TLS      *tls.Config
 	// Sentinels, when set, make the client find the master of MasterName
 	// through them and follow failovers (Addr is then a label).
 	Sentinels  []string
 	MasterName string
-	// Cluster makes the client a Redis Cluster client seeded with Addr.
+	// SentinelPassword authenticates to the Sentinels (not the master).
+	SentinelPassword string
+	// Cluster makes the client a Redis Cluster client seeded with Addr
+	// and Seeds.
 	Cluster bool
+	Seeds   []string
 }
 
 // Scenario is one cell of a run's matrix.
@@ -90,6 +102,12 @@ type Scenario struct {
 	// (default 4); WaitTimeout for `wait-replicas` (default 50 ms).
 	Segments, Instances int
 	WaitTimeout         time.Duration
+	// LoadSample, when > 0, samples the servers' command rate at this
+	// interval during the run (ServerLoad in the result).
+	LoadSample time.Duration
+	// ConstantToken makes every lease store the same value ("1") instead
+	// of a random token (claim S4; naive, atomic, watchdog, redlock).
+	ConstantToken bool
 	// Topology names the server layout, for the result file.
 	Topology string
 	// KeepKeys leaves the scenario's keys in Redis after the run.
@@ -112,6 +130,17 @@ type Scenario struct {
 	// through Sentinel).
 	Sentinels []string
 	ReplLink  *faults.Proxies
+	// OnSecond, when set, is called with each whole second of the measured
+	// window's timeline as the sampler reads it (from the sampler's
+	// goroutine; it must not block). Live progress displays use it.
+	OnSecond func(report.Second)
+	// Backends are the servers of the baseline strategies, besides the
+	// Redis nodes: Backends.MySQL for sql-rowlock and sql-guard (their data
+	// lives there; Redis is not used), Backends.ZooKeeper for zk,
+	// Backends.Etcd for etcd (their data stays in Redis).
+	// topology.StartMariaDB, StartZooKeeper and StartEtcd start them;
+	// strategies.InfoOf(name).Backend says which a strategy needs.
+	Backends strategies.Backends
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files.
@@ -132,6 +161,7 @@ func (s Scenario) ParamsMap() map[string]string {
 		"keys":            strconv.Itoa(s.Params.Keys),
 		"zipf":            strconv.FormatFloat(s.Params.Zipf, 'g', -1, 64),
 		"nested_second":   strconv.FormatBool(s.Params.NestedSecond),
+		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
 	}
 }
 
@@ -146,8 +176,10 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 		}
 	}
 	for _, n := range nodes {
-		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Password: n.Password, PoolSize: clients + 4,
-			Sentinels: n.Sentinels, MasterName: n.MasterName, Cluster: n.Cluster})
+		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Username: n.Username, Password: n.Password,
+			DB: n.DB, TLS: n.TLS, PoolSize: clients + 4,
+			Sentinels: n.Sentinels, MasterName: n.MasterName, SentinelPassword: n.SentinelPassword,
+			Cluster: n.Cluster, Seeds: n.Seeds})
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)
@@ -226,6 +258,24 @@ func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, erro
 	return deleted, nil
 }
 
+// KeyCount returns the number of keys in d's database (DBSIZE), summed
+// over the masters of a cluster client.
+func KeyCount(ctx context.Context, d drivers.Driver) (int64, error) {
+	nodes, _, err := perNode(ctx, d)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, nd := range nodes {
+		r, err := nd.Do(ctx, "DBSIZE")
+		if err != nil {
+			return n, err
+		}
+		n += r.Int
+	}
+	return n, nil
+}
+
 // perNode returns the servers behind d — each master of a cluster client,
 // else d itself — and whether d is a cluster client.
 func perNode(ctx context.Context, d drivers.Driver) ([]drivers.Driver, bool, error) {
@@ -276,6 +326,12 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		for i, n := range nodes {
 			proxied[i] = n
 			proxied[i].Addr = proxies.Addr(i)
+			if n.TLS != nil && n.TLS.ServerName == "" {
+				// TLS runs through the proxy: check the certificate
+				// against the server's name, not the proxy's.
+				proxied[i].TLS = n.TLS.Clone()
+				proxied[i].TLS.ServerName, _, _ = net.SplitHostPort(n.Addr)
+			}
 		}
 		nodes = proxied
 	}
@@ -309,11 +365,33 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		}
 	}()
 
+	if !strategies.RunsWith(sc.Strategy, sc.Workload) {
+		return out, fmt.Errorf("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload,
+			strings.Join(strategies.InfoOf(sc.Strategy).Workloads, ", "))
+	}
+	if b := strategies.InfoOf(sc.Strategy).Backend; b != strategies.NoBackend && len(sc.Faults) > 0 {
+		return out, fmt.Errorf("faults act on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, b)
+	}
 	locker, err := strategies.New(sc.Strategy, strategies.Config{
 		Nodes: ds, TTL: sc.TTL, Segments: sc.Segments, Instances: sc.Instances, WaitTimeout: sc.WaitTimeout,
+		ConstantToken: sc.ConstantToken,
+		Backends:      sc.Backends, Clients: sc.Clients,
 	})
 	if err != nil {
 		return out, err
+	}
+	if c, ok := locker.(io.Closer); ok { // baseline clients: sessions, pools
+		defer c.Close()
+	}
+	if rs, ok := locker.(strategies.RowStore); ok {
+		out.Driver = "mysql" // the data path is github.com/go-sql-driver/mysql, not the Redis driver
+		if !sc.KeepKeys {
+			defer func() {
+				cctx, cancel := context.WithTimeout(bg, 30*time.Second)
+				defer cancel()
+				_ = rs.DropRows(cctx)
+			}()
+		}
 	}
 	wl, err := workloads.New(sc.Workload)
 	if err != nil {
@@ -337,7 +415,8 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: nodes[0].Cluster,
 	}
 	if sc.Prom != nil {
-		env.Obs = sc.Prom.For(sc.Strategy, sc.Driver, sc.Workload)
+		env.Obs = sc.Prom.For(sc.Strategy, out.Driver, sc.Workload)
+		env.Obs.TTL(sc.TTL)
 	}
 	var hub *strategies.Hub
 	if sc.Retry.NeedsNotifier() {
@@ -401,6 +480,12 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	warmEnd := start.Add(sc.Warmup)
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	defer timer.Stop()
+	loadDone := make(chan []float64, 1)
+	if sc.LoadSample > 0 {
+		go func() { loadDone <- sampleLoad(runCtx, ds, sc.LoadSample) }()
+	} else {
+		loadDone <- nil
+	}
 
 	var streak errStreak // consecutive failed operations, all clients
 	var lastErr atomic.Value
@@ -433,6 +518,18 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		env.Faults = inj
 		inj.Start(runCtx)
 	}
+	// The timeline: workers count outcomes in their own slot, a sampler
+	// reads the slots once a second.
+	live := &counted{Workload: wl, slots: make([]liveSlot, sc.Clients), real: recs}
+	overlaps := func() int64 {
+		if env.Oracle == nil {
+			return 0
+		}
+		return env.Oracle.Overlaps()
+	}
+	smp := &sampler{slots: live.slots, overlaps: overlaps, offset: sc.Warmup, onSecond: sc.OnSecond, scenarioStart: start}
+	smpStop, smpDone := make(chan struct{}), make(chan struct{})
+	go smp.run(smpStop, smpDone)
 	var wg sync.WaitGroup
 	var jobs chan time.Time
 	var offered, dropped int64
@@ -468,14 +565,18 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
-			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj, jobs)
+			loop(wctx, live, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj, jobs)
 		}(w, recs[i])
 	}
 	wg.Wait()
 	stop(nil)
 	<-schedDone
+	out.ServerLoad = summarizeLoad(<-loadDone, sc.LoadSample)
 	end := time.Now()
 	timer.Stop()
+	close(smpStop)
+	<-smpDone
+	out.Timeline = smp.finish(end)
 	hardStop()
 	if sc.Rate > 0 {
 		out.Loop = "open"
@@ -855,4 +956,39 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			streak.ok()
 		}
 	}
+}
+
+// StartBackend starts the server a baseline strategy needs besides Redis
+// (strategies.InfoOf(name).Backend) on a free loopback port and returns
+// it with the Backends to put in Scenario.Backends; stop it with Stop when
+// the scenarios are done (KillAll and the parent-death signal also end
+// it). Errors: topology.ErrNoMariaDB, ErrNoZooKeeper or ErrNoEtcd when the
+// server is not installed (skip the strategy), a start failure, or an
+// unknown backend.
+func StartBackend(ctx context.Context, kind strategies.Backend) (*topology.Server, strategies.Backends, error) {
+	var b strategies.Backends
+	var s *topology.Server
+	var err error
+	switch kind {
+	case strategies.MariaDB:
+		if s, err = topology.StartMariaDB(ctx); err == nil {
+			b.MySQL = s.MySQLDSN()
+		}
+	case strategies.ZooKeeper:
+		if s, err = topology.StartZooKeeper(ctx); err == nil {
+			b.ZooKeeper = []string{s.Addr}
+		}
+	case strategies.Etcd:
+		if s, err = topology.StartEtcd(ctx); err == nil {
+			b.Etcd = []string{s.EtcdEndpoint()}
+		}
+	default:
+		err = fmt.Errorf("engine: no server to start for backend %q", kind)
+	}
+	return s, b, err
+}
+
+// Missing reports whether err says a baseline server is not installed.
+func Missing(err error) bool {
+	return errors.Is(err, topology.ErrNoMariaDB) || errors.Is(err, topology.ErrNoZooKeeper) || errors.Is(err, topology.ErrNoEtcd)
 }

@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -110,6 +113,14 @@ func TestNaiveShortLeaseViolates(t *testing.T) {
 			}
 			if got := res.Figures["sold"] - (100 - res.Figures["final_stock"]); got != res.Violations.LostUpdates {
 				t.Fatalf("lost_updates %d disagrees with sold - (stock - final) = %d", res.Violations.LostUpdates, got)
+			}
+			// No warm-up: the timeline saw every overlap as it happened.
+			var live int64
+			for _, e := range res.Timeline {
+				live += e.Violations
+			}
+			if live != res.Violations.Overlap {
+				t.Fatalf("timeline violations sum %d, want overlap %d", live, res.Violations.Overlap)
 			}
 		})
 	}
@@ -298,5 +309,62 @@ func TestPrometheusMetrics(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+}
+
+// A run of known length has one timeline entry per second of its measured
+// window (the last one ending with the window, a tail under 250 ms folded
+// into it), timed from the scenario's start (warm-up included), and its
+// counts sum to the scenario's totals.
+func TestTimeline(t *testing.T) {
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
+		Retry: policy(t, "none"), Clients: 4, // no retry: busy locks are acquire failures
+		Warmup: 500 * time.Millisecond, Duration: 2200 * time.Millisecond, TTL: time.Second,
+		Params: workloads.Params{Stock: 100_000_000, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 9,
+	}
+	var seen atomic.Int64
+	sc.OnSecond = func(report.Second) { seen.Add(1) }
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:timeline:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != "duration" {
+		t.Fatalf("stop reason %q, want duration", res.StopReason)
+	}
+	tl := res.Timeline
+	whole := int(res.DurationS)
+	want := whole
+	if whole == 0 || res.DurationS-float64(whole) >= 0.25 {
+		want++
+	}
+	if len(tl) != want {
+		t.Fatalf("%d timeline entries for a %.3f s window, want %d: %+v", len(tl), res.DurationS, want, tl)
+	}
+	for i, e := range tl[:len(tl)-1] {
+		if e.TS != 0.5+float64(i+1) || e.Ops == 0 {
+			t.Fatalf("entry %d = %+v, want t_s %.1f and ops > 0", i, e, 0.5+float64(i+1))
+		}
+	}
+	if last := tl[len(tl)-1].TS; math.Abs(last-(0.5+res.DurationS)) > 1e-6 {
+		t.Fatalf("last entry ends at %.6f s, want warm-up + window = %.6f", last, 0.5+res.DurationS)
+	}
+	var sum report.Second
+	for _, e := range tl {
+		sum.Ops += e.Ops
+		sum.Errors += e.Errors
+		sum.AcquireFailures += e.AcquireFailures
+	}
+	c := res.Counters
+	if sum.Ops != res.Ops || sum.Errors != c.Errors || sum.AcquireFailures != c.Failures+c.Timeouts {
+		t.Fatalf("timeline sums ops %d errors %d acquire failures %d; want %d, %d, %d",
+			sum.Ops, sum.Errors, sum.AcquireFailures, res.Ops, c.Errors, c.Failures+c.Timeouts)
+	}
+	if sum.AcquireFailures == 0 {
+		t.Fatal("no acquire failures with 4 clients on one lock and no retry")
+	}
+	// The last whole second may race the stop when the sampler runs late.
+	if n := seen.Load(); n != int64(whole) && n != int64(whole-1) {
+		t.Fatalf("OnSecond called %d times, want %d (the whole seconds)", n, whole)
 	}
 }

@@ -26,6 +26,7 @@ type Prom struct {
 	failed     *prometheus.CounterVec
 	ops        *prometheus.CounterVec
 	violations *prometheus.CounterVec
+	ttl        *prometheus.GaugeVec
 	srv        *http.Server
 	addr       string
 }
@@ -45,8 +46,10 @@ func New() *Prom {
 			Help: "Completed operations."}, labels),
 		violations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lockbench_violations_total",
 			Help: "Safety violations at the end of a scenario, by kind."}, append(labels, "kind")),
+		ttl: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "lockbench_lock_ttl_seconds",
+			Help: "The scenario's lock lease time (TTL) (s), the reference for the hold > 80 % of TTL alert."}, labels),
 	}
-	p.reg.MustRegister(p.wait, p.hold, p.failed, p.ops, p.violations)
+	p.reg.MustRegister(p.wait, p.hold, p.failed, p.ops, p.violations, p.ttl)
 	return p
 }
 
@@ -68,6 +71,9 @@ func (p *Prom) Serve(addr string) error {
 	}()
 	return nil
 }
+
+// Gatherer is the registry the metrics live in (what /metrics serves).
+func (p *Prom) Gatherer() prometheus.Gatherer { return p.reg }
 
 // Addr is the address being served.
 func (p *Prom) Addr() string { return p.addr }
@@ -94,6 +100,13 @@ func (p *Prom) For(strategy, driver, workload string) *Obs {
 	lv := []string{strategy, driver, workload}
 	return &Obs{wait: p.wait.WithLabelValues(lv...), hold: p.hold.WithLabelValues(lv...),
 		failed: p.failed.WithLabelValues(lv...), ops: p.ops.WithLabelValues(lv...), p: p, lv: lv}
+}
+
+// TTL publishes the scenario's lock lease time.
+func (o *Obs) TTL(d time.Duration) {
+	if o != nil {
+		o.p.ttl.WithLabelValues(o.lv...).Set(d.Seconds())
+	}
 }
 
 // Wait records an acquire time.

@@ -59,7 +59,12 @@ type Spec struct {
 	For, Down, Hold, Delay, Jitter time.Duration
 	// Node is the server index for node-* faults.
 	Node int
-	raw  string
+	// Point is where a pause strikes the holder: "work" (default: before
+	// its critical-section work, so a watchdog or Redlock holder can still
+	// learn of the loss before it writes) or "write" (after that check,
+	// right before the write: a GC pause between check and act).
+	Point string
+	raw   string
 }
 
 // String is the spec as written.
@@ -79,7 +84,7 @@ var known = map[string]struct {
 	desc  string
 	needs Needs
 }{
-	"pause":             {"stop-the-world of one lock holder and its renewal loop (for=D)", NeedsNothing},
+	"pause":             {"stop-the-world of one lock holder and its renewal loop (for=D, point=work|write: before its work, or after its loss check right before the write)", NeedsNothing},
 	"crash-after-setnx": {"a client dies between SETNX and EXPIRE (naive) or right after acquiring, never releasing", NeedsNothing},
 	"node-kill":         {"SIGKILL a server (node=I)", NeedsOwnServer},
 	"node-restart":      {"kill a server and restart it empty on the same port (node=I, down=D)", NeedsOwnServer},
@@ -138,6 +143,11 @@ func Parse(s string) (Spec, error) {
 				sp.After = n
 			case k == "for" && (name == "pause" || name == "node-pause" || name == "latency"):
 				sp.For = dur(k, v)
+			case k == "point" && name == "pause":
+				if v != "work" && v != "write" {
+					errs = append(errs, fmt.Errorf("fault pause: point=%q is not work or write", v))
+				}
+				sp.Point = v
 			case k == "down" && name == "node-restart":
 				sp.Down = dur(k, v)
 			case k == "hold" && name == "failover":
@@ -211,6 +221,7 @@ type Injector struct {
 	ops          atomic.Int64
 	pendingPause atomic.Int64 // ns; 0 = none
 	pauseIdx     atomic.Int64 // index of the pending pause's window
+	pauseAtWrite atomic.Bool  // the pending pause strikes before a write
 	pendingCrash atomic.Int64 // window index + 1; 0 = none
 
 	mu      sync.Mutex
@@ -322,6 +333,7 @@ func (in *Injector) act(ctx context.Context, sp Spec) {
 			d = 2 * in.env.TTL
 		}
 		in.pauseIdx.Store(int64(i))
+		in.pauseAtWrite.Store(sp.Point == "write")
 		in.pendingPause.Store(int64(d))
 		// The window closes when a client takes the pause (Paused).
 	case "crash-after-setnx":
@@ -469,6 +481,22 @@ func (in *Injector) Acquired() { in.ops.Add(1) }
 // write). When a pause is pending, the first client to come claims it:
 // its gate closes for the pause and it waits there with its renewals.
 func (in *Injector) Paused(client int, g *strategies.Gate) {
+	if in.pauseAtWrite.Load() {
+		return
+	}
+	in.pause(client, g, "inside its critical section")
+}
+
+// PausedBeforeWrite is called by a client after its loss check, right
+// before it writes; it blocks when a pause with point=write is pending.
+func (in *Injector) PausedBeforeWrite(client int, g *strategies.Gate) {
+	if !in.pauseAtWrite.Load() {
+		return
+	}
+	in.pause(client, g, "after its loss check, before its write")
+}
+
+func (in *Injector) pause(client int, g *strategies.Gate, where string) {
 	d := in.pendingPause.Load()
 	if d == 0 || !in.pendingPause.CompareAndSwap(d, 0) {
 		return
@@ -477,7 +505,7 @@ func (in *Injector) Paused(client int, g *strategies.Gate) {
 	in.begin(i)
 	g.CloseFor(time.Duration(d))
 	g.Wait()
-	in.close(i, fmt.Sprintf("client %d paused %v inside its critical section", client, time.Duration(d)))
+	in.close(i, fmt.Sprintf("client %d paused %v %s", client, time.Duration(d), where))
 }
 
 // Crash implements strategies.Hooks: the first client at a crash point

@@ -28,6 +28,7 @@ func TestParse(t *testing.T) {
 		"pauze":               "unknown fault",
 		"pause:for=soon":      "not a duration",
 		"pause:node=1":        `unknown parameter "node"`,
+		"pause:point=later":   "not work or write",
 		"node-kill:node=-1":   "not a server index",
 		"failover:after=0":    "not a count",
 		"crash-after-setnx:x": "not key=value",
@@ -122,6 +123,24 @@ func TestPauseBeatsWatchdogNotFencing(t *testing.T) {
 		f := scenario(t, "fencing", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms", 6, 1200*time.Millisecond)
 		if f.Counters.Rejected == 0 || f.Violations.Oversell != 0 || f.Violations.LostUpdates != 0 {
 			t.Fatalf("fencing: rejected %d oversell %d lost %d; want > 0, 0, 0", f.Counters.Rejected, f.Violations.Oversell, f.Violations.LostUpdates)
+		}
+	})
+}
+
+// A pause between the holder's loss check and its write (point=write): the
+// watchdog's holder writes on a lock it lost, so its stale stock value
+// overwrites every decrement made while it slept; the
+// fencing token rejects that write and the data stays right.
+func TestPauseBeforeWrite(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		w := scenario(t, "watchdog", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms,point=write", 6, 1200*time.Millisecond)
+		if w.Violations.Overlap == 0 || w.Violations.LostUpdates == 0 || w.Violations.WorkedAfterLoss != 1 {
+			t.Fatalf("watchdog: overlap %d, lost updates %d, worked after loss %d; want > 0, > 0 (its stale stock value overwrote the others' decrements), 1 (%s)",
+				w.Violations.Overlap, w.Violations.LostUpdates, w.Violations.WorkedAfterLoss, w.Faults[0].Note)
+		}
+		f := scenario(t, "fencing", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms,point=write", 6, 1200*time.Millisecond)
+		if f.Counters.Rejected != 1 || f.Violations.Oversell != 0 || f.Violations.LostUpdates != 0 {
+			t.Fatalf("fencing: rejected %d oversell %d lost %d; want 1, 0, 0", f.Counters.Rejected, f.Violations.Oversell, f.Violations.LostUpdates)
 		}
 	})
 }

@@ -62,6 +62,7 @@ func Merge(runs []*Run) (*Run, error) {
 				}
 				m.Figures[k] += v
 			}
+			m.Timeline = mergeTimeline(m.Timeline, s.Timeline)
 			if h != nil {
 				if hists[i] == nil {
 					hists[i] = h
@@ -84,4 +85,23 @@ func Merge(runs []*Run) (*Run, error) {
 		}
 	}
 	return out, nil
+}
+
+// mergeTimeline adds b's seconds to a's, entry by entry (the machines ran
+// at the same time); the longer timeline's extra entries are kept as they
+// are. a is not modified.
+func mergeTimeline(a, b []Second) []Second {
+	if len(b) > len(a) {
+		a, b = b, a
+	}
+	out := append([]Second(nil), a...)
+	for i, e := range b {
+		o := &out[i]
+		o.TS = max(o.TS, e.TS)
+		o.Ops += e.Ops
+		o.Errors += e.Errors
+		o.AcquireFailures += e.AcquireFailures
+		o.Violations += e.Violations
+	}
+	return out
 }

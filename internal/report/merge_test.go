@@ -42,3 +42,29 @@ func TestMerge(t *testing.T) {
 		t.Fatal("runs with nothing in common merged")
 	}
 }
+
+// Timelines of machines that ran together add up second by second.
+func TestMergeTimeline(t *testing.T) {
+	sc := func(tl ...Second) Scenario {
+		return Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Timeline: tl}
+	}
+	a := &Run{Schema: Schema, Scenarios: []Scenario{sc(Second{TS: 1, Ops: 10, Errors: 1}, Second{TS: 1.9, Ops: 5})}}
+	b := &Run{Schema: Schema, Scenarios: []Scenario{sc(Second{TS: 1, Ops: 7, Violations: 2}, Second{TS: 2, Ops: 6}, Second{TS: 2.5, Ops: 3})}}
+	m, err := Merge([]*Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Second{{TS: 1, Ops: 17, Errors: 1, Violations: 2}, {TS: 2, Ops: 11}, {TS: 2.5, Ops: 3}}
+	got := m.Scenarios[0].Timeline
+	if len(got) != len(want) {
+		t.Fatalf("merged timeline %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("merged timeline %+v, want %+v", got, want)
+		}
+	}
+	if a.Scenarios[0].Timeline[0].Ops != 10 {
+		t.Fatal("merge modified its input")
+	}
+}

@@ -31,7 +31,10 @@ type Run struct {
 	Interrupted bool `json:"interrupted"`
 	// Failed holds the error that ended the run early, if one did; the
 	// scenarios present are the ones that completed before it.
-	Failed    string     `json:"failed,omitempty"`
+	Failed string `json:"failed,omitempty"`
+	// Skipped lists the scenarios not run because the server their
+	// strategy needs is not installed ("strategy/driver/workload: why").
+	Skipped   []string   `json:"skipped,omitempty"`
 	Scenarios []Scenario `json:"scenarios"`
 }
 
@@ -44,12 +47,15 @@ type Meta struct {
 	GOMAXPROCS   int      `json:"gomaxprocs"`
 	Args         []string `json:"args"`
 	RunID        string   `json:"run_id"`
-	// Topology is "standalone", "masters:N" or "external" (--addr).
+	// Topology is "standalone", "masters:N" or "external" (--addr;
+	// "external-cluster" with --cluster, "external-sentinel" with
+	// --sentinel-master), then the baseline servers started ("mariadb",
+	// "zookeeper", "etcd").
 	Topology string `json:"topology"`
 	// MaxRSSMB is lockbench's peak resident memory over the run, MB.
 	MaxRSSMB float64 `json:"max_rss_mb"`
 	// Servers are the redis-server processes lockbench started (empty with
-	// --addr): their addresses and process ids.
+	// --addr), then the baseline servers: their addresses and process ids.
 	Servers []ServerInfo `json:"servers,omitempty"`
 }
 
@@ -96,7 +102,8 @@ type Scenario struct {
 	// (uncorrected); LatencyMS is then from the intended start (corrected).
 	ServiceMS *metrics.Latency `json:"service_ms,omitempty"`
 	// Topology is the server layout the scenario ran on: "standalone",
-	// "masters:N", "replica" (master + replica) or "external".
+	// "masters:N", "replica" (master + replica) or "external" (also
+	// "external-cluster", "external-sentinel").
 	Topology string `json:"topology"`
 	// HoldMS is the time spent inside the critical section, ms.
 	HoldMS metrics.Latency `json:"hold_ms"`
@@ -108,6 +115,9 @@ type Scenario struct {
 	Fairness   Fairness  `json:"fairness"`
 	RedisCost  RedisCost `json:"redis_cost"`
 	ClientCPU  ClientCPU `json:"client_cpu"`
+	// ServerLoad is the servers' command rate sampled at a fine interval
+	// (--load-sample); nil when not sampled.
+	ServerLoad *ServerLoad `json:"server_load,omitempty"`
 	// VerifyError is set when a fault left the end check impossible (the
 	// data node was killed): figures and end-state violations are then
 	// missing, the rest was measured.
@@ -123,6 +133,9 @@ type Scenario struct {
 	// StrategyStats are the strategy's own counts (watchdog renewals and
 	// renewal lag, Redlock per-node results, ...).
 	StrategyStats map[string]float64 `json:"strategy_stats,omitempty"`
+	// Timeline is the measured window second by second (absent in files
+	// written before it existed, and when nothing was measured).
+	Timeline []Second `json:"timeline,omitempty"`
 }
 
 // FaultWindow is when a fault acted. Times are ms since the scenario's
@@ -152,6 +165,25 @@ type Fairness struct {
 	JainIndex float64 `json:"jain_index"`
 	// LongestWaitMS is the longest single successful acquire, ms.
 	LongestWaitMS float64 `json:"longest_wait_ms"`
+}
+
+// ServerLoad describes how steady the servers' command rate was: INFO
+// stats total_commands_processed (summed over the nodes) read every
+// IntervalMS during the run, the sampler's own INFO calls subtracted.
+// Lockstep polling shows as a high PeakToMean and CV (a thundering herd).
+type ServerLoad struct {
+	// IntervalMS is the sampling interval, ms; Samples the intervals read.
+	IntervalMS float64 `json:"interval_ms"`
+	Samples    int     `json:"samples"`
+	// MeanPerSec, P99PerSec and PeakPerSec are commands/s over one
+	// interval: the mean, 99th percentile and highest of the samples.
+	MeanPerSec float64 `json:"mean_per_s"`
+	P99PerSec  float64 `json:"p99_per_s"`
+	PeakPerSec float64 `json:"peak_per_s"`
+	// PeakToMean is PeakPerSec / MeanPerSec; CV the coefficient of
+	// variation (standard deviation / mean) of the samples.
+	PeakToMean float64 `json:"peak_to_mean"`
+	CV         float64 `json:"cv"`
 }
 
 // RedisCost is what the measured window cost the servers, from INFO
@@ -311,9 +343,13 @@ func Table(w io.Writer, scenarios []Scenario) error {
 				clients += fmt.Sprintf(" (%d dropped)", s.Dropped)
 			}
 		}
+		ceiling := fmt.Sprintf("%.0f", s.CeilingOpsPerSec)
+		if s.CeilingOpsPerSec == 0 {
+			ceiling = "-" // no lock held (a lock-free strategy), or nothing measured
+		}
 		if err := t.Append(
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), clients,
-			ops, fmt.Sprintf("%.0f", s.CeilingOpsPerSec),
+			ops, ceiling,
 			ms(s.LatencyMS.P50), ms(s.LatencyMS.P99), ms(s.LatencyMS.P999), ms(s.LatencyMS.Max),
 			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
 			strconv.FormatInt(s.Violations.Oversell, 10),

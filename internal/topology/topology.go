@@ -47,6 +47,9 @@ type Server struct {
 	bin     string
 	args    []string
 	logFile string
+	outFile string // when set, the process's stdout and stderr go there
+	// ready, when set, replaces the Redis PING as the readiness check.
+	ready func() error
 }
 
 // Topology is a set of servers started together.
@@ -243,11 +246,28 @@ func (s *Server) spawn() error {
 		Setpgid:   true,            // Ctrl-C reaches lockbench, which stops servers in order
 		Pdeathsig: syscall.SIGKILL, // if lockbench dies, so does the server
 	}
+	var out *os.File
+	if s.outFile != "" {
+		f, err := os.OpenFile(s.outFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("topology: %w", err)
+		}
+		out, cmd.Stdout, cmd.Stderr = f, f, f
+	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("topology: start redis-server: %w", err)
+		if out != nil {
+			out.Close()
+		}
+		return fmt.Errorf("topology: start %s: %w", filepath.Base(s.bin), err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	go func() {
+		_ = cmd.Wait()
+		if out != nil {
+			out.Close()
+		}
+		close(exited)
+	}()
 	s.mu.Lock()
 	s.cmd, s.exited, s.Pid = cmd, exited, cmd.Process.Pid
 	s.mu.Unlock()
@@ -372,10 +392,18 @@ func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
 			return ctx.Err()
 		default:
 		}
-		if last = Ping(s.Addr, s.Password, 500*time.Millisecond); last == nil {
+		if s.ready != nil {
+			last = s.ready()
+		} else {
+			last = Ping(s.Addr, s.Password, 500*time.Millisecond)
+		}
+		if last == nil {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if s.ready != nil {
+		return fmt.Errorf("not ready within %v: %v", limit, last)
 	}
 	return fmt.Errorf("no PONG within %v: %v", limit, last)
 }
@@ -524,7 +552,13 @@ func redisServer() (string, error) {
 // gone (it was killed with SIGKILL, which ends the server but cannot remove
 // the directory).
 func SweepStale() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockbench-redis-*"))
+	var dirs []string
+	for _, kind := range []string{"redis", "mariadb", "zookeeper", "etcd"} {
+		d, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockbench-"+kind+"-*"))
+		dirs = append(dirs, d...)
+	}
+	shm, _ := filepath.Glob("/dev/shm/lockbench-etcd-*") // StartEtcd's, on tmpfs
+	dirs = append(dirs, shm...)
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(d, "owner.pid"))
 		if err != nil {

@@ -1,0 +1,254 @@
+// Package claims turns the articles' claims about Redis locks
+// (../shared/CLAIMS.md, from the seed articles 000, 002, 003 and 004) into
+// experiments on real Redis and computes a verdict for each from the
+// figures lockbench measures.
+//
+// Every experiment is data: the `lockbench run` flags of the runs it needs
+// (Table), how the article's figure is scaled to this machine, and the rule
+// that turns measured values into a verdict. No figure is typed in: a
+// verdict comes only from the result files of the runs.
+package claims
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// Verdict is the outcome of one claim.
+type Verdict string
+
+// Verdicts.
+const (
+	// Reproduced: the measured figures meet the claim's rule.
+	Reproduced Verdict = "reproduced"
+	// NotReproduced: they do not; Measured says what was seen.
+	NotReproduced Verdict = "not reproduced"
+	// HardwareBound: the article's figure is an absolute one that depends
+	// on its machines; the ratio or shape that can be checked is reported.
+	HardwareBound Verdict = "hardware-bound"
+	// NeedsBaseline: a strategy the experiment needs (sql-rowlock, zk, etcd)
+	// is not built into this lockbench; not counted as a verdict.
+	NeedsBaseline Verdict = "needs baseline"
+	// Failed: a run the experiment needs failed; Measured holds the error.
+	Failed Verdict = "failed"
+)
+
+// Counted reports whether v is a verdict on the claim (reproduced, not
+// reproduced or hardware-bound).
+func (v Verdict) Counted() bool {
+	return v == Reproduced || v == NotReproduced || v == HardwareBound
+}
+
+// Run is one `lockbench run` an experiment needs.
+type Run struct {
+	// Name identifies the run; several claims may share it.
+	Name string
+	// Args are the `lockbench run` flags of the full experiment.
+	Args []string
+	// Quick are flags appended in --quick mode (a later flag wins), for a
+	// shorter or smaller run.
+	Quick []string
+}
+
+// Claim is one row of CLAIMS.md with its experiment.
+type Claim struct {
+	ID string
+	// Claim is the claim in a few words; Seeds the articles making it.
+	Claim, Seeds string
+	// Article is the article's figure or statement.
+	Article string
+	// Scaling says how the experiment scales the article's setting to this
+	// machine (milliseconds for seconds, ...).
+	Scaling string
+	// Rule is the verdict rule, in words; Judge computes it.
+	Rule string
+	// Runs names the runs (see Table's runs) the judge reads.
+	Runs []string
+	// Needs are strategies the experiment needs that may be missing from
+	// this build (the baselines); without them the verdict is
+	// NeedsBaseline.
+	Needs []string
+	// Judge computes the verdict from the runs' results.
+	Judge func(r Results) Outcome
+}
+
+// Outcome is what a judge found.
+type Outcome struct {
+	Verdict Verdict
+	// Measured is the measured figure(s), in a few words.
+	Measured string
+	// Figures are the measured values the verdict used, by name.
+	Figures map[string]float64
+}
+
+// Results are the result files of the runs, by run name.
+type Results map[string]*report.Run
+
+// errMissing is returned by Results lookups that find no scenario.
+var errMissing = errors.New("claims: no such scenario")
+
+// Find returns the scenario of run whose strategy is strategy and, when
+// given, whose retry policy name starts with retry and whose client count
+// is clients (0: any).
+func (r Results) Find(run, strategy, retry string, clients int) (*report.Scenario, error) {
+	res := r[run]
+	if res == nil {
+		return nil, fmt.Errorf("%w: run %q did not complete", errMissing, run)
+	}
+	for i := range res.Scenarios {
+		s := &res.Scenarios[i]
+		if s.Strategy == strategy && strings.HasPrefix(s.Retry, retry) && (clients == 0 || s.Clients == clients) {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: run %q has no %s/%s/%d scenario", errMissing, run, strategy, retry, clients)
+}
+
+// Runner executes one `lockbench run` with args and returns its result.
+type Runner func(ctx context.Context, run Run, args []string) (*report.Run, error)
+
+// Options select and size the experiments.
+type Options struct {
+	// Only lists claim ids to run (empty: all).
+	Only []string
+	// Quick appends each run's Quick flags.
+	Quick bool
+	// Extra flags appended to every run (for example --driver rueidis).
+	Extra []string
+	// Progress, when set, is called before each run and after each claim.
+	Progress func(msg string)
+}
+
+// Row is one claim's line in the report.
+type Row struct {
+	ID       string             `json:"id"`
+	Claim    string             `json:"claim"`
+	Seeds    string             `json:"seeds"`
+	Article  string             `json:"article"`
+	Scaling  string             `json:"scaling"`
+	Rule     string             `json:"rule"`
+	Measured string             `json:"measured"`
+	Verdict  Verdict            `json:"verdict"`
+	Figures  map[string]float64 `json:"figures,omitempty"`
+	Runs     []string           `json:"runs"`
+}
+
+// Select returns the claims named by only (all when empty), in table
+// order; an unknown id is an error listing the valid ones.
+func Select(only []string) ([]Claim, error) {
+	all := Table()
+	if len(only) == 0 {
+		return all, nil
+	}
+	byID := map[string]Claim{}
+	var ids []string
+	for _, c := range all {
+		byID[c.ID] = c
+		ids = append(ids, c.ID)
+	}
+	want := map[string]bool{}
+	var bad []string
+	for _, id := range only {
+		id = strings.ToUpper(strings.TrimSpace(id))
+		if _, ok := byID[id]; !ok {
+			bad = append(bad, id)
+			continue
+		}
+		want[id] = true
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("unknown claim id %s (valid: %s)", strings.Join(bad, ", "), strings.Join(ids, ", "))
+	}
+	var out []Claim
+	for _, c := range all {
+		if want[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Execute runs the experiments of claims (each run once, shared between
+// claims) and judges them. A run that fails makes its claims Failed; the
+// others go on. It stops early when ctx ends, returning the rows judged.
+func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
+	runs := map[string]Run{}
+	for _, r := range Runs() {
+		runs[r.Name] = r
+	}
+	results := Results{}
+	failed := map[string]error{}
+	var rows []Row
+	for _, c := range cs {
+		if ctx.Err() != nil {
+			break
+		}
+		row := Row{ID: c.ID, Claim: c.Claim, Seeds: c.Seeds, Article: c.Article, Scaling: c.Scaling, Rule: c.Rule, Runs: c.Runs}
+		if missing := missingStrategies(c.Needs); len(missing) > 0 {
+			row.Verdict = NeedsBaseline
+			row.Measured = "strategies not in this build: " + strings.Join(missing, ", ")
+			rows = append(rows, row)
+			continue
+		}
+		var runErr error
+		for _, name := range c.Runs {
+			if _, done := results[name]; done {
+				continue
+			}
+			if err, done := failed[name]; done {
+				runErr = err
+				break
+			}
+			r, ok := runs[name]
+			if !ok {
+				runErr = fmt.Errorf("claims: %s names unknown run %q", c.ID, name)
+				break
+			}
+			args := append(append([]string{}, r.Args...), o.Extra...)
+			if o.Quick {
+				args = append(args, r.Quick...)
+			}
+			if o.Progress != nil {
+				o.Progress(fmt.Sprintf("%s: run %s", c.ID, name))
+			}
+			res, err := run(ctx, r, args)
+			if err == nil && res.Interrupted {
+				err = errors.New("interrupted")
+			}
+			if err != nil {
+				failed[name] = fmt.Errorf("run %s: %w", name, err)
+				runErr = failed[name]
+				break
+			}
+			results[name] = res
+		}
+		if runErr != nil {
+			row.Verdict, row.Measured = Failed, runErr.Error()
+		} else {
+			out := c.Judge(results)
+			row.Verdict, row.Measured, row.Figures = out.Verdict, out.Measured, out.Figures
+		}
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf("%s: %s", c.ID, row.Verdict))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func missingStrategies(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !strategies.Known(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

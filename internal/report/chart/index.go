@@ -1,0 +1,133 @@
+package chart
+
+import (
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockbench/lockbench/internal/report"
+)
+
+var page = template.Must(template.New("index").Funcs(template.FuncMap{
+	"join": func(a []string) string { return strings.Join(a, " ") }, "ms": ms,
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>lockbench report</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: right; }
+th { background: #eee; }
+td.name { text-align: left; }
+td.bad { color: #b00; font-weight: bold; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.5em; }
+.note { color: #666; }
+</style>
+</head>
+<body>
+<h1>lockbench report</h1>
+<ul>
+{{range .Files}}<li><b>{{.Label}}</b>: started {{.Run.Meta.StartedAt}}, lockbench {{.Run.Meta.GitCommit}}, Redis {{.Run.Meta.RedisVersion}}, {{.Run.Meta.Topology}}; <code>lockbench {{join .Run.Meta.Args}}</code>{{if .Run.Interrupted}} <b>(interrupted)</b>{{end}}{{if .Run.Failed}} <b>(failed: {{.Run.Failed}})</b>{{end}}</li>
+{{end}}</ul>
+<h2>Summary</h2>
+<table id="summary">
+<tr>{{if .Multi}}<th>file</th>{{end}}<th>strategy</th><th>driver</th><th>workload</th><th>retry</th><th>clients</th><th>ops/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>violations</th><th>errors</th><th>stop</th></tr>
+{{range .Rows}}<tr>{{if $.Multi}}<td class="name">{{.File}}</td>{{end}}<td class="name">{{.S.Strategy}}</td><td class="name">{{.S.Driver}}</td><td class="name">{{.S.Workload}}</td><td class="name">{{.Retry}}</td><td>{{.S.Clients}}</td><td>{{printf "%.0f" .S.OpsPerSec}}</td><td>{{ms .S.LatencyMS.P50}}</td><td>{{ms .S.LatencyMS.P99}}</td><td>{{ms .S.LatencyMS.P999}}</td><td>{{ms .S.LatencyMS.Max}}</td><td{{if .Violations}} class="bad"{{end}}>{{.ViolationText}}</td><td>{{.Errors}}</td><td>{{.S.StopReason}}</td></tr>
+{{end}}</table>
+<p class="note">Latency is the whole operation (acquire with retries, critical section, release). Violations: oversell, overlap, lost updates and the other kinds of results/README.md, summed.</p>
+{{range .Charts}}<h2>{{.Title}}</h2>
+<a href="{{.Name}}.svg"><img src="{{.Name}}.png" alt="{{.Title}}"></a>
+{{end}}{{range .Skipped}}<p class="note">{{.}}</p>
+{{end}}</body>
+</html>
+`))
+
+type row struct {
+	File, Retry   string
+	S             report.Scenario
+	Violations    int64
+	ViolationText string
+	Errors        int64
+}
+
+var titles = map[string]string{
+	"spectrum":   "Latency by percentile",
+	"ops":        "Throughput",
+	"violations": "Safety violations",
+	"timeline":   "Throughput over time (fault windows shaded)",
+}
+
+func writeIndex(path string, in []Input, ss []series, res *Result) error {
+	type chartRef struct{ Name, Title string }
+	data := struct {
+		Files   []Input
+		Multi   bool
+		Rows    []row
+		Charts  []chartRef
+		Skipped []string
+	}{Files: in, Multi: len(in) > 1}
+	for _, s := range ss {
+		v := s.s.Violations
+		r := row{File: s.file, S: s.s, Retry: s.s.Retry, Violations: v.Total(),
+			Errors: s.s.Counters.Errors + s.s.Counters.Failures + s.s.Counters.Timeouts}
+		r.ViolationText = violationText(v)
+		data.Rows = append(data.Rows, r)
+	}
+	for _, name := range res.Written {
+		data.Charts = append(data.Charts, chartRef{Name: name, Title: titles[name]})
+	}
+	for _, name := range Charts {
+		if why, ok := res.Skipped[name]; ok {
+			data.Skipped = append(data.Skipped, fmt.Sprintf("%s: not drawn: %s.", titles[name], why))
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".index-*.html.tmp")
+	if err != nil {
+		return err
+	}
+	if err := page.Execute(f, data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	_ = os.Chmod(f.Name(), 0o644)
+	return os.Rename(f.Name(), path)
+}
+
+// violationText is the total with its non-zero kinds: "12 (overlap 7, oversell 5)".
+func violationText(v report.Violations) string {
+	if v.Total() == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, k := range []struct {
+		n string
+		c int64
+	}{{"oversell", v.Oversell}, {"overlap", v.Overlap}, {"lost updates", v.LostUpdates}, {"stuck", v.StuckLocks},
+		{"foreign releases", v.ForeignReleases}, {"lost leases", v.LostLeases}, {"worked after loss", v.WorkedAfterLoss},
+		{"lost acked writes", v.LostAckedWrites}} {
+		if k.c != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k.n, k.c))
+		}
+	}
+	return fmt.Sprintf("%d (%s)", v.Total(), strings.Join(parts, ", "))
+}
+
+func ms(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}

@@ -1,0 +1,34 @@
+package report
+
+// Second is one second of a scenario's measured window, as a sampler read
+// the engine's live counters once a second. The interval it covers runs
+// from the previous entry's TS (or the start of the measured window,
+// params.warmup) to its own TS; every interval is 1 s except the last,
+// which ends with the window (a tail under 250 ms is folded into the
+// entry before it, so that one may last up to 1.25 s).
+type Second struct {
+	// TS is the end of the interval in s since the scenario's start,
+	// warm-up included: the clock of faults[].start_ms / 1000.
+	TS float64 `json:"t_s"`
+	// Ops are the operations completed in the interval; over the whole
+	// timeline they sum to the scenario's ops.
+	Ops int64 `json:"ops"`
+	// Errors are failed operations (Redis and other errors; counters.errors).
+	Errors int64 `json:"errors"`
+	// AcquireFailures are acquires that gave up or timed out (counters.
+	// failures + counters.timeouts).
+	AcquireFailures int64 `json:"acquire_failures"`
+	// Violations are the overlaps the oracle counted live in the interval.
+	// Oversell and lost updates are only known at the end check, so they
+	// are not here.
+	Violations int64 `json:"violations"`
+}
+
+// OpsPerSec is the interval's rate, Ops / its length in s; prev is the
+// TS of the entry before (the start of the measured window for the first).
+func (s Second) OpsPerSec(prev float64) float64 {
+	if d := s.TS - prev; d > 0 {
+		return float64(s.Ops) / d
+	}
+	return 0
+}

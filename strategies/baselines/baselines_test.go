@@ -1,0 +1,225 @@
+package baselines_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+	_ "github.com/lockbench/lockbench/strategies/baselines"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+var (
+	nodes    []engine.Node
+	backends strategies.Backends
+	missing  = map[strategies.Backend]string{} // backend -> why it is not there
+	servers  []*topology.Server
+)
+
+// TestMain starts one redis-server and, where installed, one MariaDB, one
+// ZooKeeper and one etcd; a strategy whose server is not installed skips.
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	topo, err := topology.Start(ctx, 1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "baseline tests need redis-server:", err)
+		os.Exit(1)
+	}
+	nodes = []engine.Node{{Addr: topo.Servers[0].Addr, Password: topo.Servers[0].Password}}
+	start := func(b strategies.Backend, f func(context.Context) (*topology.Server, error), set func(*topology.Server)) {
+		s, err := f(ctx)
+		if err != nil {
+			missing[b] = err.Error()
+			return
+		}
+		servers = append(servers, s)
+		set(s)
+	}
+	start(strategies.MariaDB, topology.StartMariaDB, func(s *topology.Server) { backends.MySQL = s.MySQLDSN() })
+	start(strategies.ZooKeeper, topology.StartZooKeeper, func(s *topology.Server) { backends.ZooKeeper = []string{s.Addr} })
+	start(strategies.Etcd, topology.StartEtcd, func(s *topology.Server) { backends.Etcd = []string{s.EtcdEndpoint()} })
+	code := m.Run()
+	topo.Stop()
+	for _, s := range servers {
+		s.Stop()
+	}
+	// The servers are gone after the tests.
+	for _, s := range append(servers, topo.Servers...) {
+		if topology.Alive(s.Pid) {
+			fmt.Fprintf(os.Stderr, "server pid %d (%s) still alive after Stop\n", s.Pid, s.Addr)
+			code = 1
+		}
+		if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
+			fmt.Fprintf(os.Stderr, "server directory %s left behind\n", s.Dir)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var baselines = []string{"sql-rowlock", "sql-guard", "zk", "etcd", "redis-guard"}
+
+func need(t *testing.T, strategy string) {
+	t.Helper()
+	if b := strategies.InfoOf(strategy).Backend; b != strategies.NoBackend {
+		if why, ok := missing[b]; ok {
+			t.Skipf("%s needs %s: %s", strategy, b, why)
+		}
+	}
+}
+
+func policy(t *testing.T, spec string) *retry.Policy {
+	t.Helper()
+	p, err := retry.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t *testing.T, sc engine.Scenario) report.Scenario {
+	t.Helper()
+	sc.Backends = backends
+	prefix := "lockbench:test:" + strings.NewReplacer("/", ":").Replace(t.Name()) + ":"
+	res, err := engine.Run(context.Background(), sc, nodes, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// lockBased: the strategies with a holder the oracle watches.
+func lockBased(s string) bool { return s == "sql-rowlock" || s == "zk" || s == "etcd" }
+
+// Flash-sale, 50 clients on one hot item: every baseline sells exactly the
+// stock, with no oversell, overlap or lost update; the lock-based ones pass
+// every order through the oracle (one hold per order), the lock-free ones
+// none.
+func TestFlashSaleExact(t *testing.T) {
+	const stock = 150
+	for _, st := range baselines {
+		t.Run(st, func(t *testing.T) {
+			need(t, st)
+			res := run(t, engine.Scenario{
+				Strategy: st, Driver: "rueidis", Workload: "flash-sale",
+				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
+				Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
+				Params: workloads.Params{Stock: stock, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 1,
+			})
+			if res.StopReason != "done" {
+				t.Fatalf("stop reason %q, want done (sold out)", res.StopReason)
+			}
+			if res.Figures["sold"] != stock || res.Figures["final_stock"] != 0 || res.Ops != stock {
+				t.Fatalf("sold %d, final_stock %d, ops %d; want %d, 0, %d", res.Figures["sold"], res.Figures["final_stock"], res.Ops, stock, stock)
+			}
+			if v := res.Violations; v != (report.Violations{}) {
+				t.Fatalf("violations %+v, want none", v)
+			}
+			if res.Counters.Errors != 0 {
+				t.Fatalf("errors %v", res.Counters.ErrorSamples)
+			}
+			wantHolds := int64(0)
+			if lockBased(st) {
+				wantHolds = stock // plus the one hold per client that found it sold out
+				if res.HoldMS.Count < wantHolds {
+					t.Fatalf("hold count %d, want at least %d (every order through the oracle)", res.HoldMS.Count, wantHolds)
+				}
+			} else if res.HoldMS.Count != 0 {
+				t.Fatalf("hold count %d for a lock-free strategy, want 0", res.HoldMS.Count)
+			}
+			wantDriver := "rueidis"
+			if strings.HasPrefix(st, "sql-") {
+				wantDriver = "mysql"
+			}
+			if res.Driver != wantDriver {
+				t.Fatalf("driver %q, want %q", res.Driver, wantDriver)
+			}
+		})
+	}
+}
+
+// Hot-key, 50 clients on 20 Zipf-drawn keys for 1 s: no overlap, and every
+// acknowledged increment is in the counters.
+func TestHotKeyExact(t *testing.T) {
+	for _, st := range baselines {
+		t.Run(st, func(t *testing.T) {
+			need(t, st)
+			res := run(t, engine.Scenario{
+				Strategy: st, Driver: "goredis", Workload: "hot-key",
+				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
+				Duration: time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
+				Params: workloads.Params{Keys: 20, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)}, Seed: 1,
+			})
+			inc, sum := res.Figures["increments"], res.Figures["counter_sum"]
+			if inc == 0 || inc != sum || res.Ops != inc {
+				t.Fatalf("increments %d, counter_sum %d, ops %d: want equal and > 0", inc, sum, res.Ops)
+			}
+			if v := res.Violations; v != (report.Violations{}) {
+				t.Fatalf("violations %+v, want none", v)
+			}
+			if res.Counters.Errors != 0 {
+				t.Fatalf("errors %v", res.Counters.ErrorSamples)
+			}
+		})
+	}
+}
+
+// The oracle sees what the guard prevents: redis-guard with its guard
+// forced off (a plain GET and SET, no lock) oversells and loses updates.
+func TestUnguardedOversells(t *testing.T) {
+	res := run(t, engine.Scenario{
+		Strategy: "redis-guard", Driver: "rueidis", Workload: "flash-sale", Guard: workloads.GuardNone,
+		Retry: policy(t, "none"), Clients: 50, Duration: 30 * time.Second, TTL: time.Second,
+		Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(2 * time.Millisecond)}, Seed: 1,
+	})
+	if res.Violations.Oversell == 0 || res.Violations.LostUpdates == 0 {
+		t.Fatalf("violations %+v: want oversell and lost updates without lock or guard", res.Violations)
+	}
+}
+
+// A fencing token grows with every acquisition (zk: the znode sequence
+// number; etcd: the revision), and a scenario names its missing server.
+func TestFenceAndMissingBackend(t *testing.T) {
+	for _, st := range []string{"zk", "etcd"} {
+		t.Run(st, func(t *testing.T) {
+			need(t, st)
+			l, err := strategies.New(st, strategies.Config{Nodes: []drivers.Driver{nil}, TTL: time.Second, Backends: backends})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.(interface{ Close() error }).Close()
+			last := int64(-1)
+			for i := 0; i < 3; i++ {
+				ls, err := l.TryAcquire(context.Background(), "lockbench:test:fence")
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := ls.(strategies.Fenced).Fence()
+				if f <= last {
+					t.Fatalf("fence %d after %d: want growing", f, last)
+				}
+				last = f
+				if err := ls.Release(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if err := ls.Release(context.Background()); err != strategies.ErrNotOwner {
+					t.Fatalf("second release: %v, want ErrNotOwner", err)
+				}
+			}
+		})
+	}
+	_, err := strategies.New("sql-rowlock", strategies.Config{Nodes: []drivers.Driver{nil}, TTL: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "mariadb") {
+		t.Fatalf("sql-rowlock without Backends.MySQL: %v, want an error naming mariadb", err)
+	}
+}
