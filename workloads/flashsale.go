@@ -384,6 +384,33 @@ func (f *flashSale) criticalRows(ctx context.Context, w *Worker, s *slot, lease 
 	return nil
 }
 
+// tally adds up the end state of the slots into Verify's figures.
+type tally struct{ sold, final, oversell, lost, unrecorded, missing int64 }
+
+// add counts one slot with initial share, final stock st and sold so.
+func (t *tally) add(share, st, so int64) {
+	t.sold += so
+	t.final += st
+	t.oversell += max(0, so-share)
+	// A stock decrement with no recorded order (the INCR after the SET
+	// failed) must not cancel a lost update elsewhere.
+	if d := so - (share - st); d >= 0 {
+		t.lost += d
+	} else {
+		t.unrecorded -= d
+	}
+}
+
+// result is the tally with acked, the orders the store acknowledged.
+func (t *tally) result(acked int64) Result {
+	return Result{
+		Figures: map[string]int64{"sold": t.sold, "final_stock": t.final, "unrecorded_orders": t.unrecorded,
+			"acked_orders": acked, "missing_keys": t.missing},
+		Violations: map[string]int64{"oversell": t.oversell, "lost_updates": t.lost,
+			"lost_acked_writes": max(0, acked-t.sold)},
+	}
+}
+
 // verifyRows is Verify on SQL rows: the same figures from n (stock) and
 // sold of each slot's row.
 func (f *flashSale) verifyRows(ctx context.Context) (Result, error) {
@@ -391,32 +418,18 @@ func (f *flashSale) verifyRows(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var sold, final, oversell, lost, unrecorded int64
+	var t tally
 	for i := range f.slots {
-		share, st, so := f.slots[i].share, stock[i], soldRows[i]
-		sold += so
-		final += st
-		oversell += max(0, so-share)
-		if d := so - (share - st); d >= 0 {
-			lost += d
-		} else {
-			unrecorded -= d
-		}
+		t.add(f.slots[i].share, stock[i], soldRows[i])
 	}
-	acked := f.acked.Load()
-	return Result{
-		Figures: map[string]int64{"sold": sold, "final_stock": final, "unrecorded_orders": unrecorded,
-			"acked_orders": acked, "missing_keys": 0},
-		Violations: map[string]int64{"oversell": oversell, "lost_updates": lost,
-			"lost_acked_writes": max(0, acked-sold)},
-	}, nil
+	return t.result(f.acked.Load()), nil
 }
 
 func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
 	if f.rows != nil {
 		return f.verifyRows(ctx)
 	}
-	var sold, final, oversell, lost, unrecorded, missing int64
+	var t tally
 	step := batchSize(env)
 	for lo := 0; lo < len(f.slots); lo += step {
 		hi := min(lo+step, len(f.slots))
@@ -436,9 +449,9 @@ func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
 			// failover to a replica that never had it): the slot's end state
 			// is unknown and left out of oversell and lost updates.
 			if r.Array[2*(i-lo)].IsNil() {
-				missing++
+				t.missing++
 				so, _ := intOrZero(r.Array[2*(i-lo)+1])
-				sold += so
+				t.sold += so
 				continue
 			}
 			st, err1 := intOrZero(r.Array[2*(i-lo)])
@@ -446,24 +459,8 @@ func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
 			if err := errors.Join(err1, err2); err != nil {
 				return Result{}, err
 			}
-			share := f.slots[i].share
-			sold += so
-			final += st
-			oversell += max(0, so-share)
-			// A stock decrement with no recorded order (the INCR after the
-			// SET failed) must not cancel a lost update elsewhere.
-			if d := so - (share - st); d >= 0 {
-				lost += d
-			} else {
-				unrecorded -= d
-			}
+			t.add(f.slots[i].share, st, so)
 		}
 	}
-	acked := f.acked.Load()
-	return Result{
-		Figures: map[string]int64{"sold": sold, "final_stock": final, "unrecorded_orders": unrecorded,
-			"acked_orders": acked, "missing_keys": missing},
-		Violations: map[string]int64{"oversell": oversell, "lost_updates": lost,
-			"lost_acked_writes": max(0, acked-sold)},
-	}, nil
+	return t.result(f.acked.Load()), nil
 }

@@ -170,18 +170,7 @@ func KillAll() {
 }
 
 func startOne(ctx context.Context, bin string, extra ...string) (*Server, error) {
-	var lastErr error
-	for try := 0; try < 3; try++ { // a free port can be taken between probe and bind
-		s, err := launch(ctx, bin, extra...)
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-	}
-	return nil, lastErr
+	return retryPorts(ctx, func() (*Server, error) { return launch(ctx, bin, extra...) })
 }
 
 func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
