@@ -51,6 +51,9 @@ result file of every run behind them in results/claims-<UTC>/.`,
   lockbench claims --only S2,P1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("only") && strings.Trim(f.only, " ,") == "" {
+				return usageError{errors.New("--only is empty (give claim ids such as S2,P1, or leave the flag out for all)")}
+			}
 			return runClaims(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}

@@ -59,6 +59,9 @@ noisy machines.`,
 			for _, m := range missing {
 				fmt.Fprintln(out, m)
 			}
+			if len(deltas) == 0 {
+				return errors.New("no scenario of the new file matches one of the base file: scenarios match on strategy, driver, workload, retry, clients and every parameter but the seed (see the \"only in\" lines above)")
+			}
 			n := 0
 			for _, d := range deltas {
 				if len(d.Regressed) > 0 {

@@ -105,6 +105,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"claims", "--only", "S2,X9"}, []string{"unknown claim id X9", "S1", "P8"}},
 		{[]string{"claims", "--driver", "redigo"}, []string{`unknown driver "redigo"`}},
 		{[]string{"claims", "--only", ","}, []string{"--only is empty"}},
+		{[]string{"claims", "--only", ""}, []string{"--only is empty"}},
 		{[]string{"run", "--load-sample", "10us"}, []string{"--load-sample"}},
 		{[]string{"run", "--token", "fixed"}, []string{`--token "fixed" is not random or constant`}},
 		{[]string{"run", "--strategy", "atomic,fencing", "--token", "constant"}, []string{`strategy "fencing" keeps its own token`}},
@@ -636,9 +637,13 @@ func TestRepeat(t *testing.T) {
 func TestCompareExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	base, worse := filepath.Join(dir, "b.json"), filepath.Join(dir, "w.json")
-	mk := func(path string, ops float64, overlap int64) {
+	mk := func(path string, ops float64, overlap int64, params ...string) {
 		r := &report.Run{Schema: report.Schema, Scenarios: []report.Scenario{{Strategy: "atomic", Driver: "rueidis",
-			Workload: "flash-sale", Retry: "fixed", Clients: 1, OpsPerSec: ops, Violations: report.Violations{Overlap: overlap}}}}
+			Workload: "flash-sale", Retry: "fixed", Clients: 1, OpsPerSec: ops, Violations: report.Violations{Overlap: overlap},
+			Params: map[string]string{"token": "random"}}}}
+		if len(params) == 2 {
+			r.Scenarios[0].Params[params[0]] = params[1]
+		}
 		if err := report.WriteFile(path, r); err != nil {
 			t.Fatal(err)
 		}
@@ -657,6 +662,15 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 	if r := lockbench(t, "compare", base, filepath.Join(dir, "none.json")); r.code != exitUsage {
 		t.Fatalf("missing file: exit %d", r.code)
+	}
+	// Nothing matched (a parameter differs): a failure that names the
+	// parameter, never "no regression".
+	other := filepath.Join(dir, "o.json")
+	mk(other, 1000, 5, "token", "constant")
+	r = lockbench(t, "compare", base, other)
+	if r.code != exitFailure || strings.Contains(r.stdout, "no regression") || !strings.Contains(r.stdout, "token=constant") ||
+		!strings.Contains(r.stderr, "no scenario of the new file matches") {
+		t.Fatalf("no match: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -218,6 +218,11 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 				o.Progress(fmt.Sprintf("%s: run %s", c.ID, name))
 			}
 			res, err := run(ctx, r, args)
+			if ctx.Err() != nil {
+				// Ctrl-C: the claim is not judged (neither failed nor
+				// counted); the rows so far are returned.
+				return rows
+			}
 			if err == nil && res.Interrupted {
 				err = errors.New("interrupted")
 			}

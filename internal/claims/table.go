@@ -334,7 +334,7 @@ func Table() []Claim {
 					if r >= 2 {
 						spiky++
 					}
-					parts = append(parts, fmt.Sprintf("%d clients: %.1fx (%.0f vs %.0f/s)", n, r, f.ServerLoad.P99PerSec, b.ServerLoad.P99PerSec))
+					parts = append(parts, fmt.Sprintf("%d clients: %.2fx (%.0f vs %.0f/s)", n, r, f.ServerLoad.P99PerSec, b.ServerLoad.P99PerSec))
 				}
 				return spiky >= 2, "p99 command rate, fixed vs backoff: " + strings.Join(parts, "; ")
 			})},

@@ -81,7 +81,7 @@ func Compare(base, cur *Run, threshold, p99Threshold float64, normalize string) 
 	for _, n := range cur.Scenarios {
 		b, ok := byKey[n.Key()]
 		if !ok {
-			missing = append(missing, "only in new: "+n.Name())
+			missing = append(missing, "only in new: "+n.Key())
 			continue
 		}
 		seen[n.Key()] = true
@@ -108,7 +108,7 @@ func Compare(base, cur *Run, threshold, p99Threshold float64, normalize string) 
 	}
 	for _, b := range base.Scenarios {
 		if !seen[b.Key()] {
-			missing = append(missing, "only in base: "+b.Name())
+			missing = append(missing, "only in base: "+b.Key())
 		}
 	}
 	return deltas, missing, nil

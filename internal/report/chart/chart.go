@@ -363,8 +363,8 @@ func timeline(ss []series) (*plot.Plot, error) {
 	top := 1.0
 	for _, s := range ss {
 		tl := s.s.Timeline
-		if len(tl) == 0 {
-			continue
+		if len(tl) < 2 {
+			continue // one entry (a run under 2 s) draws a flat line, not a course over time
 		}
 		// The first interval starts where the measured window does, at
 		// the warm-up's end.
@@ -398,7 +398,7 @@ func timeline(ss []series) (*plot.Plot, error) {
 		}
 	}
 	if len(lines) == 0 {
-		return nil, errSkip("no scenario has a timeline (files written before lockbench recorded one)")
+		return nil, errSkip("no scenario has a timeline of two seconds or more (runs under 2 s, or files written before lockbench recorded one)")
 	}
 	if len(sh.spans) > 0 { // behind the lines
 		p.Add(sh)
