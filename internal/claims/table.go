@@ -14,20 +14,23 @@ import (
 func Runs() []Run {
 	quick := func(d string) []string { return []string{"--duration", d} }
 	pol := "fixed:interval=5ms"
+	longTask := Run{Name: "long-task", Args: []string{"--strategy", "naive,atomic,watchdog", "--workload", "long-task",
+		"--ttl", "200ms", "--work", "300ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")}
+	gcPause := Run{Name: "gc-pause", Args: []string{"--strategy", "watchdog,fencing", "--workload", "flash-sale", "--stock", "1000000",
+		"--ttl", "100ms", "--work", "5ms", "--clients", "6", "--retry", pol, "--acquire-timeout", "1s",
+		"--fault", "pause:at=300ms,for=400ms,point=write", "--duration", "2s"}, Quick: quick("1.5s")}
+	guardNone := Run{Name: "guard-none", Args: []string{"--strategy", "atomic", "--guard", "none", "--workload", "flash-sale", "--stock", "200",
+		"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "10s"}}
+	sqlLow := Run{Name: "sql-low", Args: []string{"--strategy", "atomic,sql-rowlock", "--workload", "flash-sale", "--stock", "1000000",
+		"--work", "1ms", "--clients", "10", "--duration", "5s"}, Quick: quick("2s")}
 	return []Run{
 		{Name: "crash", Args: []string{"--strategy", "naive,atomic", "--workload", "flash-sale", "--stock", "1000000",
 			"--work", "1ms", "--ttl", "200ms", "--clients", "8", "--retry", pol, "--acquire-timeout", "1s",
 			"--fault", "crash-after-setnx:at=300ms", "--duration", "3s"}, Quick: quick("1.5s")},
-		{Name: "long-task", Args: []string{"--strategy", "naive,atomic,watchdog", "--workload", "long-task",
-			"--ttl", "200ms", "--work", "300ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")},
-		{Name: "constant-token", Args: []string{"--strategy", "atomic", "--token", "constant", "--workload", "long-task",
-			"--ttl", "200ms", "--work", "300ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")},
-		{Name: "gc-pause", Args: []string{"--strategy", "watchdog,fencing", "--workload", "flash-sale", "--stock", "1000000",
-			"--ttl", "100ms", "--work", "5ms", "--clients", "6", "--retry", pol, "--acquire-timeout", "1s",
-			"--fault", "pause:at=300ms,for=400ms,point=write", "--duration", "2s"}, Quick: quick("1.5s")},
-		{Name: "gc-pause-decr", Args: []string{"--strategy", "watchdog", "--guard", "decr", "--workload", "flash-sale", "--stock", "1000000",
-			"--ttl", "100ms", "--work", "5ms", "--clients", "6", "--retry", pol, "--acquire-timeout", "1s",
-			"--fault", "pause:at=300ms,for=400ms,point=write", "--duration", "2s"}, Quick: quick("1.5s")},
+		longTask,
+		derive(longTask, "constant-token", "--strategy", "atomic", "--token", "constant"),
+		gcPause,
+		derive(gcPause, "gc-pause-decr", "--strategy", "watchdog", "--guard", "decr"),
 		{Name: "failover", Args: []string{"--strategy", "atomic,wait-replicas", "--workload", "flash-sale", "--stock", "1000000",
 			"--ttl", "1500ms", "--work", "1s", "--clients", "10", "--retry", pol, "--acquire-timeout", "1s",
 			"--fault", "failover:at=200ms,hold=2s", "--duration", "3500ms"}},
@@ -45,10 +48,8 @@ func Runs() []Run {
 			"--duration", "1500ms"}},
 		{Name: "nested", Args: []string{"--strategy", "naive,atomic,reentrant", "--workload", "nested", "--keys", "10", "--ttl", "2s",
 			"--clients", "10", "--duration", "3s"}, Quick: quick("1500ms")},
-		{Name: "guard-none", Args: []string{"--strategy", "atomic", "--guard", "none", "--workload", "flash-sale", "--stock", "200",
-			"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "10s"}},
-		{Name: "guard-decr", Args: []string{"--strategy", "atomic", "--guard", "decr", "--workload", "flash-sale", "--stock", "200",
-			"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "10s"}},
+		guardNone,
+		derive(guardNone, "guard-decr", "--guard", "decr"),
 		{Name: "multilevel", Args: []string{"--strategy", "atomic,multilevel", "--workload", "flash-sale", "--stock", "1000000",
 			"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "4s"}, Quick: quick("2s")},
 		{Name: "segments", Args: []string{"--strategy", "atomic,segmented", "--segments", "8", "--workload", "flash-sale",
@@ -57,10 +58,8 @@ func Runs() []Run {
 		retryRun(10), retryRun(100), retryRun(500),
 		{Name: "async", Args: []string{"--strategy", "atomic", "--workload", "flash-sale", "--skus", "10", "--stock", "1000000",
 			"--work", "5ms", "--retry", "none,fixed", "--clients", "50", "--duration", "5s"}, Quick: quick("2s")},
-		{Name: "sql-low", Args: []string{"--strategy", "atomic,sql-rowlock", "--workload", "flash-sale", "--stock", "1000000",
-			"--work", "1ms", "--clients", "10", "--duration", "5s"}, Quick: quick("2s")},
-		{Name: "sql-high", Args: []string{"--strategy", "atomic,sql-rowlock", "--workload", "flash-sale", "--stock", "1000000",
-			"--work", "1ms", "--clients", "200", "--duration", "5s"}, Quick: quick("2s")},
+		sqlLow,
+		derive(sqlLow, "sql-high", "--clients", "200"),
 		{Name: "zk", Args: []string{"--strategy", "atomic,zk,etcd", "--workload", "lock-cycle", "--keys", "1000",
 			"--clients", "50", "--duration", "5s"}, Quick: quick("2s")},
 		{Name: "redlock-orders", Args: []string{"--strategy", "atomic,redlock", "--nodes", "5", "--workload", "flash-sale",
@@ -68,6 +67,12 @@ func Runs() []Run {
 		{Name: "uncontended", Args: []string{"--strategy", "atomic,redlock", "--nodes", "5", "--workload", "lock-cycle",
 			"--keys", "100000", "--clients", "50", "--duration", "5s"}, Quick: quick("2s")},
 	}
+}
+
+// derive is base under another name with more flags appended (a later
+// flag wins; --fault adds a fault).
+func derive(base Run, name string, extra ...string) Run {
+	return Run{Name: name, Args: append(append([]string{}, base.Args...), extra...), Quick: base.Quick}
 }
 
 // retryClients are the client counts of claims P2 and P3.

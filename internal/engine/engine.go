@@ -883,6 +883,42 @@ func (s *errStreak) ok() {
 	}
 }
 
+// outcome is how the worker loop (and the timeline) count an operation.
+type outcome int
+
+const (
+	outOK          outcome = iota // completed
+	outCrashed                    // the client died at a crash point
+	outSkipped                    // did nothing (sold out) or its write was rejected
+	outDone                       // nothing left to do
+	outTimeout                    // the acquire timed out
+	outNotAcquired                // the lock was busy and the retry policy gave up
+	outStopping                   // cancelled because the run is stopping
+	outError                      // any other error (Redis, network)
+)
+
+// classify sorts an Op's error into its outcome: the one rule the worker
+// loop and the timeline both count by.
+func classify(ctx context.Context, err error) outcome {
+	switch {
+	case err == nil:
+		return outOK
+	case errors.Is(err, strategies.ErrCrashed):
+		return outCrashed
+	case errors.Is(err, workloads.ErrSkip), errors.Is(err, workloads.ErrRejected):
+		return outSkipped
+	case errors.Is(err, workloads.ErrDone):
+		return outDone
+	case errors.Is(err, strategies.ErrAcquireTimeout):
+		return outTimeout
+	case errors.Is(err, strategies.ErrNotAcquired):
+		return outNotAcquired
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return outStopping
+	}
+	return outError
+}
+
 // With jobs (an open loop), each operation waits for its intended start
 // time from the scheduler; Op latency is then measured from that intended
 // time (coordinated omission corrected) and Service from the actual start.
@@ -906,8 +942,8 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		}
 		err := wl.Op(ctx, w)
 		rec := w.Rec
-		switch {
-		case err == nil:
+		switch classify(ctx, err) {
+		case outOK:
 			rec.Ops++
 			now := time.Now()
 			rec.Observe(metrics.Op, now.Sub(intended))
@@ -915,19 +951,19 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 				rec.Observe(metrics.Service, now.Sub(t0))
 			}
 			w.Env.Obs.Op()
-		case errors.Is(err, strategies.ErrCrashed):
+		case outCrashed:
 			return // this client is dead: it never runs again
-		case errors.Is(err, workloads.ErrSkip), errors.Is(err, workloads.ErrRejected):
-		case errors.Is(err, workloads.ErrDone):
+		case outSkipped:
+		case outDone:
 			done()
 			return
-		case errors.Is(err, strategies.ErrAcquireTimeout):
+		case outTimeout:
 			rec.Timeouts++
-		case errors.Is(err, strategies.ErrNotAcquired):
+		case outNotAcquired:
 			rec.Failures++
-		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		case outStopping:
 			return // the run is stopping; not an error of the lock
-		default:
+		default: // outError
 			kind := drivers.ErrorKind(err)
 			rec.Errors[kind]++
 			if _, ok := rec.Samples[kind]; !ok {

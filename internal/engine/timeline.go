@@ -2,14 +2,12 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
-	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -27,7 +25,7 @@ type liveSlot struct {
 }
 
 // counted wraps the scenario's workload and counts each operation's
-// outcome in the worker's liveSlot, the way the worker loop classifies it,
+// outcome in the worker's liveSlot, by the worker loop's rule (classify),
 // but only once the worker records into its real (measured) recorder. It
 // leaves the worker loop and the Recorder untouched: one uncontended
 // atomic add per operation, on the worker's own cache line.
@@ -43,15 +41,12 @@ func (c *counted) Op(ctx context.Context, w *workloads.Worker) error {
 		return err
 	}
 	s := &c.slots[w.ID]
-	switch {
-	case err == nil:
+	switch classify(ctx, err) {
+	case outOK:
 		s.ops.Add(1)
-	case errors.Is(err, strategies.ErrCrashed), errors.Is(err, workloads.ErrSkip),
-		errors.Is(err, workloads.ErrRejected), errors.Is(err, workloads.ErrDone):
-	case errors.Is(err, strategies.ErrAcquireTimeout), errors.Is(err, strategies.ErrNotAcquired):
+	case outTimeout, outNotAcquired:
 		s.acqFail.Add(1)
-	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-	default:
+	case outError:
 		s.errors.Add(1)
 	}
 	return err

@@ -350,7 +350,7 @@ func Table(w io.Writer, scenarios []Scenario) error {
 		if err := t.Append(
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), clients,
 			ops, ceiling,
-			ms(s.LatencyMS.P50), ms(s.LatencyMS.P99), ms(s.LatencyMS.P999), ms(s.LatencyMS.Max),
+			FormatMS(s.LatencyMS.P50), FormatMS(s.LatencyMS.P99), FormatMS(s.LatencyMS.P999), FormatMS(s.LatencyMS.Max),
 			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
 			strconv.FormatInt(s.Violations.Oversell, 10),
 			strconv.FormatInt(s.Violations.Overlap, 10),
@@ -389,7 +389,9 @@ func otherCell(v Violations) string {
 	return strings.Join(parts, ", ")
 }
 
-func ms(v float64) string {
+// FormatMS formats a latency in ms with the table's precision: no decimals
+// from 100 ms, one from 10 ms, two below.
+func FormatMS(v float64) string {
 	switch {
 	case v >= 100:
 		return fmt.Sprintf("%.0f", v)

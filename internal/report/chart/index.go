@@ -11,7 +11,7 @@ import (
 )
 
 var page = template.Must(template.New("index").Funcs(template.FuncMap{
-	"join": func(a []string) string { return strings.Join(a, " ") }, "ms": ms,
+	"join": func(a []string) string { return strings.Join(a, " ") }, "ms": report.FormatMS,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -119,15 +119,4 @@ func violationText(v report.Violations) string {
 		}
 	}
 	return fmt.Sprintf("%d (%s)", v.Total(), strings.Join(parts, ", "))
-}
-
-func ms(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
 }
