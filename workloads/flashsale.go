@@ -217,6 +217,15 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// hold runs body for slot i under its lock (the read side when read), or
+// with no lock for the lock-free strategies.
+func (f *flashSale) hold(ctx context.Context, w *Worker, i int, read bool, body func(context.Context, strategies.Lease) error) error {
+	if f.lockless {
+		return w.Unlocked(ctx, body)
+	}
+	return w.Hold(ctx, i, f.slots[i].lock, read, body)
+}
+
 func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 	i := f.pick(w)
 	if i < 0 {
@@ -236,12 +245,7 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 			}
 			return err
 		}
-		var err error
-		if f.lockless {
-			err = w.Unlocked(ctx, read)
-		} else {
-			err = w.Hold(ctx, i, s.lock, true, read)
-		}
+		err := f.hold(ctx, w, i, true, read)
 		if err == nil {
 			w.Rec.Reads++
 		}
@@ -255,12 +259,7 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 		}
 		return err
 	}
-	var err error
-	if f.lockless {
-		err = w.Unlocked(ctx, order)
-	} else {
-		err = w.Hold(ctx, i, s.lock, false, order)
-	}
+	err := f.hold(ctx, w, i, false, order)
 	if errors.Is(err, errSoldOut) {
 		if !s.soldOut.Swap(true) && f.left.Add(-1) == 0 {
 			return ErrDone

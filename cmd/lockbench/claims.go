@@ -154,11 +154,7 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 	if err := claims.WriteJSON(base+".json", rep); err != nil {
 		return err
 	}
-	var md bytes.Buffer
-	if err := claims.WriteMarkdown(&md, rep); err != nil {
-		return err
-	}
-	if err := os.WriteFile(base+".md", md.Bytes(), 0o644); err != nil {
+	if err := report.WriteAtomic(base+".md", func(w io.Writer) error { return claims.WriteMarkdown(w, rep) }); err != nil {
 		return err
 	}
 	counts := rep.Counts()

@@ -3,9 +3,9 @@ package claims
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/lockbench/lockbench/internal/report"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -61,16 +61,14 @@ func WriteTable(w io.Writer, rows []Row) error {
 	return t.Render()
 }
 
-// WriteJSON writes r as indented JSON to path (directories created).
+// WriteJSON writes r as indented JSON to path, atomically (directories
+// created).
 func WriteJSON(path string, r *Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return report.WriteAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
 }
 
 // ReadJSON reads a report written by WriteJSON.

@@ -273,36 +273,40 @@ func (v Violations) Total() int64 {
 	return v.Oversell + v.Overlap + v.LostUpdates + v.StuckLocks + v.ForeignReleases + v.LostLeases + v.WorkedAfterLoss + v.LostAckedWrites
 }
 
-// WriteFile writes r as indented JSON to path atomically: a temporary file
-// in the same directory, then rename. Parent directories are created.
+// WriteFile writes r as indented JSON to path atomically (WriteAtomic).
 func WriteFile(path string, r *Run) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
+}
+
+// WriteAtomic writes a file with write: into a temporary file in path's
+// directory (created if needed), then renamed over path with mode 0644, so
+// a reader never sees half a file. On error nothing is left behind.
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".lockbench-*.json.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".lockbench-*.tmp")
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(tmp)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	err = write(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err != nil {
 		os.Remove(tmp.Name())
-		return err
 	}
-	return nil
+	return err
 }
 
 // ReadFile decodes a result file and checks its schema version.

@@ -3,8 +3,7 @@ package chart
 import (
 	"fmt"
 	"html/template"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 
 	"github.com/lockbench/lockbench/internal/report"
@@ -85,21 +84,7 @@ func writeIndex(path string, in []Input, ss []series, res *Result) error {
 			data.Skipped = append(data.Skipped, fmt.Sprintf("%s: not drawn: %s.", titles[name], why))
 		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".index-*.html.tmp")
-	if err != nil {
-		return err
-	}
-	if err := page.Execute(f, data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	_ = os.Chmod(f.Name(), 0o644)
-	return os.Rename(f.Name(), path)
+	return report.WriteAtomic(path, func(w io.Writer) error { return page.Execute(w, data) })
 }
 
 // violationText is the total with its non-zero kinds: "12 (overlap 7, oversell 5)".
