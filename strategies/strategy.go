@@ -261,9 +261,37 @@ func New(name string, c Config) (Locker, error) {
 // (ctx.Err()). A Redis error ends the loop at once. attempts counts the
 // TryAcquire calls made (>= 1 unless ctx was already done).
 func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration) (lease Lease, attempts int, err error) {
+	var start time.Time
+	if timeout > 0 {
+		start = time.Now()
+	}
+	// The common case, a first attempt that succeeds, needs no timer, no
+	// pub/sub watch and no deferred clean-up: it takes this path, and only
+	// a lock held by another goes on to the retry loop.
+	if _, waker := b.(retry.Waker); !waker && (timeout <= 0 || !isBlocking(l)) {
+		if err = ctx.Err(); err == nil {
+			attempts = 1
+			if lease, err = l.TryAcquire(ctx, key); err == nil {
+				return lease, 1, nil
+			}
+			if errors.Is(err, ErrNotAcquired) {
+				return acquireRetry(ctx, l, key, b, timeout, start, 1)
+			}
+		}
+		if ab, ok := l.(Abandoner); ok {
+			ab.Abandon(context.WithoutCancel(ctx), key)
+		}
+		return nil, attempts, err
+	}
+	return acquireRetry(ctx, l, key, b, timeout, start, 0)
+}
+
+// acquireRetry is Acquire's retry loop, begun at start with attempts
+// TryAcquire calls already made and failed with ErrNotAcquired.
+func acquireRetry(ctx context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration, start time.Time, attempts int) (lease Lease, _ int, err error) {
 	var deadline time.Time
 	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
+		deadline = start.Add(timeout)
 		if isBlocking(l) {
 			// A locker that can block inside TryAcquire gets the bound in ctx.
 			var cancel context.CancelFunc
@@ -299,6 +327,34 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 		}()
 	}
 	for {
+		if attempts > 0 { // the last attempt found the lock held
+			wait, ok := b.Next(attempts)
+			if !ok {
+				return nil, attempts, ErrNotAcquired
+			}
+			if !deadline.IsZero() {
+				left := time.Until(deadline)
+				if left <= 0 {
+					return nil, attempts, ErrAcquireTimeout
+				}
+				if wait > left {
+					wait = left
+				}
+			}
+			if wait > 0 {
+				if timer == nil {
+					timer = time.NewTimer(wait)
+				} else {
+					timer.Reset(wait)
+				}
+				select {
+				case <-ctx.Done():
+					return nil, attempts, ctx.Err()
+				case <-timer.C:
+				case <-wake:
+				}
+			}
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, attempts, err
 		}
@@ -309,33 +365,6 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 		}
 		if !errors.Is(err, ErrNotAcquired) {
 			return nil, attempts, err
-		}
-		wait, ok := b.Next(attempts)
-		if !ok {
-			return nil, attempts, ErrNotAcquired
-		}
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return nil, attempts, ErrAcquireTimeout
-			}
-			if wait > left {
-				wait = left
-			}
-		}
-		if wait <= 0 {
-			continue
-		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, attempts, ctx.Err()
-		case <-timer.C:
-		case <-wake:
 		}
 	}
 }

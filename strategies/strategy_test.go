@@ -219,3 +219,65 @@ func TestAcquireRetryOutcomes(t *testing.T) {
 		}
 	})
 }
+
+// scripted is an in-process Locker whose attempts return the errors of a
+// list (nil: granted), and that counts the Abandon calls Acquire makes
+// when it gives up.
+type scripted struct {
+	errs      []error
+	attempts  int
+	abandoned int
+}
+
+type scriptedLease struct{}
+
+func (s *scripted) TryAcquire(context.Context, string) (strategies.Lease, error) {
+	err := s.errs[min(s.attempts, len(s.errs)-1)]
+	s.attempts++
+	if err != nil {
+		return nil, err
+	}
+	return scriptedLease{}, nil
+}
+func (s *scripted) Abandon(context.Context, string) { s.abandoned++ }
+func (scriptedLease) Key() string                   { return "k" }
+func (scriptedLease) Token() string                 { return "t" }
+func (scriptedLease) Release(context.Context) error { return nil }
+
+// Acquire's outcomes on its first-attempt path and its retry loop: the
+// attempts counted, the error returned, and Abandon called exactly when
+// the acquire fails.
+func TestAcquireOutcomes(t *testing.T) {
+	boom := errors.New("boom")
+	tries5, err := retry.Parse("backoff:start=1ms,cap=1ms,tries=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, _ := retry.Parse("none")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name              string
+		ctx               context.Context
+		errs              []error
+		policy            *retry.Policy
+		timeout           time.Duration
+		want              error
+		attempts, abandon int
+	}{
+		{"granted at once", context.Background(), []error{nil}, none, 0, nil, 1, 0},
+		{"granted at once, with a timeout", context.Background(), []error{nil}, none, time.Second, nil, 1, 0},
+		{"granted on the third attempt", context.Background(), []error{strategies.ErrNotAcquired, strategies.ErrNotAcquired, nil}, tries5, 0, nil, 3, 0},
+		{"held, no retry", context.Background(), []error{strategies.ErrNotAcquired}, none, 0, strategies.ErrNotAcquired, 1, 1},
+		{"held, retries exhausted", context.Background(), []error{strategies.ErrNotAcquired}, tries5, 0, strategies.ErrNotAcquired, 5, 1},
+		{"server error on the first attempt", context.Background(), []error{boom}, tries5, 0, boom, 1, 1},
+		{"server error on a retry", context.Background(), []error{strategies.ErrNotAcquired, boom}, tries5, 0, boom, 2, 1},
+		{"run already stopped", cancelled, []error{nil}, none, 0, context.Canceled, 0, 1},
+	} {
+		l := &scripted{errs: c.errs}
+		lease, n, err := strategies.Acquire(c.ctx, l, "k", c.policy.New(rand.New(rand.NewPCG(1, 1))), c.timeout)
+		if !errors.Is(err, c.want) || n != c.attempts || l.abandoned != c.abandon || (err == nil) != (lease != nil) {
+			t.Errorf("%s: err %v, attempts %d, abandoned %d, lease %v; want %v, %d, %d", c.name, err, n, l.abandoned, lease, c.want, c.attempts, c.abandon)
+		}
+	}
+}

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	Register("lock-cycle", "acquire and release a lock and nothing else, on a key drawn uniformly from --keys (no contention with many keys): the lock's own cost",
+	Register("lock-cycle", "acquire and release a lock and nothing else, on a key drawn uniformly from --keys (little contention with many keys) or, with --own-keys, on each client's own key (none): the lock's own cost",
 		func() Workload { return &cycle{} })
 }
 
@@ -17,9 +17,12 @@ func init() {
 // of lock key i, drawn uniformly from Params.Keys, with Params.Work spent
 // in between and no data command. With many keys and few clients there is
 // next to no contention, so ops/s is the strategy's uncontended cycle rate
-// (CLAIMS P8). Keys share the hash tag {cyc:i}.
+// (CLAIMS P8). With Params.OwnKeys client i always locks key i: no
+// contention at all (`lockbench harness` measures that way). Key i has the
+// hash tag {cyc:i}.
 type cycle struct {
 	locks []string
+	own   bool
 }
 
 var (
@@ -29,6 +32,9 @@ var (
 
 func (c *cycle) Setup(_ context.Context, env *Env) error {
 	k := max(env.Params.Keys, 1)
+	if c.own = env.Params.OwnKeys; c.own {
+		k = max(env.Clients, 1)
+	}
 	c.locks = make([]string, k)
 	for i := range c.locks {
 		c.locks[i] = env.Prefix + "{cyc:" + strconv.Itoa(i) + "}:lock"
@@ -43,7 +49,9 @@ func (c *cycle) LockKeys() []string { return c.locks }
 
 func (c *cycle) Op(ctx context.Context, w *Worker) error {
 	i := 0
-	if len(c.locks) > 1 {
+	if c.own {
+		i = w.ID % len(c.locks) // IDs are 0..Clients-1: i = w.ID
+	} else if len(c.locks) > 1 {
 		i = w.Rng.IntN(len(c.locks))
 	}
 	return w.Hold(ctx, i, c.locks[i], false, func(context.Context, strategies.Lease) error {

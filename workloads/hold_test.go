@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -83,5 +84,47 @@ func BenchmarkHold(b *testing.B) {
 		if err := w.Hold(ctx, i, keys[i], false, body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// keyLocker is an in-process Locker that grants every key at once and
+// counts the acquires of each.
+type keyLocker struct{ acquired map[string]int }
+
+type keyLease struct{ key string }
+
+func (k *keyLocker) TryAcquire(_ context.Context, key string) (strategies.Lease, error) {
+	k.acquired[key]++
+	return keyLease{key}, nil
+}
+func (l keyLease) Key() string                   { return l.key }
+func (l keyLease) Token() string                 { return "t" }
+func (l keyLease) Release(context.Context) error { return nil }
+
+// With OwnKeys, lock-cycle gives each client one key of its own: client i
+// locks only key i, whatever --keys says, and the oracle has a lock per
+// client.
+func TestCycleOwnKeys(t *testing.T) {
+	kl := &keyLocker{acquired: map[string]int{}}
+	env := &Env{Locker: kl, Clients: 3, Prefix: "p:", Params: Params{Keys: 1000, OwnKeys: true}}
+	c := &cycle{}
+	ctx := context.Background()
+	if err := c.Setup(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Locks != 3 || len(c.LockKeys()) != 3 {
+		t.Fatalf("locks %d, keys %v; want 3 (one per client)", env.Locks, c.LockKeys())
+	}
+	for id := range 3 {
+		w := &Worker{ID: id, Env: env, Rng: rand.New(rand.NewPCG(1, uint64(id))), Rec: metrics.NewRecorder()}
+		for range 5 * (id + 1) {
+			if err := c.Op(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := map[string]int{"p:{cyc:0}:lock": 5, "p:{cyc:1}:lock": 10, "p:{cyc:2}:lock": 15}
+	if fmt.Sprint(kl.acquired) != fmt.Sprint(want) {
+		t.Fatalf("acquires by key %v, want %v", kl.acquired, want)
 	}
 }

@@ -78,6 +78,10 @@ type Params struct {
 	Zipf float64
 	// NestedSecond makes nested also take a second lock inside the first.
 	NestedSecond bool
+	// OwnKeys gives each client of lock-cycle a lock key of its own
+	// (client i always locks key i) instead of drawing from Keys: no two
+	// clients ever contend, and no key choice is made per operation.
+	OwnKeys bool
 }
 
 // Result is what Verify returns.
@@ -150,15 +154,15 @@ type Worker struct {
 	Rec     *metrics.Recorder
 	orders  uint64          // order ids issued by this worker
 	io      context.Context // see IO
-	// granted is when the last successful acquire returned: the start of
-	// its hold (one clock read serves both figures).
-	granted time.Time
+	// granted is when the last successful acquire returned (metrics.Now):
+	// the start of its hold (one clock read serves both figures).
+	granted time.Duration
 }
 
 // Lock acquires key with the scenario's strategy and the worker's retry
 // policy, records the acquire time and attempts, and returns the lease.
 func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error) {
-	start := time.Now()
+	start := metrics.Now()
 	l, attempts, err := strategies.Acquire(ctx, w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
 	w.observe(ctx, start, err)
@@ -166,10 +170,10 @@ func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error)
 }
 
 // observe records an acquire's outcome.
-func (w *Worker) observe(ctx context.Context, start time.Time, err error) {
+func (w *Worker) observe(ctx context.Context, start time.Duration, err error) {
 	if err == nil {
-		w.granted = time.Now()
-		d := w.granted.Sub(start)
+		w.granted = metrics.Now()
+		d := w.granted - start
 		w.Rec.Observe(metrics.Acquire, d)
 		w.Env.Obs.Wait(d)
 		if f := w.Env.Faults; f != nil {
@@ -183,7 +187,7 @@ func (w *Worker) observe(ctx context.Context, start time.Time, err error) {
 // LockRead is Lock on the read side of the scenario's strategy (the
 // exclusive lock itself for a strategy without one).
 func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, error) {
-	start := time.Now()
+	start := metrics.Now()
 	l, attempts, err := strategies.Acquire(ctx, strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
 	w.observe(ctx, start, err)
@@ -195,14 +199,15 @@ func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, er
 // operation (the lease had expired; the oracle judges the damage): it is
 // counted, and owned is false.
 func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, err error) {
-	return w.unlock(ctx, l, time.Now())
+	return w.unlock(ctx, l, metrics.Now())
 }
 
-// unlock is Unlock with the release's start time already read.
-func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Time) (owned bool, err error) {
+// unlock is Unlock with the release's start time (metrics.Now) already
+// read.
+func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Duration) (owned bool, err error) {
 	rctx := w.IO(ctx)
 	err = l.Release(rctx)
-	w.Rec.Observe(metrics.Release, time.Since(start))
+	w.Rec.Observe(metrics.Release, metrics.Now()-start)
 	if errors.Is(err, strategies.ErrNotOwner) {
 		w.Rec.NotOwner++
 		return false, nil
@@ -251,8 +256,8 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	} else {
 		o.Leave(i) // before the release: the next holder may enter at once
 	}
-	left := time.Now()
-	held := left.Sub(start)
+	left := metrics.Now()
+	held := left - start
 	w.Rec.Observe(metrics.Hold, held)
 	w.Env.Obs.Hold(held)
 	lost := false

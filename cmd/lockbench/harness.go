@@ -108,7 +108,7 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 					res, err = engine.Run(ctx, engine.Scenario{
 						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
-						Params: workloads.Params{Keys: 100_000},
+						Params: workloads.Params{Keys: 100_000, OwnKeys: true},
 					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
 					if err != nil {
 						return fmt.Errorf("lockbench %s: %w", drv, err)

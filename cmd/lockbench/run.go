@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +60,7 @@ type runFlags struct {
 	allowNonempty, keepKeys                 bool
 	keys                                    int
 	zipf                                    float64
-	nestedSecond                            bool
+	nestedSecond, ownKeys                   bool
 	faults                                  []string
 	topology                                string
 	rate                                    float64
@@ -159,7 +160,8 @@ section, release) in ms; violations count over the whole run.`,
 	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
 	fl.Float64Var(&f.readRatio, "read-ratio", 0, "share of operations that only read (0..1), under rwlock's read side or the lock itself")
-	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested: number of lock keys")
+	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested, lock-cycle: number of lock keys")
+	fl.BoolVar(&f.ownKeys, "own-keys", false, "lock-cycle: each client locks a key of its own (no contention at all; --keys is not used)")
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
@@ -444,6 +446,9 @@ func validate(f *runFlags) (*plan, error) {
 	if f.keys < 1 || f.keys > 1_000_000 {
 		bad("--keys must be from 1 to 1000000, got %d", f.keys)
 	}
+	if f.ownKeys && !slices.ContainsFunc(splitList(f.workloads), func(w string) bool { return w == "lock-cycle" }) {
+		bad("--own-keys goes with --workload lock-cycle (each client locks a key of its own)")
+	}
 	if f.zipf != 0 && !(f.zipf > 1 && f.zipf <= 100) {
 		bad("--zipf must be 0 (uniform) or above 1 (and at most 100), got %v", f.zipf)
 	}
@@ -621,7 +626,7 @@ func validate(f *runFlags) (*plan, error) {
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
-							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond},
+							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond, OwnKeys: f.ownKeys},
 						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
 						ConstantToken: f.token == "constant", LoadSample: f.loadSample,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,

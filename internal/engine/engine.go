@@ -161,6 +161,7 @@ func (s Scenario) ParamsMap() map[string]string {
 		"keys":            strconv.Itoa(s.Params.Keys),
 		"zipf":            strconv.FormatFloat(s.Params.Zipf, 'g', -1, 64),
 		"nested_second":   strconv.FormatBool(s.Params.NestedSecond),
+		"own_keys":        strconv.FormatBool(s.Params.OwnKeys),
 		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
 	}
 }
@@ -520,14 +521,14 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	}
 	// The timeline: workers count outcomes in their own slot, a sampler
 	// reads the slots once a second.
-	live := &counted{Workload: wl, slots: make([]liveSlot, sc.Clients), real: recs}
+	live := make([]liveSlot, sc.Clients)
 	overlaps := func() int64 {
 		if env.Oracle == nil {
 			return 0
 		}
 		return env.Oracle.Overlaps()
 	}
-	smp := &sampler{slots: live.slots, overlaps: overlaps, offset: sc.Warmup, onSecond: sc.OnSecond, scenarioStart: start}
+	smp := &sampler{slots: live, overlaps: overlaps, offset: sc.Warmup, onSecond: sc.OnSecond, scenarioStart: start}
 	smpStop, smpDone := make(chan struct{}), make(chan struct{})
 	go smp.run(smpStop, smpDone)
 	var wg sync.WaitGroup
@@ -548,8 +549,10 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		close(schedDone)
 	}
 	for i := 0; i < sc.Clients; i++ {
-		rng := rand.New(rand.NewPCG(sc.Seed, uint64(i)))
-		w := &workloads.Worker{ID: i, Env: env, Rng: rng, Backoff: sc.Retry.New(rng), Rec: recs[i]}
+		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(i))}
+		ws.rng = *rand.New(&ws.pcg)
+		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Rec: recs[i]}
+		w := &ws.w
 		if sc.Warmup > 0 {
 			w.Rec = scratch[i]
 		}
@@ -565,7 +568,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		wg.Add(1)
 		go func(w *workloads.Worker, real *metrics.Recorder) {
 			defer wg.Done()
-			loop(wctx, live, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj, jobs)
+			loop(wctx, wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &streak, abort, inj, jobs, &live[w.ID])
 		}(w, recs[i])
 	}
 	wg.Wait()
@@ -856,9 +859,6 @@ func crashPoint(l strategies.Locker) string {
 	return "after-acquire"
 }
 
-// loop is one closed-loop worker: it starts operations back to back until
-// ctx ends, recording into a scratch recorder during the warm-up and into
-// real afterwards.
 // errStreak counts failed operations in a row and when the run of
 // failures began.
 type errStreak struct {
@@ -919,36 +919,58 @@ func classify(ctx context.Context, err error) outcome {
 	return outError
 }
 
-// With jobs (an open loop), each operation waits for its intended start
-// time from the scheduler; Op latency is then measured from that intended
-// time (coordinated omission corrected) and Service from the actual start.
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time) {
+// workerState is one client's Worker and random source in one
+// allocation, padded so that two clients' per-operation writes (the
+// Worker's timestamps, the generator's state) never share a cache line:
+// clients on two cores would otherwise slow each other down.
+type workerState struct {
+	w   workloads.Worker
+	pcg rand.PCG
+	rng rand.Rand
+	_   [64]byte
+}
+
+// loop is one worker: it starts operations back to back until ctx ends
+// (closed loop) or one per arrival taken from jobs (open loop), recording
+// into a scratch recorder during the warm-up and into real afterwards,
+// and counting each measured operation's outcome in live for the
+// timeline. With jobs, each operation waits for its intended start time
+// from the scheduler; Op latency is then measured from that intended time
+// (coordinated omission corrected) and Service from the actual start.
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time, live *liveSlot) {
 	var pause time.Duration
+	// Timestamps are metrics.Now (one monotonic clock read each).
+	warm := metrics.Mono(warmEnd)
 	for ctx.Err() == nil {
-		var intended time.Time
+		var intended time.Duration
 		if jobs != nil {
 			select {
-			case intended = <-jobs:
+			case at := <-jobs:
+				intended = metrics.Mono(at)
 			case <-ctx.Done():
 				return
 			}
 		}
-		t0 := time.Now()
+		t0 := metrics.Now()
 		if jobs == nil {
 			intended = t0
 		}
-		if w.Rec != real && !intended.Before(warmEnd) {
+		if w.Rec != real && intended >= warm {
 			w.Rec = real
 		}
 		err := wl.Op(ctx, w)
 		rec := w.Rec
-		switch classify(ctx, err) {
+		out := classify(ctx, err)
+		if rec == real {
+			live.count(out)
+		}
+		switch out {
 		case outOK:
 			rec.Ops++
-			now := time.Now()
-			rec.Observe(metrics.Op, now.Sub(intended))
+			now := metrics.Now()
+			rec.Observe(metrics.Op, now-intended)
 			if jobs != nil {
-				rec.Observe(metrics.Service, now.Sub(t0))
+				rec.Observe(metrics.Service, now-t0)
 			}
 			w.Env.Obs.Op()
 		case outCrashed:

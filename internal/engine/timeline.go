@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"context"
 	"math"
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
-	"github.com/lockbench/lockbench/workloads"
 )
 
 // foldTail is the shortest last interval the timeline keeps as an entry of
@@ -24,24 +21,10 @@ type liveSlot struct {
 	_                    [40]byte
 }
 
-// counted wraps the scenario's workload and counts each operation's
-// outcome in the worker's liveSlot, by the worker loop's rule (classify),
-// but only once the worker records into its real (measured) recorder. It
-// leaves the worker loop and the Recorder untouched: one uncontended
-// atomic add per operation, on the worker's own cache line.
-type counted struct {
-	workloads.Workload
-	slots []liveSlot
-	real  []*metrics.Recorder
-}
-
-func (c *counted) Op(ctx context.Context, w *workloads.Worker) error {
-	err := c.Workload.Op(ctx, w)
-	if w.Rec != c.real[w.ID] { // warm-up
-		return err
-	}
-	s := &c.slots[w.ID]
-	switch classify(ctx, err) {
+// count adds one measured operation's outcome (classify) to the slot: one
+// uncontended atomic add on the worker's own cache line, or none.
+func (s *liveSlot) count(o outcome) {
+	switch o {
 	case outOK:
 		s.ops.Add(1)
 	case outTimeout, outNotAcquired:
@@ -49,7 +32,6 @@ func (c *counted) Op(ctx context.Context, w *workloads.Worker) error {
 	case outError:
 		s.errors.Add(1)
 	}
-	return err
 }
 
 // sampler reads the live slots (and the oracle's overlap count) once a

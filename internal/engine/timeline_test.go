@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,45 +15,69 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// script is a workload whose operations return the next outcome of a list.
-type script struct {
+// finite is a workload whose operations return the outcomes of a list,
+// then ErrDone.
+type finite struct {
 	workloads.Workload
 	outcomes []error
-	i        atomic.Int64
+	i        int
 }
 
-func (s *script) Op(context.Context, *workloads.Worker) error {
-	return s.outcomes[int(s.i.Add(1)-1)%len(s.outcomes)]
+func (f *finite) Op(context.Context, *workloads.Worker) error {
+	if f.i == len(f.outcomes) {
+		return workloads.ErrDone
+	}
+	f.i++
+	return f.outcomes[f.i-1]
 }
 
-// The counting wrapper classifies outcomes as the worker loop does and
-// counts nothing while the worker records into its warm-up recorder.
-func TestCountedClassifies(t *testing.T) {
-	real := metrics.NewRecorder()
-	wl := &script{outcomes: []error{nil, nil, strategies.ErrAcquireTimeout, strategies.ErrNotAcquired,
-		errors.New("READONLY"), workloads.ErrSkip, workloads.ErrRejected, nil}}
-	c := &counted{Workload: wl, slots: make([]liveSlot, 1), real: []*metrics.Recorder{real}}
-	w := &workloads.Worker{ID: 0, Rec: metrics.NewRecorder()} // warm-up recorder
-	for range len(wl.outcomes) {
-		_ = c.Op(context.Background(), w)
+// stopping is a workload whose one operation sees the run stop: it
+// cancels the run's context and returns the cancellation.
+type stopping struct {
+	workloads.Workload
+	cancel func()
+}
+
+func (s *stopping) Op(context.Context, *workloads.Worker) error {
+	s.cancel()
+	return fmt.Errorf("wrapped: %w", context.Canceled)
+}
+
+// The worker loop counts each measured operation's outcome for the
+// timeline by the loop's own rule (classify), and nothing while the worker
+// records into its warm-up recorder.
+func TestLoopCountsMeasuredOutcomes(t *testing.T) {
+	outcomes := []error{nil, nil, strategies.ErrAcquireTimeout, strategies.ErrNotAcquired,
+		errors.New("READONLY"), workloads.ErrSkip, workloads.ErrRejected, nil}
+	run := func(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, slot *liveSlot) {
+		var streak errStreak
+		loop(ctx, wl, w, real, warmEnd, func() {}, &streak, func(error) {}, nil, nil, slot)
 	}
-	if n := c.slots[0].ops.Load() + c.slots[0].errors.Load() + c.slots[0].acqFail.Load(); n != 0 {
-		t.Fatalf("counted %d outcomes during the warm-up, want 0", n)
+	slotCounts := func(s *liveSlot) [3]int64 { return [3]int64{s.ops.Load(), s.errors.Load(), s.acqFail.Load()} }
+
+	var slot liveSlot
+	real, scratch := metrics.NewRecorder(), metrics.NewRecorder()
+	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Rec: scratch}
+	run(context.Background(), &finite{outcomes: outcomes}, w, real, time.Now().Add(time.Hour), &slot)
+	if got := slotCounts(&slot); got != [3]int64{} {
+		t.Fatalf("counted %v during the warm-up, want nothing", got)
 	}
-	w.Rec = real
-	for range len(wl.outcomes) {
-		_ = c.Op(context.Background(), w)
+	if scratch.Ops != 3 || real.Ops != 0 {
+		t.Fatalf("warm-up ops: scratch %d, real %d, want 3 and 0", scratch.Ops, real.Ops)
 	}
-	if got := [3]int64{c.slots[0].ops.Load(), c.slots[0].errors.Load(), c.slots[0].acqFail.Load()}; got != [3]int64{3, 1, 2} {
+	run(context.Background(), &finite{outcomes: outcomes}, w, real, time.Now().Add(-time.Second), &slot)
+	if got := slotCounts(&slot); got != [3]int64{3, 1, 2} {
 		t.Fatalf("ops, errors, acquire failures = %v, want [3 1 2]", got)
+	}
+	if real.Ops != 3 || real.Timeouts != 1 || real.Failures != 1 || real.Errors["other"]+real.Errors["readonly"] != 1 {
+		t.Fatalf("recorder: ops %d, timeouts %d, failures %d, errors %v; want 3, 1, 1 and one error", real.Ops, real.Timeouts, real.Failures, real.Errors)
 	}
 	// A cancellation while the run stops is not an error.
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	wl.outcomes = []error{fmt.Errorf("wrapped: %w", context.Canceled)}
-	_ = c.Op(ctx, w)
-	if e := c.slots[0].errors.Load(); e != 1 {
-		t.Fatalf("errors %d after a cancellation at stop, want still 1", e)
+	defer cancel()
+	run(ctx, &stopping{cancel: cancel}, w, real, time.Now().Add(-time.Second), &slot)
+	if got := slotCounts(&slot); got != [3]int64{3, 1, 2} {
+		t.Fatalf("after a cancellation at stop: %v, want still [3 1 2]", got)
 	}
 }
 
@@ -66,12 +89,12 @@ func TestCountedClassifies(t *testing.T) {
 func TestSamplerFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const workers = 2
-		c := &counted{Workload: &script{outcomes: []error{nil}}, slots: make([]liveSlot, workers), real: make([]*metrics.Recorder, workers)}
+		slots := make([]liveSlot, workers)
 		var overlaps int64
 		var mu sync.Mutex
 		var seen []report.Second
 		start := time.Now()
-		s := &sampler{slots: c.slots, offset: 500 * time.Millisecond, scenarioStart: start,
+		s := &sampler{slots: slots, offset: 500 * time.Millisecond, scenarioStart: start,
 			overlaps: func() int64 { mu.Lock(); defer mu.Unlock(); return overlaps },
 			onSecond: func(sec report.Second) { mu.Lock(); seen = append(seen, sec); mu.Unlock() }}
 		stop, done := make(chan struct{}), make(chan struct{})
@@ -82,17 +105,15 @@ func TestSamplerFakeClock(t *testing.T) {
 		mu.Unlock()
 		var wg sync.WaitGroup
 		for id := range workers {
-			c.real[id] = metrics.NewRecorder()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				w := &workloads.Worker{ID: id, Rec: c.real[id]}
 				// After the warm-up, worker id completes an operation at
 				// 1 + 10*id + 20*j ms into the window, j = 0..154: together
 				// one every 10 ms, the last at 3,091 ms.
 				time.Sleep(500*time.Millisecond + time.Millisecond + time.Duration(id)*10*time.Millisecond)
 				for range 155 {
-					_ = c.Op(context.Background(), w)
+					slots[id].count(outOK)
 					time.Sleep(20 * time.Millisecond)
 				}
 			}()

@@ -3,6 +3,7 @@ package metrics
 import (
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -112,6 +113,9 @@ type Recorder struct {
 	pending  [numKinds][pendingLen]int32 // µs values not yet in their histogram
 	npending [numKinds]uint16
 	limit    [numKinds]uint16 // flush when npending reaches it
+	// Padding: another client's Recorder, written by another core, never
+	// shares a cache line with this one's counters.
+	_ [64]byte
 }
 
 // recorders counts the Recorders made, to stagger their first flushes.
@@ -288,9 +292,15 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 // succeeds while the registry names another client deleted that client's
 // lock: a foreign release. A lock's holder count and registry entry sit
 // side by side in one 16-byte slot, so that a critical section touches one
-// cache line of the Oracle, not two.
+// cache line of the Oracle, not two; with up to 16,384 locks each slot
+// has a cache line to itself.
 type Oracle struct {
-	locks    []lockSlot
+	locks []lockSlot
+	// stride is the slots per lock: slotsPerLine when the locks are few,
+	// so that each lock's slot has a cache line of its own (clients on
+	// two cores updating neighbouring locks would otherwise share one and
+	// slow each other down), else 1.
+	stride   int
 	overlaps atomic.Int64
 }
 
@@ -302,13 +312,29 @@ type lockSlot struct {
 
 const oneWriter = 1 << 32
 
+const (
+	// slotsPerLine lockSlots fill a 64-byte cache line.
+	slotsPerLine = 64 / int(unsafe.Sizeof(lockSlot{}))
+	// padUpTo is the most locks whose slots get a cache line each (1 MiB
+	// of slots); with more, two clients rarely update neighbouring locks
+	// at once, and the memory is better saved.
+	padUpTo = 1 << 14
+)
+
 // NewOracle returns an Oracle for locks 0..n-1.
 func NewOracle(n int) *Oracle {
-	return &Oracle{locks: make([]lockSlot, n)}
+	stride := 1
+	if n <= padUpTo {
+		stride = slotsPerLine
+	}
+	return &Oracle{locks: make([]lockSlot, n*stride), stride: stride}
 }
 
+// slot is lock i's state.
+func (o *Oracle) slot(i int) *lockSlot { return &o.locks[i*o.stride] }
+
 // Acquired registers client (>= 0) as lock i's holder.
-func (o *Oracle) Acquired(i, client int) { o.locks[i].owner.Store(int64(client) + 1) }
+func (o *Oracle) Acquired(i, client int) { o.slot(i).owner.Store(int64(client) + 1) }
 
 // Releasing is called just before client sends its release of lock i. It
 // unregisters client and reports whether the registry names another client
@@ -318,7 +344,7 @@ func (o *Oracle) Acquired(i, client int) { o.locks[i].owner.Store(int64(client) 
 // what still keeps the lock until then.)
 func (o *Oracle) Releasing(i, client int) (another bool) {
 	me := int64(client) + 1
-	owner := &o.locks[i].owner
+	owner := &o.slot(i).owner
 	v := owner.Load()
 	if v == me {
 		owner.CompareAndSwap(me, 0)
@@ -330,7 +356,7 @@ func (o *Oracle) Releasing(i, client int) (another bool) {
 // Enter records an exclusive holder entering lock i's critical section and
 // reports whether it overlapped another holder.
 func (o *Oracle) Enter(i int) bool {
-	if v := o.locks[i].holders.Add(oneWriter); v != oneWriter {
+	if v := o.slot(i).holders.Add(oneWriter); v != oneWriter {
 		o.overlaps.Add(1)
 		return true
 	}
@@ -338,12 +364,12 @@ func (o *Oracle) Enter(i int) bool {
 }
 
 // Leave records the exclusive holder leaving lock i's critical section.
-func (o *Oracle) Leave(i int) { o.locks[i].holders.Add(-oneWriter) }
+func (o *Oracle) Leave(i int) { o.slot(i).holders.Add(-oneWriter) }
 
 // EnterRead records a reader entering lock i and reports whether an
 // exclusive holder was inside.
 func (o *Oracle) EnterRead(i int) bool {
-	if v := o.locks[i].holders.Add(1); v >= oneWriter {
+	if v := o.slot(i).holders.Add(1); v >= oneWriter {
 		o.overlaps.Add(1)
 		return true
 	}
@@ -351,7 +377,7 @@ func (o *Oracle) EnterRead(i int) bool {
 }
 
 // LeaveRead records the reader leaving lock i.
-func (o *Oracle) LeaveRead(i int) { o.locks[i].holders.Add(-1) }
+func (o *Oracle) LeaveRead(i int) { o.slot(i).holders.Add(-1) }
 
 // Overlaps is the number of entries that found a conflicting holder inside.
 // Safe to read while clients run.
