@@ -2,6 +2,7 @@ package strategies
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -30,36 +31,53 @@ type atomicLocker struct {
 	ttl time.Duration
 	// constTok: every lease stores ConstantValue (Config.ConstantToken).
 	constTok bool
+	// free holds recycled leases (see Recycler).
+	free sync.Pool
 }
 
-var _ Locker = (*atomicLocker)(nil)
+var (
+	_ Locker   = (*atomicLocker)(nil)
+	_ Recycler = (*atomicLocker)(nil)
+)
 
 func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error) {
-	l := &atomicLease{a: a}
+	l, _ := a.free.Get().(*atomicLease)
+	if l == nil {
+		l = &atomicLease{a: a}
+	}
 	l.keys[0] = key
 	if a.constTok {
 		l.args[0] = ConstantValue
 	} else {
-		l.args[0] = tokenInto(&l.tok)
+		l.args[0] = NewToken()
 	}
 	ok, err := a.d.SetNX(ctx, key, l.args[0], a.ttl)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	if err != nil || !ok {
+		a.free.Put(l) // never handed out
+		if err != nil {
+			return nil, err
+		}
 		return nil, ErrNotAcquired
 	}
 	return l, nil
 }
 
-// atomicLease is atomic's lease in one allocation: the token's characters
-// and the key and argument lists of the release's EVALSHA live in it, so
-// that an acquire+release cycle allocates nothing else of its own.
+// Recycle keeps l, released, for a later TryAcquire (see Recycler).
+func (a *atomicLocker) Recycle(l Lease) {
+	if al, ok := l.(*atomicLease); ok && al.a == a {
+		a.free.Put(al)
+	}
+}
+
+// atomicLease is atomic's lease: the key and argument lists of the
+// release's EVALSHA live in it, and atomicLocker recycles it (Recycler),
+// so that an acquire+release cycle allocates only its token. The token is
+// a string of its own, never memory of the lease: a token read before
+// the lease was recycled stays what it was.
 type atomicLease struct {
 	a    *atomicLocker
-	tok  [2 * tokenBytes]byte // the token's hex characters; args[0] points here
-	keys [1]string            // KEYS of UnlockScript: the lock key
-	args [1]string            // ARGV of UnlockScript: the token
+	keys [1]string // KEYS of UnlockScript: the lock key
+	args [1]string // ARGV of UnlockScript: the token
 }
 
 var _ Lease = (*atomicLease)(nil)

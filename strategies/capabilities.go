@@ -132,6 +132,19 @@ type Abandonable interface {
 	Abandon()
 }
 
+// Recycler is implemented by Lockers that can reuse a lease's memory for a
+// later acquire, so that an acquire+release cycle allocates nothing of
+// its own (the pattern of rueidis' PutCompleted). Recycle hands back a
+// lease whose Release has returned: its holder gives up every reference
+// to it and must not call any of its methods again (the next acquire may
+// return the same object with another key and token). A lease that is
+// never handed back is simply collected. Recycle ignores leases the
+// Locker did not make. lockbench's worker recycles each lease right after
+// its release.
+type Recycler interface {
+	Recycle(Lease)
+}
+
 func crashAt(ctx context.Context, point string) bool {
 	c, ok := ctx.Value(clientKey{}).(Client)
 	return ok && c.Hooks != nil && c.Hooks.Crash(point)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/registry"
@@ -407,13 +406,6 @@ func hexToken(dst *[2 * tokenBytes]byte) []byte {
 	tb.n += tokenBytes
 	tokenBufs.Put(tb)
 	return dst[:]
-}
-
-// tokenInto writes a new token (see NewToken) into dst and returns it as a
-// string that shares dst's memory, without a copy: dst must never change
-// afterwards (it lives in the lease that owns the token).
-func tokenInto(dst *[2 * tokenBytes]byte) string {
-	return unsafe.String(&hexToken(dst)[0], len(dst))
 }
 
 type tokenBuf struct {

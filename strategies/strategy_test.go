@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -280,4 +281,57 @@ func TestAcquireOutcomes(t *testing.T) {
 			t.Errorf("%s: err %v, attempts %d, abandoned %d, lease %v; want %v, %d, %d", c.name, err, n, l.abandoned, lease, c.want, c.attempts, c.abandon)
 		}
 	}
+}
+
+// atomic reuses a lease handed back with Recycle: the next acquire gets a
+// lease with its own key and a fresh token, whose release deletes only its
+// own lock; a lease still held is never handed out again, a failed
+// attempt's lease never escapes, and a lease of another locker is ignored.
+func TestAtomicRecycle(t *testing.T) {
+	each(t, func(t *testing.T, d drivers.Driver, prefix string) {
+		ctx := context.Background()
+		l, err := strategies.New("atomic", strategies.Config{Nodes: []drivers.Driver{d}, TTL: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := l.(strategies.Recycler)
+		if !ok {
+			t.Fatal("atomic is not a Recycler")
+		}
+		seen := map[string]bool{}
+		held, err := l.TryAcquire(ctx, prefix+"held")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[held.Token()] = true
+		for i := range 20 {
+			key := prefix + strconv.Itoa(i)
+			a, err := l.TryAcquire(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a == held || a.Key() != key || seen[a.Token()] || len(a.Token()) != 32 {
+				t.Fatalf("acquire %d: lease %p (held %p), key %q, token %q (seen before: %v)", i, a, held, a.Key(), a.Token(), seen[a.Token()])
+			}
+			seen[a.Token()] = true
+			if v := do(t, d, "GET", key); v.Str != a.Token() {
+				t.Fatalf("key %s holds %q, want the lease's token %q", key, v.Str, a.Token())
+			}
+			// A failed attempt on the held lock returns no lease.
+			if b, err := l.TryAcquire(ctx, prefix+"held"); b != nil || !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("acquire of a held lock: %v, %v", b, err)
+			}
+			if err := a.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r.Recycle(a)
+			r.Recycle(scriptedLease{}) // not atomic's: ignored
+		}
+		if n := do(t, d, "EXISTS", prefix+"held").Int; n != 1 || held.Token() != do(t, d, "GET", prefix+"held").Str {
+			t.Fatalf("the held lock was touched: exists %d", n)
+		}
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/strategies"
@@ -14,9 +15,24 @@ import (
 // memLocker is an in-process Locker that always grants at once, with one
 // reused lease: it leaves only the worker's own per-operation work (timing,
 // recording, the oracle) to measure.
-type memLocker struct{ l memLease }
+type memLocker struct {
+	l memLease
+	// recycled counts leases handed back (strategies.Recycler); early
+	// counts recycles of a lease not yet released.
+	recycled, early int
+}
 
 type memLease struct{ releases int }
+
+func (m *memLocker) Recycle(l strategies.Lease) {
+	if l != strategies.Lease(&m.l) {
+		return
+	}
+	m.recycled++
+	if m.l.releases != m.recycled {
+		m.early++
+	}
+}
 
 func (m *memLocker) TryAcquire(context.Context, string) (strategies.Lease, error) { return &m.l, nil }
 func (l *memLease) Key() string                                                   { return "k" }
@@ -58,8 +74,8 @@ func TestHoldAllocatesNothing(t *testing.T) {
 	if got := w.Rec.Release.TotalCount(); got != runs {
 		t.Errorf("release histogram has %d values, want %d", got, runs)
 	}
-	if w.Rec.Attempts != runs || ml.l.releases != int(runs) {
-		t.Errorf("attempts %d, releases %d, want %d each", w.Rec.Attempts, ml.l.releases, runs)
+	if w.Rec.Attempts != runs || ml.l.releases != int(runs) || ml.recycled != int(runs) || ml.early != 0 {
+		t.Errorf("attempts %d, releases %d, leases recycled %d (%d before their release), want %d each and 0", w.Rec.Attempts, ml.l.releases, ml.recycled, ml.early, runs)
 	}
 	if o := w.Env.Oracle.Overlaps(); o != 0 {
 		t.Errorf("overlaps %d on a single client, want 0", o)
@@ -126,5 +142,24 @@ func TestCycleOwnKeys(t *testing.T) {
 	want := map[string]int{"p:{cyc:0}:lock": 5, "p:{cyc:1}:lock": 10, "p:{cyc:2}:lock": 15}
 	if fmt.Sprint(kl.acquired) != fmt.Sprint(want) {
 		t.Fatalf("acquires by key %v, want %v", kl.acquired, want)
+	}
+}
+
+// An operation's first acquire counts from the start the loop gave Begin;
+// a second acquire in the same operation counts from its own start.
+func TestAcquireCountsFromBegin(t *testing.T) {
+	w, _ := memWorker(2)
+	ctx := context.Background()
+	w.Begin(metrics.Now() - 50*time.Millisecond)
+	err := w.Hold(ctx, 0, "a", false, func(context.Context, strategies.Lease) error {
+		return w.Hold(ctx, 1, "b", false, func(context.Context, strategies.Lease) error { return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Rec.Flush()
+	h := w.Rec.Acquire
+	if h.TotalCount() != 2 || h.Max() < 50_000 || h.Min() >= 50_000 {
+		t.Fatalf("acquire times %d values, min %d µs, max %d µs; want 2, one >= 50 ms (from Begin) and one below", h.TotalCount(), h.Min(), h.Max())
 	}
 }

@@ -157,12 +157,32 @@ type Worker struct {
 	// granted is when the last successful acquire returned (metrics.Now):
 	// the start of its hold (one clock read serves both figures).
 	granted time.Duration
+	// opStart is the current operation's start (see Begin); begun says no
+	// acquire has used it yet.
+	opStart time.Duration
+	begun   bool
+}
+
+// Begin tells the worker that an operation starts at t (metrics.Now): the
+// operation's first acquire counts from t, so that the clock is read once
+// for both (every workload's operation begins with its acquire, after
+// nothing but an in-memory key choice).
+func (w *Worker) Begin(t time.Duration) { w.opStart, w.begun = t, true }
+
+// acquireStart is the start of an acquire: the operation's start for its
+// first one (see Begin), the clock now for any other.
+func (w *Worker) acquireStart() time.Duration {
+	if w.begun {
+		w.begun = false
+		return w.opStart
+	}
+	return metrics.Now()
 }
 
 // Lock acquires key with the scenario's strategy and the worker's retry
 // policy, records the acquire time and attempts, and returns the lease.
 func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error) {
-	start := metrics.Now()
+	start := w.acquireStart()
 	l, attempts, err := strategies.Acquire(ctx, w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
 	w.observe(ctx, start, err)
@@ -187,7 +207,7 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, err error) {
 // LockRead is Lock on the read side of the scenario's strategy (the
 // exclusive lock itself for a strategy without one).
 func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, error) {
-	start := metrics.Now()
+	start := w.acquireStart()
 	l, attempts, err := strategies.Acquire(ctx, strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
 	w.observe(ctx, start, err)
@@ -197,7 +217,8 @@ func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, er
 // Unlock releases the lease on a context the run's cancellation cannot
 // skip and records the release time. ErrNotOwner does not fail the
 // operation (the lease had expired; the oracle judges the damage): it is
-// counted, and owned is false.
+// counted, and owned is false. The lease is then handed back to the
+// strategy (strategies.Recycler): l must not be used afterwards.
 func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, err error) {
 	return w.unlock(ctx, l, metrics.Now())
 }
@@ -214,6 +235,9 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 	}
 	if err == nil && w.Env.Released != nil {
 		err = w.Env.Released(rctx, l.Key())
+	}
+	if r, ok := w.Env.Locker.(strategies.Recycler); ok {
+		r.Recycle(l)
 	}
 	return err == nil, err
 }

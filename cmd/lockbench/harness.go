@@ -55,8 +55,8 @@ All figures are from this run, on this machine.`,
 	}
 	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
 	cmd.Flags().IntVar(&requests, "requests", 200000, "redis-benchmark requests per command")
-	cmd.Flags().DurationVar(&duration, "duration", 3*time.Second, "time of each Go measurement")
-	cmd.Flags().IntVar(&rounds, "rounds", 5, "bare loop / lockbench pairs per driver (medians are reported)")
+	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement")
+	cmd.Flags().IntVar(&rounds, "rounds", 15, "bare loop / lockbench pairs per driver (medians are reported)")
 	// Hidden: pprof profiles of each Go measurement, for work on the hot path.
 	cmd.Flags().StringVar(&profileDir, "profile-dir", "", "write CPU and allocation profiles of each Go measurement to this directory")
 	_ = cmd.Flags().MarkHidden("profile-dir")

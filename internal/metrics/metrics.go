@@ -51,25 +51,38 @@ const (
 	numKinds
 )
 
-// pendingLen is how many values of one kind a Recorder holds before it
-// adds them to their histogram (see Observe).
-const pendingLen = 256
+// pendingLen is how many values (of all kinds) a Recorder holds before it
+// adds them to their histograms (see Observe). A power of two.
+const pendingLen = 4096
+
+// A buffered value is its µs (below 1<<kindShift: 60 s is 6e7 µs) with
+// its Kind in the bits above.
+const kindShift = 26
+
+// Compile-time checks: every value fits below kindShift, every Kind above.
+const (
+	_ = uint(1<<kindShift - 1 - maxMicros)
+	_ = uint(1<<(32-kindShift) - numKinds)
+)
 
 // Recorder is one worker's measurements. Not safe for concurrent use.
 //
-// Recording is cheap: Observe appends the value (µs) to a small buffer of
-// its kind and only every pendingLen values adds the lot to the histogram.
-// A histogram's counts (about 140 KB) are far bigger than the CPU caches
-// hold for 50 clients, and a value added at once between two Redis round
-// trips mostly misses them; a batch reuses the cache lines it brings in.
+// Recording is cheap: Observe appends the value (µs, tagged with its
+// kind) to one small buffer and only every pendingLen values adds the lot
+// to the histograms. A histogram's counts (about 140 KB) are far bigger
+// than the CPU caches hold for 50 clients, and a value added at once
+// between two Redis round trips mostly misses them; a batch reuses the
+// cache lines it brings in. One buffer for every kind, written in order,
+// and its count beside the Ops and Attempts counters: an operation's
+// recording touches two cache lines of the Recorder.
 // The histograms hold every value observed up to the last Flush; Merge
 // flushes both recorders first. The counters are always current.
 //
 // Clients that run in step (rueidis pipelines all of them in one round
 // trip) would fill their buffers on the same operation and all flush at
-// once, stalling every client together; so each Recorder's first batch of
-// each kind is cut short at its own point, and their flushes stay spread
-// out in time.
+// once, stalling every client together; so each Recorder's first batch
+// is cut short at its own point, and their flushes stay spread out in
+// time.
 type Recorder struct {
 	// Op is the whole operation (acquire, critical section, release), µs.
 	Op *hdrhistogram.Histogram
@@ -85,6 +98,8 @@ type Recorder struct {
 	// is then measured from the intended start), µs. Nil until the first
 	// open-loop operation: each histogram costs about 140 KB per client.
 	Service *hdrhistogram.Histogram
+
+	n, limit uint32 // values in pending; flush when n reaches limit
 
 	Ops      int64 // operations completed
 	Attempts int64 // acquire attempts (TryAcquire calls)
@@ -110,9 +125,7 @@ type Recorder struct {
 	// Samples keeps the first error message of each kind.
 	Samples map[string]string
 
-	pending  [numKinds][pendingLen]int32 // µs values not yet in their histogram
-	npending [numKinds]uint16
-	limit    [numKinds]uint16 // flush when npending reaches it
+	pending [pendingLen]uint32 // values not yet in their histogram (see kindShift)
 	// Padding: another client's Recorder, written by another core, never
 	// shares a cache line with this one's counters.
 	_ [64]byte
@@ -125,31 +138,29 @@ var recorders atomic.Uint32
 // It allocates nothing (the Service histogram excepted, on its first
 // flush); the value reaches the histogram at the next Flush at the latest.
 func (r *Recorder) Observe(k Kind, d time.Duration) {
-	n := r.npending[k]
-	r.pending[k][n] = int32(micros(d))
+	n := r.n
+	r.pending[n&(pendingLen-1)] = uint32(micros(d)) | uint32(k)<<kindShift
 	n++
-	r.npending[k] = n
-	if n >= r.limit[k] {
-		r.flush(k)
+	r.n = n
+	if n >= r.limit {
+		r.flush()
 	}
 }
 
 // Flush adds every value Observe buffered to its histogram.
 func (r *Recorder) Flush() {
-	for k := range numKinds {
-		if r.npending[k] > 0 {
-			r.flush(k)
-		}
+	if r.n > 0 {
+		r.flush()
 	}
 }
 
-func (r *Recorder) flush(k Kind) {
-	h := r.hist(k)
-	for _, us := range r.pending[k][:r.npending[k]] {
-		_ = h.RecordValue(int64(us)) // cannot fail within range
+func (r *Recorder) flush() {
+	for _, v := range r.pending[:r.n] {
+		// Cannot fail: micros clamps to the histograms' range.
+		_ = r.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
 	}
-	r.npending[k] = 0
-	r.limit[k] = pendingLen
+	r.n = 0
+	r.limit = pendingLen
 }
 
 // hist returns the histogram of kind k, making Service on first use.
@@ -180,13 +191,10 @@ func NewRecorder() *Recorder {
 		Errors:  map[string]int64{},
 		Samples: map[string]string{},
 	}
-	// The first batch of kind k holds 1..pendingLen values, a different
-	// number for consecutive Recorders and for each kind (97 is prime to
-	// pendingLen, so 256 Recorders in a row all differ).
-	seq := recorders.Add(1)
-	for k := range r.limit {
-		r.limit[k] = uint16(1 + (seq*97+uint32(k)*pendingLen/uint32(numKinds))%pendingLen)
-	}
+	// The first batch holds 1..pendingLen values, a different number for
+	// consecutive Recorders (97 is prime to pendingLen, so 4096 Recorders
+	// in a row all differ).
+	r.limit = 1 + (recorders.Add(1)*97)%pendingLen
 	return r
 }
 

@@ -163,7 +163,13 @@ func TestObserveMatchesRecord(t *testing.T) {
 	}
 	r.Observe(Op, 2*time.Hour) // clamped to 60 s
 	Record(want.Op, 2*time.Hour)
-	if got, buffered := r.Op.TotalCount(), int64(r.npending[Op]); got+buffered != n+1 || buffered >= pendingLen || got < 2*pendingLen {
+	var buffered int64
+	for _, v := range r.pending[:r.n] {
+		if Kind(v>>kindShift) == Op {
+			buffered++
+		}
+	}
+	if got := r.Op.TotalCount(); got+buffered != n+1 || buffered >= pendingLen || got < 2*pendingLen {
 		t.Fatalf("before Flush: %d values in the histogram and %d buffered, want %d in all, under %d buffered", got, buffered, n+1, pendingLen)
 	}
 	if r.Service != nil {
@@ -202,23 +208,23 @@ func TestObserveAllocatesNothing(t *testing.T) {
 // Recorders made one after another flush their first batch at different
 // points, so that clients running in step do not all flush together.
 func TestFirstFlushesStaggered(t *testing.T) {
-	seen := map[uint16]bool{}
+	seen := map[uint32]bool{}
 	for i := 0; i < 16; i++ {
 		r := NewRecorder()
-		l := r.limit[Op]
+		l := r.limit
 		if l < 1 || l > pendingLen || seen[l] {
 			t.Fatalf("recorder %d: first Op batch of %d values (seen: %v)", i, l, seen)
 		}
 		seen[l] = true
-		for j := uint16(1); j < l; j++ {
+		for j := uint32(1); j < l; j++ {
 			r.Observe(Op, time.Millisecond)
 		}
 		if r.Op.TotalCount() != 0 {
 			t.Fatalf("recorder %d flushed before %d values", i, l)
 		}
 		r.Observe(Op, time.Millisecond)
-		if r.Op.TotalCount() != int64(l) || r.limit[Op] != pendingLen {
-			t.Fatalf("recorder %d: %d values after its first batch of %d; next limit %d", i, r.Op.TotalCount(), l, r.limit[Op])
+		if r.Op.TotalCount() != int64(l) || r.limit != pendingLen {
+			t.Fatalf("recorder %d: %d values after its first batch of %d; next limit %d", i, r.Op.TotalCount(), l, r.limit)
 		}
 	}
 }
