@@ -32,16 +32,16 @@ func newHarnessCmd() *cobra.Command {
 		Use:   "harness",
 		Short: "Check that lockbench is not the bottleneck: lock cycles/s against redis-benchmark and a bare loop",
 		Long: `harness starts one redis-server and measures the uncontended lock cycle
-(SET NX PX on a fresh key, then EVALSHA of the compare-and-delete script) at
-the same connection count three ways: redis-benchmark issuing the two
-commands (equivalent cycle rate 1 / (1/rate_set + 1/rate_evalsha)); a bare
-Go loop per driver that records nothing; and 'lockbench run --strategy atomic
---workload lock-cycle' per driver. The bare loop and lockbench alternate
-for --rounds rounds (bare loop first in odd rounds, lockbench first in even
-ones), so that a machine whose load drifts favours neither; a driver's
-figures are the medians over its rounds, and its overhead is the median of
-the rounds' lockbench / bare loop ratios. It prints, last, one line per
-driver:
+(SET NX PX, then EVALSHA of the compare-and-delete script, each client on a
+key of its own) at the same connection count three ways: redis-benchmark
+issuing the two commands (equivalent cycle rate 1 / (1/rate_set +
+1/rate_evalsha)); a bare Go loop per driver that records nothing but sends
+the same bytes (a fresh 128-bit token per cycle); and 'lockbench run
+--strategy atomic --workload lock-cycle --own-keys' per driver. Each of
+--rounds rounds runs all three, back to back (the bare loop first in odd
+rounds, lockbench first in even ones), so that a machine whose load drifts
+favours none; the ratios are taken within each round, and the figures
+printed are medians over the rounds. It prints, last, one line per driver:
   harness-ratio <driver> <lockbench cycles/s / redis-benchmark cycle rate>
   harness-overhead <driver> <lockbench cycles/s / bare loop cycles/s>
 All figures are from this run, on this machine.`,
@@ -54,7 +54,7 @@ All figures are from this run, on this machine.`,
 		},
 	}
 	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
-	cmd.Flags().IntVar(&requests, "requests", 200000, "redis-benchmark requests per command")
+	cmd.Flags().IntVar(&requests, "requests", 50000, "redis-benchmark requests per command and round")
 	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement")
 	cmd.Flags().IntVar(&rounds, "rounds", 15, "bare loop / lockbench pairs per driver (medians are reported)")
 	// Hidden: pprof profiles of each Go measurement, for work on the hot path.
@@ -75,17 +75,18 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 	}
 	defer topo.Stop()
 	s := topo.Servers[0]
-	set, evalsha, rb, err := harness.RedisBenchmark(s.Addr, s.Password, clients, requests)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "redis-benchmark  SET NX PX %.0f/s, EVALSHA %.0f/s -> %.0f cycles/s (%d connections)\n", set, evalsha, rb, clients)
 	pol, _ := retry.Parse("none")
-	type line struct{ ratio, overhead float64 }
-	results := map[string]line{}
-	for _, drv := range drivers.Names() {
-		var bares, bareCPUs, lbs, lbCPUs, shares, ratios []float64
-		for r := 0; r < rounds; r++ {
+	// One driver's figures, one value per round.
+	type series struct{ bare, bareCPU, lb, lbCPU, share, overhead, ratio []float64 }
+	per := map[string]*series{}
+	var sets, evals, rbs []float64
+	for r := 0; r < rounds; r++ {
+		set, evalsha, rb, err := harness.RedisBenchmark(s.Addr, s.Password, clients, requests)
+		if err != nil {
+			return err
+		}
+		sets, evals, rbs = append(sets, set), append(evals, evalsha), append(rbs, rb)
+		for _, drv := range drivers.Names() {
 			var bare, bareCPU float64
 			measureBare := func() error {
 				return profiled(profileDir, fmt.Sprintf("%s-bare-%d", drv, r+1), func() (err error) {
@@ -108,7 +109,7 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 					res, err = engine.Run(ctx, engine.Scenario{
 						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
-						Params: workloads.Params{Keys: 100_000, OwnKeys: true},
+						Params: workloads.Params{OwnKeys: true},
 					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
 					if err != nil {
 						return fmt.Errorf("lockbench %s: %w", drv, err)
@@ -129,30 +130,47 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 			if ctx.Err() != nil { // Ctrl-C: the figures of a cut round are not results
 				return errInterrupted
 			}
-			bares, bareCPUs = append(bares, bare), append(bareCPUs, bareCPU)
-			lbs, lbCPUs = append(lbs, res.OpsPerSec), append(lbCPUs, res.ClientCPU.CPUMicrosPerOp)
-			shares = append(shares, res.ClientCPU.BudgetShare)
+			x := per[drv]
+			if x == nil {
+				x = &series{}
+				per[drv] = x
+			}
+			x.bare, x.bareCPU = append(x.bare, bare), append(x.bareCPU, bareCPU)
+			x.lb, x.lbCPU = append(x.lb, res.OpsPerSec), append(x.lbCPU, res.ClientCPU.CPUMicrosPerOp)
+			x.share = append(x.share, res.ClientCPU.BudgetShare)
 			if bare > 0 {
-				ratios = append(ratios, res.OpsPerSec/bare)
+				x.overhead = append(x.overhead, res.OpsPerSec/bare)
+			}
+			if rb > 0 {
+				x.ratio = append(x.ratio, res.OpsPerSec/rb)
 			}
 		}
-		bare, lb := median(bares), median(lbs)
+	}
+	fmt.Fprintf(w, "redis-benchmark  SET NX PX %.0f/s, EVALSHA %.0f/s -> %.0f cycles/s (%d connections); medians of %d rounds\n",
+		median(sets), median(evals), median(rbs), clients, rounds)
+	for _, drv := range drivers.Names() {
+		x := per[drv]
 		fmt.Fprintf(w, "%-8s bare loop %.0f cycles/s (%.1f µs CPU/cycle); lockbench %.0f cycles/s (%.1f µs CPU/cycle, client CPU %.0f%% of its budget); medians of %d rounds\n",
-			drv, bare, median(bareCPUs), lb, median(lbCPUs), 100*median(shares), rounds)
-		fmt.Fprintf(w, "%-8s lockbench / bare loop by round:", drv)
-		for _, x := range ratios {
-			fmt.Fprintf(w, " %.2f", x)
-		}
-		fmt.Fprintln(w)
-		results[drv] = line{lb / rb, median(ratios)}
+			drv, median(x.bare), median(x.bareCPU), median(x.lb), median(x.lbCPU), 100*median(x.share), rounds)
+		printRounds(w, drv, "lockbench / bare loop", x.overhead)
+		printRounds(w, drv, "lockbench / redis-benchmark", x.ratio)
 	}
 	for _, drv := range drivers.Names() {
-		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, results[drv].ratio)
+		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, median(per[drv].ratio))
 	}
 	for _, drv := range drivers.Names() {
-		fmt.Fprintf(w, "harness-overhead %s %.2f\n", drv, results[drv].overhead)
+		fmt.Fprintf(w, "harness-overhead %s %.2f\n", drv, median(per[drv].overhead))
 	}
 	return nil
+}
+
+// printRounds prints one ratio per round on one line.
+func printRounds(w io.Writer, drv, what string, xs []float64) {
+	fmt.Fprintf(w, "%-8s %s by round:", drv, what)
+	for _, x := range xs {
+		fmt.Fprintf(w, " %.2f", x)
+	}
+	fmt.Fprintln(w)
 }
 
 // profiled runs f; with dir set, it writes f's CPU profile to

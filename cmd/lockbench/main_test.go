@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -713,6 +714,44 @@ func TestReportCommand(t *testing.T) {
 		}
 		if _, err := os.Stat(out); !os.IsNotExist(err) {
 			t.Errorf("%v wrote %s", c.args, out)
+		}
+	}
+}
+
+// harness measures the three ways and ends with one harness-ratio and one
+// harness-overhead line per driver, each a positive ratio; every round's
+// ratios are printed (the values themselves depend on the machine).
+func TestHarnessLines(t *testing.T) {
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
+	}
+	r := lockbench(t, "harness", "--rounds", "2", "--duration", "300ms", "--requests", "2000")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	drvs := []string{"goredis", "rueidis"}
+	if len(lines) < 2*len(drvs) {
+		t.Fatalf("too few lines:\n%s", r.stdout)
+	}
+	last := lines[len(lines)-2*len(drvs):]
+	for i, kind := range []string{"harness-ratio", "harness-overhead"} {
+		for j, d := range drvs {
+			f := strings.Fields(last[i*len(drvs)+j])
+			if len(f) != 3 || f[0] != kind || f[1] != d {
+				t.Fatalf("line %q, want %q %q <ratio>\n%s", last[i*len(drvs)+j], kind, d, r.stdout)
+			}
+			if v, err := strconv.ParseFloat(f[2], 64); err != nil || v <= 0 {
+				t.Fatalf("%s %s: ratio %q", kind, d, f[2])
+			}
+		}
+	}
+	for _, d := range drvs {
+		for _, what := range []string{"lockbench / bare loop by round:", "lockbench / redis-benchmark by round:"} {
+			re := regexp.MustCompile(`(?m)^` + d + ` +` + regexp.QuoteMeta(what) + `( [0-9.]+){2}$`)
+			if !re.MatchString(r.stdout) {
+				t.Errorf("no %q line with 2 rounds for %s:\n%s", what, d, r.stdout)
+			}
 		}
 	}
 }

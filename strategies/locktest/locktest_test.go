@@ -629,7 +629,9 @@ func duration(workload string) time.Duration {
 }
 
 // BenchmarkCycle measures one uncontended acquire+release (fresh key each
-// time) per strategy and driver, with allocations; benchstat reads it.
+// time) per strategy and driver, with allocations; benchstat reads it. A
+// released lease goes back to a strategy that recycles them
+// (strategies.Recycler), as lockbench's worker does.
 func BenchmarkCycle(b *testing.B) {
 	ctx := strategies.WithClient(context.Background(), strategies.Client{ID: 0, Owner: "bench"})
 	for _, s := range strategies.Names() {
@@ -651,6 +653,7 @@ func BenchmarkCycle(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				rec, _ := l.(strategies.Recycler)
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
@@ -662,6 +665,9 @@ func BenchmarkCycle(b *testing.B) {
 					}
 					if err := le.Release(ctx); err != nil {
 						b.Fatal(err)
+					}
+					if rec != nil {
+						rec.Recycle(le)
 					}
 				}
 			})
