@@ -260,6 +260,18 @@ func New(name string, c Config) (Locker, error) {
 // (ctx.Err()). A Redis error ends the loop at once. attempts counts the
 // TryAcquire calls made (>= 1 unless ctx was already done).
 func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration) (lease Lease, attempts int, err error) {
+	return AcquireIO(ctx, ctx, l, key, b, timeout)
+}
+
+// AcquireIO is Acquire with the attempts' Redis calls made on io instead
+// of ctx: ctx still ends the acquire between attempts (and before the
+// first), io carries the calls themselves. lockbench's worker passes an io
+// without cancellation for Redis-only strategies whose attempts never wait
+// in-process, so that a driver call does not also wait on a done channel;
+// each call is bounded by the driver's I/O timeout. For a locker that
+// Blocks, pass ctx itself as io (under a timeout its attempts get ctx's
+// deadline in any case).
+func AcquireIO(ctx, io context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration) (lease Lease, attempts int, err error) {
 	var start time.Time
 	if timeout > 0 {
 		start = time.Now()
@@ -270,11 +282,11 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 	if _, waker := b.(retry.Waker); !waker && (timeout <= 0 || !isBlocking(l)) {
 		if err = ctx.Err(); err == nil {
 			attempts = 1
-			if lease, err = l.TryAcquire(ctx, key); err == nil {
+			if lease, err = l.TryAcquire(io, key); err == nil {
 				return lease, 1, nil
 			}
 			if errors.Is(err, ErrNotAcquired) {
-				return acquireRetry(ctx, l, key, b, timeout, start, 1)
+				return acquireRetry(ctx, io, l, key, b, timeout, start, 1)
 			}
 		}
 		if ab, ok := l.(Abandoner); ok {
@@ -282,16 +294,17 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 		}
 		return nil, attempts, err
 	}
-	return acquireRetry(ctx, l, key, b, timeout, start, 0)
+	return acquireRetry(ctx, io, l, key, b, timeout, start, 0)
 }
 
 // acquireRetry is Acquire's retry loop, begun at start with attempts
 // TryAcquire calls already made and failed with ErrNotAcquired.
-func acquireRetry(ctx context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration, start time.Time, attempts int) (lease Lease, _ int, err error) {
+func acquireRetry(ctx, io context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration, start time.Time, attempts int) (lease Lease, _ int, err error) {
 	var deadline time.Time
+	blocks := isBlocking(l)
 	if timeout > 0 {
 		deadline = start.Add(timeout)
-		if isBlocking(l) {
+		if blocks {
 			// A locker that can block inside TryAcquire gets the bound in ctx.
 			var cancel context.CancelFunc
 			parent := ctx
@@ -358,7 +371,11 @@ func acquireRetry(ctx context.Context, l Locker, key string, b retry.Backoff, ti
 			return nil, attempts, err
 		}
 		attempts++
-		lease, err = l.TryAcquire(ctx, key)
+		att := ctx
+		if !blocks {
+			att = io
+		}
+		lease, err = l.TryAcquire(att, key)
 		if err == nil {
 			return lease, attempts, nil
 		}
@@ -367,6 +384,11 @@ func acquireRetry(ctx context.Context, l Locker, key string, b retry.Backoff, ti
 		}
 	}
 }
+
+// Blocks reports whether l's TryAcquire may wait in-process (a local
+// mutex, a queue in ZooKeeper, etcd or the database) rather than make its
+// Redis calls and return: such an attempt needs a cancellable context.
+func Blocks(l Locker) bool { return isBlocking(l) }
 
 // blocking marks lockers whose TryAcquire may wait in-process (multilevel's
 // local mutex); Acquire bounds that wait by the acquire timeout.

@@ -228,11 +228,17 @@ type scripted struct {
 	errs      []error
 	attempts  int
 	abandoned int
+	ctxs      []context.Context // the context of each attempt
+	after     func()            // called after each attempt, if set
 }
 
 type scriptedLease struct{}
 
-func (s *scripted) TryAcquire(context.Context, string) (strategies.Lease, error) {
+func (s *scripted) TryAcquire(ctx context.Context, _ string) (strategies.Lease, error) {
+	s.ctxs = append(s.ctxs, ctx)
+	if s.after != nil {
+		defer s.after()
+	}
 	err := s.errs[min(s.attempts, len(s.errs)-1)]
 	s.attempts++
 	if err != nil {
@@ -332,6 +338,57 @@ func TestAtomicRecycle(t *testing.T) {
 		}
 		if err := held.Release(ctx); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+type ioKey struct{}
+
+// AcquireIO makes every attempt on io, and still ends on ctx: before the
+// first attempt and between attempts.
+func TestAcquireIO(t *testing.T) {
+	io := context.WithValue(context.Background(), ioKey{}, "io")
+	tries3, err := retry.Parse("backoff:start=1ms,cap=1ms,tries=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &scripted{errs: []error{strategies.ErrNotAcquired, strategies.ErrNotAcquired, nil}}
+	lease, n, err := strategies.AcquireIO(context.Background(), io, l, "k", tries3.New(rand.New(rand.NewPCG(1, 1))), 0)
+	if err != nil || lease == nil || n != 3 || len(l.ctxs) != 3 {
+		t.Fatalf("lease %v, attempts %d, err %v, attempts seen %d; want a lease after 3", lease, n, err, len(l.ctxs))
+	}
+	for i, c := range l.ctxs {
+		if c.Value(ioKey{}) != "io" {
+			t.Errorf("attempt %d ran on another context than io", i+1)
+		}
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	l = &scripted{errs: []error{nil}}
+	if _, n, err := strategies.AcquireIO(cancelled, io, l, "k", tries3.New(nil), 0); !errors.Is(err, context.Canceled) || n != 0 || len(l.ctxs) != 0 {
+		t.Fatalf("a stopped acquire: attempts %d, err %v, attempts seen %d; want none and context.Canceled", n, err, len(l.ctxs))
+	}
+	// Stopped during the first attempt (whose calls io kept running): no
+	// second one.
+	stopping, stop := context.WithCancel(context.Background())
+	defer stop()
+	l = &scripted{errs: []error{strategies.ErrNotAcquired}, after: stop}
+	if _, n, err := strategies.AcquireIO(stopping, io, l, "k", tries3.New(rand.New(rand.NewPCG(1, 1))), 0); !errors.Is(err, context.Canceled) || n != 1 {
+		t.Fatalf("stopped between attempts: attempts %d, err %v; want 1 and context.Canceled", n, err)
+	}
+}
+
+// Blocks names the lockers whose attempts may wait in-process.
+func TestBlocks(t *testing.T) {
+	each(t, func(t *testing.T, d drivers.Driver, _ string) {
+		for name, want := range map[string]bool{"atomic": false, "naive": false, "watchdog": false, "multilevel": true} {
+			l, err := strategies.New(name, strategies.Config{Nodes: []drivers.Driver{d}, TTL: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strategies.Blocks(l); got != want {
+				t.Errorf("Blocks(%s) = %v, want %v", name, got, want)
+			}
 		}
 	})
 }

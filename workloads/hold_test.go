@@ -163,3 +163,29 @@ func TestAcquireCountsFromBegin(t *testing.T) {
 		t.Fatalf("acquire times %d values, min %d µs, max %d µs; want 2, one >= 50 ms (from Begin) and one below", h.TotalCount(), h.Min(), h.Max())
 	}
 }
+
+type valKey struct{}
+
+// With Env.QuietIO the worker's Redis calls run on contexts that keep the
+// run context's values but cannot be cancelled (no done channel to wait
+// on); without it, attempts run on the run context and the critical
+// section on a context that ends with Env.Hard.
+func TestQuietIO(t *testing.T) {
+	run, stop := context.WithCancel(context.WithValue(context.Background(), valKey{}, "client"))
+	defer stop()
+	hard, hardStop := context.WithCancel(context.Background())
+	defer hardStop()
+	for _, quiet := range []bool{true, false} {
+		w := &Worker{Env: &Env{Hard: hard, QuietIO: quiet}}
+		att, io := w.attemptCtx(run), w.IO(run)
+		if att.Value(valKey{}) != "client" || io.Value(valKey{}) != "client" {
+			t.Fatalf("quiet %v: the contexts lost the run's values", quiet)
+		}
+		if quiet && (att.Done() != nil || io.Done() != nil) {
+			t.Fatalf("quiet: attempt and I/O contexts have done channels")
+		}
+		if !quiet && (att != run || io.Done() == nil) {
+			t.Fatalf("not quiet: attempts not on the run context, or I/O context without Hard")
+		}
+	}
+}

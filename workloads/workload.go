@@ -123,6 +123,13 @@ type Env struct {
 	Cluster bool
 	// Obs, when set, publishes waits, holds and failures (Prometheus).
 	Obs *export.Obs
+	// QuietIO makes the worker's Redis calls (acquire attempts, critical
+	// section writes, releases) run on contexts without cancellation, so
+	// that no driver call also waits on a done channel: for Redis-only
+	// strategies whose attempts never wait in-process, whose every call the
+	// driver's I/O timeout (5 s) bounds below Grace. A stop still ends
+	// acquires between attempts, and Work at Hard.
+	QuietIO bool
 	// Hard ends when the engine's grace period after a stop has passed: it
 	// interrupts critical-section work and Redis calls that the stop itself
 	// lets finish. Nil: never.
@@ -154,6 +161,7 @@ type Worker struct {
 	Rec     *metrics.Recorder
 	orders  uint64          // order ids issued by this worker
 	io      context.Context // see IO
+	quiet   context.Context // see attemptCtx
 	// granted is when the last successful acquire returned (metrics.Now):
 	// the start of its hold (one clock read serves both figures).
 	granted time.Duration
@@ -183,7 +191,7 @@ func (w *Worker) acquireStart() time.Duration {
 // policy, records the acquire time and attempts, and returns the lease.
 func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error) {
 	start := w.acquireStart()
-	l, attempts, err := strategies.Acquire(ctx, w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
+	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
 	w.observe(ctx, start, err)
 	return l, err
@@ -208,7 +216,7 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, err error) {
 // exclusive lock itself for a strategy without one).
 func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, error) {
 	start := w.acquireStart()
-	l, attempts, err := strategies.Acquire(ctx, strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
+	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
 	w.Rec.Attempts += int64(attempts)
 	w.observe(ctx, start, err)
 	return l, err
@@ -327,15 +335,29 @@ func Lost(l strategies.Lease) bool {
 	return ok && wl.Context().Err() != nil
 }
 
+// attemptCtx is the context of an acquire attempt's Redis calls: with
+// Env.QuietIO, ctx's values without its cancellation (the acquire still
+// ends between attempts when ctx does); else ctx.
+func (w *Worker) attemptCtx(ctx context.Context) context.Context {
+	if !w.Env.QuietIO {
+		return ctx
+	}
+	if w.quiet == nil {
+		w.quiet = context.WithoutCancel(ctx)
+	}
+	return w.quiet
+}
+
 // IO returns the worker's context for Redis calls that must finish even
 // when the run is stopping (a critical section's writes, a release): it
 // keeps ctx's values (the Client), drops its cancellation, and ends only
-// with Env.Hard. Each call is still bounded by the driver's I/O timeout.
-// It is made once per worker: nothing is allocated per operation.
+// with Env.Hard, or never with Env.QuietIO. Each call is still bounded by
+// the driver's I/O timeout. It is made once per worker: nothing is
+// allocated per operation.
 func (w *Worker) IO(ctx context.Context) context.Context {
 	if w.io == nil {
 		base := context.WithoutCancel(ctx)
-		if w.Env.Hard == nil {
+		if w.Env.Hard == nil || w.Env.QuietIO {
 			w.io = base
 		} else {
 			c, cancel := context.WithCancel(base)

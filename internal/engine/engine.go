@@ -414,6 +414,8 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: prefix, Params: params,
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: nodes[0].Cluster,
+		QuietIO: strategies.InfoOf(sc.Strategy).Backend == strategies.NoBackend &&
+			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
 	}
 	if sc.Prom != nil {
 		env.Obs = sc.Prom.For(sc.Strategy, out.Driver, sc.Workload)
