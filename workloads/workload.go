@@ -131,8 +131,9 @@ type Env struct {
 	// acquires between attempts, and Work at Hard.
 	QuietIO bool
 	// Hard ends when the engine's grace period after a stop has passed: it
-	// interrupts critical-section work and Redis calls that the stop itself
-	// lets finish. Nil: never.
+	// interrupts critical-section work, and the Redis calls that the stop
+	// itself lets finish unless QuietIO (the I/O timeout ends those first).
+	// Nil: never.
 	Hard context.Context
 }
 

@@ -572,8 +572,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 			client.Hooks = inj
 		}
 		// Each client's context has a done channel of its own: a driver
-		// call waits on it, and one shared by every client would be a lock
-		// they all take on every call (a select locks its channels).
+		// call on it (without env.QuietIO) waits on that channel, and one
+		// shared by every client would be a lock they all take on every
+		// call (a select locks its channels).
 		cctx, ccancel := context.WithCancel(runCtx)
 		wctx := strategies.WithClient(cctx, client)
 		wg.Add(1)
