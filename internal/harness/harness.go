@@ -88,6 +88,10 @@ func BareLoop(ctx context.Context, driver, addr, password string, clients int, d
 	var total atomic.Int64
 	var firstErr atomic.Value
 	var wg sync.WaitGroup
+	// The calls run on a context without cancellation, as lockbench's are
+	// for atomic (engine: QuietIO), so that neither waits on a done channel
+	// the other does not; ctx still ends the loop between cycles.
+	io := context.WithoutCancel(ctx)
 	start := time.Now()
 	for g := 0; g < clients; g++ {
 		wg.Add(1)
@@ -98,11 +102,11 @@ func BareLoop(ctx context.Context, driver, addr, password string, clients int, d
 			var n int64
 			for !stop.Load() && ctx.Err() == nil {
 				tok := strategies.NewToken()
-				if _, err := drv.SetNX(ctx, key, tok, time.Second); err != nil {
+				if _, err := drv.SetNX(io, key, tok, time.Second); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					break
 				}
-				if _, err := drv.Eval(ctx, strategies.UnlockScript, keys, tok); err != nil {
+				if _, err := drv.Eval(io, strategies.UnlockScript, keys, tok); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					break
 				}
