@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,14 +48,27 @@ printed are medians over the rounds. It prints, last, one line per driver:
 All figures are from this run, on this machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if clients < 1 || requests < 1000 || duration <= 0 || rounds < 1 {
-				return usageError{errors.New("--clients >= 1, --requests >= 1000, --duration > 0 and --rounds >= 1 please")}
+			var bad []string
+			if clients < 1 {
+				bad = append(bad, fmt.Sprintf("--clients must be at least 1, got %d", clients))
+			}
+			if requests < 1000 {
+				bad = append(bad, fmt.Sprintf("--requests must be at least 1000, got %d", requests))
+			}
+			if duration <= 0 {
+				bad = append(bad, fmt.Sprintf("--duration must be above 0, got %v", duration))
+			}
+			if rounds < 1 {
+				bad = append(bad, fmt.Sprintf("--rounds must be at least 1, got %d", rounds))
+			}
+			if len(bad) > 0 {
+				return usageError{errors.New(strings.Join(bad, "; "))}
 			}
 			return runHarness(cmd.Context(), cmd.OutOrStdout(), clients, requests, rounds, duration, profileDir)
 		},
 	}
 	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
-	cmd.Flags().IntVar(&requests, "requests", 50000, "redis-benchmark requests per command and round")
+	cmd.Flags().IntVar(&requests, "requests", 50000, "redis-benchmark requests per command and round (at least 1000)")
 	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement")
 	cmd.Flags().IntVar(&rounds, "rounds", 15, "bare loop / lockbench pairs per driver (medians are reported)")
 	// Hidden: pprof profiles of each Go measurement, for work on the hot path.

@@ -130,7 +130,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--own-keys", "--workload", "hot-key"}, []string{"--own-keys goes with --workload lock-cycle"}},
 		{[]string{"run", "--format", "yaml"}, []string{"--format"}},
 		{[]string{"run", "--repeat", "0"}, []string{"--repeat"}},
-		{[]string{"harness", "--rounds", "0"}, []string{"--rounds >= 1"}},
+		{[]string{"harness", "--rounds", "0"}, []string{"--rounds must be at least 1, got 0"}},
+		{[]string{"harness", "--requests", "10", "--duration", "0s"}, []string{"--requests must be at least 1000, got 10", "--duration must be above 0"}},
 		{[]string{"run", "--rate", "-1"}, []string{"--rate"}},
 		{[]string{"run", "--arrivals", "bursty", "--rate", "10"}, []string{"--arrivals"}},
 	}

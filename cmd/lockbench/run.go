@@ -161,7 +161,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
 	fl.Float64Var(&f.readRatio, "read-ratio", 0, "share of operations that only read (0..1), under rwlock's read side or the lock itself")
 	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested, lock-cycle: number of lock keys")
-	fl.BoolVar(&f.ownKeys, "own-keys", false, "lock-cycle: each client locks a key of its own (no contention at all; --keys is not used)")
+	fl.BoolVar(&f.ownKeys, "own-keys", false, "lock-cycle: each client locks a key of its own instead of one of --keys (no contention at all)")
 	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
 	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
@@ -626,7 +626,7 @@ func validate(f *runFlags) (*plan, error) {
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
-							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond, OwnKeys: f.ownKeys},
+							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond, OwnKeys: f.ownKeys && wl == "lock-cycle"},
 						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
 						ConstantToken: f.token == "constant", LoadSample: f.loadSample,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,

@@ -367,12 +367,20 @@ func (in *Injector) act(ctx context.Context, sp Spec) {
 		if d == 0 {
 			d = 500 * time.Millisecond
 		}
-		s.Pause(d)
+		// The pause ends after d or when the scenario stops, whichever
+		// comes first: a server still stopped after the end would hold up
+		// the stop itself (calls in flight, the end-of-run INFO, the
+		// check of the data) until d ran out.
+		s.Freeze()
+		began := time.Now()
+		note := ""
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
+			note = fmt.Sprintf(" (of %v: the scenario ended)", d)
 		}
-		in.close(i, fmt.Sprintf("node %d (%s) paused %v", sp.Node, s.Addr, d))
+		s.Thaw()
+		in.close(i, fmt.Sprintf("node %d (%s) paused %v%s", sp.Node, s.Addr, time.Since(began).Round(time.Millisecond), note))
 	case "failover":
 		if len(in.env.Sentinels) > 0 {
 			in.close(i, in.sentinelFailover(ctx, sp))

@@ -294,3 +294,23 @@ func TestSentinelFailover(t *testing.T) {
 		}
 	})
 }
+
+// A node paused past the scenario's end is resumed when the scenario
+// stops: the run ends on time (not when the pause would have run out), and
+// the window ends at the stop and says so.
+func TestNodePauseEndsWithScenario(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		began := time.Now()
+		res := scenario(t, "atomic", d, "flash-sale", "", time.Second, "1ms", "node-pause:at=300ms,for=30s", 4, time.Second)
+		if took := time.Since(began); took > 20*time.Second {
+			t.Fatalf("the scenario took %v; the 30 s pause held it up", took)
+		}
+		w := res.Faults[0]
+		if w.EndMS > 5000 || !strings.Contains(w.Note, "of 30s: the scenario ended") {
+			t.Fatalf("window %+v; want it closed at the stop", w)
+		}
+		if res.Violations.Total() != 0 {
+			t.Fatalf("violations %+v", res.Violations)
+		}
+	})
+}

@@ -315,9 +315,8 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 // cache line of the Oracle, not two; with up to 16,384 locks each slot
 // has a cache line to itself.
 //
-// A nil *Oracle checks nothing and counts no overlap: for a workload whose
-// every lock has a single client (lock-cycle --own-keys), where no two
-// holders can meet.
+// A nil *Oracle checks nothing and counts no overlap (for a workload that
+// sets none).
 type Oracle struct {
 	locks []lockSlot
 	// stride is the slots per lock: slotsPerLine when the locks are few,
