@@ -13,7 +13,8 @@
 //   - node-kill:node=I — SIGKILL server I (default 0); it stays down.
 //   - node-restart:node=I,down=D — kill server I and start it again after D
 //     (default 0) on the same port, without persistence: it forgets every key.
-//   - node-pause:node=I,for=D — SIGSTOP server I, SIGCONT after D (default 500ms).
+//   - node-pause:node=I,for=D — SIGSTOP server I, SIGCONT after D (default
+//     500ms) or when the scenario stops, whichever comes first.
 //   - failover:hold=D — on a master with a replica: the replica is cut off
 //     so that it keeps what it had and misses what clients do on the master
 //     for D (default 2 x the TTL), as a lagging asynchronous replica would;
@@ -88,7 +89,7 @@ var known = map[string]struct {
 	"crash-after-setnx": {"a client dies between SETNX and EXPIRE (naive) or right after acquiring, never releasing", NeedsNothing},
 	"node-kill":         {"SIGKILL a server (node=I)", NeedsOwnServer},
 	"node-restart":      {"kill a server and restart it empty on the same port (node=I, down=D)", NeedsOwnServer},
-	"node-pause":        {"SIGSTOP a server, SIGCONT after for=D (node=I)", NeedsOwnServer},
+	"node-pause":        {"SIGSTOP a server, SIGCONT after for=D or at the scenario's end (node=I)", NeedsOwnServer},
 	"failover":          {"cut the replica off for hold=D, kill the master; clients switched by hand or by Sentinel", NeedsReplica},
 	"latency":           {"add delay=D (+-jitter=J) to replies of server node=I, for=F (default: until the end)", NeedsNothing},
 }

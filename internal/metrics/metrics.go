@@ -314,9 +314,6 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 // side by side in one 16-byte slot, so that a critical section touches one
 // cache line of the Oracle, not two; with up to 16,384 locks each slot
 // has a cache line to itself.
-//
-// A nil *Oracle checks nothing and counts no overlap (for a workload that
-// sets none).
 type Oracle struct {
 	locks []lockSlot
 	// stride is the slots per lock: slotsPerLine when the locks are few,
@@ -357,11 +354,7 @@ func NewOracle(n int) *Oracle {
 func (o *Oracle) slot(i int) *lockSlot { return &o.locks[i*o.stride] }
 
 // Acquired registers client (>= 0) as lock i's holder.
-func (o *Oracle) Acquired(i, client int) {
-	if o != nil {
-		o.slot(i).owner.Store(int64(client) + 1)
-	}
-}
+func (o *Oracle) Acquired(i, client int) { o.slot(i).owner.Store(int64(client) + 1) }
 
 // Releasing is called just before client sends its release of lock i. It
 // unregisters client and reports whether the registry names another client
@@ -370,9 +363,6 @@ func (o *Oracle) Acquired(i, client int) {
 // client can register between this call and a correct release, which is
 // what still keeps the lock until then.)
 func (o *Oracle) Releasing(i, client int) (another bool) {
-	if o == nil {
-		return false
-	}
 	me := int64(client) + 1
 	owner := &o.slot(i).owner
 	v := owner.Load()
@@ -386,9 +376,6 @@ func (o *Oracle) Releasing(i, client int) (another bool) {
 // Enter records an exclusive holder entering lock i's critical section and
 // reports whether it overlapped another holder.
 func (o *Oracle) Enter(i int) bool {
-	if o == nil {
-		return false
-	}
 	if v := o.slot(i).holders.Add(oneWriter); v != oneWriter {
 		o.overlaps.Add(1)
 		return true
@@ -397,18 +384,11 @@ func (o *Oracle) Enter(i int) bool {
 }
 
 // Leave records the exclusive holder leaving lock i's critical section.
-func (o *Oracle) Leave(i int) {
-	if o != nil {
-		o.slot(i).holders.Add(-oneWriter)
-	}
-}
+func (o *Oracle) Leave(i int) { o.slot(i).holders.Add(-oneWriter) }
 
 // EnterRead records a reader entering lock i and reports whether an
 // exclusive holder was inside.
 func (o *Oracle) EnterRead(i int) bool {
-	if o == nil {
-		return false
-	}
 	if v := o.slot(i).holders.Add(1); v >= oneWriter {
 		o.overlaps.Add(1)
 		return true
@@ -417,17 +397,8 @@ func (o *Oracle) EnterRead(i int) bool {
 }
 
 // LeaveRead records the reader leaving lock i.
-func (o *Oracle) LeaveRead(i int) {
-	if o != nil {
-		o.slot(i).holders.Add(-1)
-	}
-}
+func (o *Oracle) LeaveRead(i int) { o.slot(i).holders.Add(-1) }
 
 // Overlaps is the number of entries that found a conflicting holder inside.
 // Safe to read while clients run.
-func (o *Oracle) Overlaps() int64 {
-	if o == nil {
-		return 0
-	}
-	return o.overlaps.Load()
-}
+func (o *Oracle) Overlaps() int64 { return o.overlaps.Load() }

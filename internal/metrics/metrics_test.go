@@ -228,15 +228,3 @@ func TestFirstFlushesStaggered(t *testing.T) {
 		}
 	}
 }
-
-// A nil Oracle checks nothing: every call is a no-op that reports no
-// overlap and no foreign holder.
-func TestNilOracle(t *testing.T) {
-	var o *Oracle
-	o.Acquired(3, 1)
-	if o.Enter(3) || o.EnterRead(3) || o.Releasing(3, 2) || o.Overlaps() != 0 {
-		t.Fatal("a nil oracle reported something")
-	}
-	o.Leave(3)
-	o.LeaveRead(3)
-}

@@ -304,17 +304,6 @@ func (s *Server) Restart(ctx context.Context, down time.Duration) error {
 	return fmt.Errorf("topology: restart %s: %w", s.Addr, err)
 }
 
-// Pause stops the process (SIGSTOP) for d, then continues it (SIGCONT).
-// It returns at once; the pause ends by itself.
-func (s *Server) Pause(d time.Duration) {
-	cmd, _ := s.current()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGSTOP)
-	time.AfterFunc(d, func() { _ = cmd.Process.Signal(syscall.SIGCONT) })
-}
-
 // Freeze stops the process (SIGSTOP) until Thaw.
 func (s *Server) Freeze() {
 	if cmd, _ := s.current(); cmd != nil && cmd.Process != nil {
