@@ -162,7 +162,6 @@ type Worker struct {
 	Rec     *metrics.Recorder
 	orders  uint64          // order ids issued by this worker
 	io      context.Context // see IO
-	quiet   context.Context // see attemptCtx
 	// granted is when the last successful acquire returned (metrics.Now):
 	// the start of its hold (one clock read serves both figures).
 	granted time.Duration
@@ -337,16 +336,14 @@ func Lost(l strategies.Lease) bool {
 }
 
 // attemptCtx is the context of an acquire attempt's Redis calls: with
-// Env.QuietIO, ctx's values without its cancellation (the acquire still
-// ends between attempts when ctx does); else ctx.
+// Env.QuietIO, the worker's I/O context (ctx's values without its
+// cancellation; the acquire still ends between attempts when ctx does);
+// else ctx.
 func (w *Worker) attemptCtx(ctx context.Context) context.Context {
 	if !w.Env.QuietIO {
 		return ctx
 	}
-	if w.quiet == nil {
-		w.quiet = context.WithoutCancel(ctx)
-	}
-	return w.quiet
+	return w.IO(ctx)
 }
 
 // IO returns the worker's context for Redis calls that must finish even
