@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -156,20 +155,14 @@ func (r *Recorder) Flush() {
 }
 
 func (r *Recorder) flush() {
-	// Sorted, the batch walks each histogram's counts in order, and equal
-	// values go in with one call: the counts a batch touches (kilobytes
-	// per histogram when latencies spread over milliseconds) are brought
-	// into the cache once, not once per value.
-	p := r.pending[:r.n]
-	slices.Sort(p)
-	for i := 0; i < len(p); {
-		j := i + 1
-		for j < len(p) && p[j] == p[i] {
-			j++
-		}
+	// In the order observed: the counts a batch touches (kilobytes per
+	// histogram when latencies spread over milliseconds) come into the
+	// cache on their first value and stay there for the rest of the batch.
+	// (Sorting the batch first cost more than it saved: about 150 ns per
+	// operation of four values, BenchmarkObserve.)
+	for _, v := range r.pending[:r.n] {
 		// Cannot fail: micros clamps to the histograms' range.
-		_ = r.hist(Kind(p[i]>>kindShift)).RecordValues(int64(p[i]&(1<<kindShift-1)), int64(j-i))
-		i = j
+		_ = r.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
 	}
 	r.n = 0
 	r.limit = pendingLen

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -226,5 +227,32 @@ func TestFirstFlushesStaggered(t *testing.T) {
 		if r.Op.TotalCount() != int64(l) || r.limit != pendingLen {
 			t.Fatalf("recorder %d: %d values after its first batch of %d; next limit %d", i, r.Op.TotalCount(), l, r.limit)
 		}
+	}
+}
+
+// BenchmarkObserve is the recording of one operation (op, acquire, release
+// and hold times) by one of 50 clients in turn, with latencies spread as a
+// run at 50 clients spreads them (hundreds of µs, normal).
+func BenchmarkObserve(b *testing.B) {
+	recs := make([]*Recorder, 50)
+	for i := range recs {
+		recs[i] = NewRecorder()
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := make([][4]time.Duration, 1<<16)
+	for i := range vals {
+		acq := time.Duration(400+rng.NormFloat64()*100) * time.Microsecond
+		rel := time.Duration(400+rng.NormFloat64()*100) * time.Microsecond
+		hold := time.Duration(1+rng.IntN(4)) * time.Microsecond
+		vals[i] = [4]time.Duration{acq + hold + rel, acq, rel, hold}
+	}
+	i := 0
+	for b.Loop() {
+		r, v := recs[i%len(recs)], vals[i&(len(vals)-1)]
+		r.Observe(Op, v[0])
+		r.Observe(Acquire, v[1])
+		r.Observe(Release, v[2])
+		r.Observe(Hold, v[3])
+		i++
 	}
 }
