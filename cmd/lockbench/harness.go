@@ -19,7 +19,6 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/harness"
-	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -39,10 +38,11 @@ issuing the two commands (equivalent cycle rate 1 / (1/rate_set +
 1/rate_evalsha)); a bare Go loop per driver that records nothing but sends
 the same bytes (a fresh 128-bit token per cycle); and 'lockbench run
 --strategy atomic --workload lock-cycle --own-keys' per driver. Each of
---rounds rounds runs all three, back to back (the bare loop first in odd
-rounds, lockbench first in even ones), so that a machine whose load drifts
-favours none; the ratios are taken within each round, and the figures
-printed are medians over the rounds. It prints, last, one line per driver:
+--rounds rounds runs redis-benchmark, then per driver bare loop, lockbench,
+bare loop (or lockbench, bare loop, lockbench in every other round) back to
+back, and compares the means of each kind within the round, so that a
+machine whose speed drifts favours neither (a linear drift cancels); the
+figures printed are medians over the rounds. It prints, last, one line per driver:
   harness-ratio <driver> <lockbench cycles/s / redis-benchmark cycle rate>
   harness-overhead <driver> <lockbench cycles/s / bare loop cycles/s>
 All figures are from this run, on this machine.`,
@@ -70,7 +70,7 @@ All figures are from this run, on this machine.`,
 	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
 	cmd.Flags().IntVar(&requests, "requests", 50000, "redis-benchmark requests per command and round (at least 1000)")
 	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement")
-	cmd.Flags().IntVar(&rounds, "rounds", 15, "bare loop / lockbench pairs per driver (medians are reported)")
+	cmd.Flags().IntVar(&rounds, "rounds", 15, "rounds of bare loop / lockbench measurements per driver (medians are reported)")
 	// Hidden: pprof profiles of each Go measurement, for work on the hot path.
 	cmd.Flags().StringVar(&profileDir, "profile-dir", "", "write CPU and allocation profiles of each Go measurement to this directory")
 	_ = cmd.Flags().MarkHidden("profile-dir")
@@ -101,26 +101,31 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 		}
 		sets, evals, rbs = append(sets, set), append(evals, evalsha), append(rbs, rb)
 		for _, drv := range drivers.Names() {
-			var bare, bareCPU float64
+			// One measurement of each kind, with its client CPU per cycle
+			// (µs) and, for lockbench, its share of the CPU budget.
+			var bare, bareCPU, lb, lbCPU, share []float64
+			n := 0 // measurements so far in this round, for profile names
 			measureBare := func() error {
-				return profiled(profileDir, fmt.Sprintf("%s-bare-%d", drv, r+1), func() (err error) {
+				n++
+				return profiled(profileDir, fmt.Sprintf("%s-%d-%d-bare", drv, r+1, n), func() error {
 					var before, after syscall.Rusage
 					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
-					bare, err = harness.BareLoop(ctx, drv, s.Addr, s.Password, clients, d)
+					rate, err := harness.BareLoop(ctx, drv, s.Addr, s.Password, clients, d)
 					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 					if err != nil {
 						return fmt.Errorf("bare loop %s: %w", drv, err)
 					}
-					if bare > 0 {
-						bareCPU = float64(rusageCPU(after)-rusageCPU(before)) / 1e3 / (bare * d.Seconds())
+					if rate > 0 {
+						bare = append(bare, rate)
+						bareCPU = append(bareCPU, float64(rusageCPU(after)-rusageCPU(before))/1e3/(rate*d.Seconds()))
 					}
 					return nil
 				})
 			}
-			var res report.Scenario
 			measureLockbench := func() error {
-				return profiled(profileDir, fmt.Sprintf("%s-lockbench-%d", drv, r+1), func() (err error) {
-					res, err = engine.Run(ctx, engine.Scenario{
+				n++
+				return profiled(profileDir, fmt.Sprintf("%s-%d-%d-lockbench", drv, r+1, n), func() error {
+					res, err := engine.Run(ctx, engine.Scenario{
 						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
 						Params: workloads.Params{OwnKeys: true},
@@ -128,18 +133,24 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 					if err != nil {
 						return fmt.Errorf("lockbench %s: %w", drv, err)
 					}
+					lb, lbCPU = append(lb, res.OpsPerSec), append(lbCPU, res.ClientCPU.CPUMicrosPerOp)
+					share = append(share, res.ClientCPU.BudgetShare)
 					return nil
 				})
 			}
-			first, second := measureBare, measureLockbench
+			// A-B-A: the measurement of one kind sits between two of the
+			// other, and the round compares their means, so that a machine
+			// whose speed drifts during the round favours neither (a linear
+			// drift cancels). Even rounds bracket lockbench with bare
+			// loops, odd rounds the bare loop with lockbench runs.
+			seq := []func() error{measureBare, measureLockbench, measureBare}
 			if r%2 == 1 {
-				first, second = second, first
+				seq = []func() error{measureLockbench, measureBare, measureLockbench}
 			}
-			if err := first(); err != nil {
-				return err
-			}
-			if err := second(); err != nil {
-				return err
+			for _, m := range seq {
+				if err := m(); err != nil {
+					return err
+				}
 			}
 			if ctx.Err() != nil { // Ctrl-C: the figures of a cut round are not results
 				return errInterrupted
@@ -149,14 +160,15 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 				x = &series{}
 				per[drv] = x
 			}
-			x.bare, x.bareCPU = append(x.bare, bare), append(x.bareCPU, bareCPU)
-			x.lb, x.lbCPU = append(x.lb, res.OpsPerSec), append(x.lbCPU, res.ClientCPU.CPUMicrosPerOp)
-			x.share = append(x.share, res.ClientCPU.BudgetShare)
-			if bare > 0 {
-				x.overhead = append(x.overhead, res.OpsPerSec/bare)
+			lbRate := mean(lb)
+			x.bare, x.bareCPU = append(x.bare, mean(bare)), append(x.bareCPU, mean(bareCPU))
+			x.lb, x.lbCPU = append(x.lb, lbRate), append(x.lbCPU, mean(lbCPU))
+			x.share = append(x.share, mean(share))
+			if mean(bare) > 0 {
+				x.overhead = append(x.overhead, lbRate/mean(bare))
 			}
 			if rb > 0 {
-				x.ratio = append(x.ratio, res.OpsPerSec/rb)
+				x.ratio = append(x.ratio, lbRate/rb)
 			}
 		}
 	}
@@ -216,6 +228,18 @@ func profiled(dir, name string, f func() error) error {
 	}
 	defer mem.Close()
 	return pprof.Lookup("allocs").WriteTo(mem, 0)
+}
+
+// mean of xs (0 for none).
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
 }
 
 // median of xs (0 for none); xs is left unsorted.
