@@ -53,6 +53,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 }
 
 func main() {
+	reexecLazyFree()
 	os.Exit(execute(os.Args[1:]))
 }
 

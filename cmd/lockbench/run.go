@@ -653,7 +653,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	runID := randomID()
 	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
 		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0), Args: redactArgs(os.Args[1:]), RunID: runID,
+		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
 	}}
 
 	// Live bars on stderr when both stdout and stderr are terminals (never

@@ -40,13 +40,16 @@ type Run struct {
 
 // Meta describes where and how the run happened.
 type Meta struct {
-	StartedAt    string   `json:"started_at"` // RFC 3339, UTC
-	GitCommit    string   `json:"git_commit"`
-	GoVersion    string   `json:"go_version"`
-	RedisVersion string   `json:"redis_version"`
-	GOMAXPROCS   int      `json:"gomaxprocs"`
-	Args         []string `json:"args"`
-	RunID        string   `json:"run_id"`
+	StartedAt    string `json:"started_at"` // RFC 3339, UTC
+	GitCommit    string `json:"git_commit"`
+	GoVersion    string `json:"go_version"`
+	RedisVersion string `json:"redis_version"`
+	GOMAXPROCS   int    `json:"gomaxprocs"`
+	// GODEBUG is the Go runtime settings the run had ($GODEBUG; lockbench
+	// adds madvdontneed=0 unless the user set madvdontneed).
+	GODEBUG string   `json:"godebug,omitempty"`
+	Args    []string `json:"args"`
+	RunID   string   `json:"run_id"`
 	// Topology is "standalone", "masters:N" or "external" (--addr;
 	// "external-cluster" with --cluster, "external-sentinel" with
 	// --sentinel-master), then the baseline servers started ("mariadb",

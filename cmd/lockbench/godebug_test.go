@@ -1,0 +1,28 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+// lockbench adds madvdontneed=0 to GODEBUG, keeps the user's other
+// settings, and leaves a madvdontneed the user set alone.
+func TestWithLazyFree(t *testing.T) {
+	cases := []struct {
+		in   []string
+		want []string
+		ok   bool
+	}{
+		{[]string{"PATH=/bin"}, []string{"PATH=/bin", "GODEBUG=madvdontneed=0"}, true},
+		{[]string{"GODEBUG=gctrace=1", "HOME=/h"}, []string{"HOME=/h", "GODEBUG=gctrace=1,madvdontneed=0"}, true},
+		{[]string{"GODEBUG="}, []string{"GODEBUG=madvdontneed=0"}, true},
+		{[]string{"GODEBUG=gctrace=1,madvdontneed=1"}, []string{"GODEBUG=gctrace=1,madvdontneed=1"}, false},
+		{[]string{"GODEBUG=madvdontneed=0"}, []string{"GODEBUG=madvdontneed=0"}, false},
+	}
+	for _, c := range cases {
+		got, ok := withLazyFree(c.in)
+		if ok != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("withLazyFree(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
