@@ -954,6 +954,10 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 	var pause time.Duration
 	// Timestamps are metrics.Now (one monotonic clock read each).
 	warm := metrics.Mono(warmEnd)
+	// next is the end of the operation just completed (closed loop): the
+	// next one starts then, as nothing but this loop's bookkeeping comes
+	// between them, and the clock is not read again for it. 0: read it.
+	var next time.Duration
 	for ctx.Err() == nil {
 		var intended time.Duration
 		if jobs != nil {
@@ -964,7 +968,11 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 				return
 			}
 		}
-		t0 := metrics.Now()
+		t0 := next
+		if t0 == 0 || jobs != nil {
+			t0 = metrics.Now()
+		}
+		next = 0
 		if jobs == nil {
 			intended = t0
 		}
@@ -986,6 +994,7 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			if jobs != nil {
 				rec.Observe(metrics.Service, now-t0)
 			}
+			next = now
 			w.Env.Obs.Op()
 		case outCrashed:
 			return // this client is dead: it never runs again

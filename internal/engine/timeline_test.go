@@ -81,6 +81,48 @@ func TestLoopCountsMeasuredOutcomes(t *testing.T) {
 	}
 }
 
+// slowErr is a context whose Err takes d: the time the worker loop spends
+// between two operations.
+type slowErr struct {
+	context.Context
+	d time.Duration
+}
+
+func (c slowErr) Err() error {
+	time.Sleep(c.d)
+	return c.Context.Err()
+}
+
+// In the closed loop an operation starts when the one before it ended: the
+// loop's own time between them (here a 50 ms check of the context) counts
+// in the next operation, so that the operations' times add up to the
+// loop's whole time. After a failed operation the clock is read afresh.
+func TestLoopNextStartsAtLastEnd(t *testing.T) {
+	const gap = 50 * time.Millisecond
+	outcomes := []error{nil, nil, strategies.ErrNotAcquired, nil, nil}
+	real := metrics.NewRecorder()
+	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Rec: real}
+	var streak errStreak
+	var slot liveSlot
+	ctx := slowErr{context.Background(), gap}
+	loop(ctx, &finite{outcomes: outcomes}, w, real, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, &slot)
+	real.Flush()
+	if real.Ops != 4 || real.Op.TotalCount() != 4 {
+		t.Fatalf("%d ops, %d op times; want 4 and 4", real.Ops, real.Op.TotalCount())
+	}
+	// Ops 2 and 5 follow a completed op: each includes one gap. Ops 1 and 4
+	// (the first, and the one after the failure) start after their gap.
+	var under int64
+	for _, b := range real.Op.Distribution() {
+		if b.From < gap.Microseconds() {
+			under += b.Count
+		}
+	}
+	if under != 2 {
+		t.Errorf("%d of 4 op times under the %v gap, want 2 (the first op, and the one after the failure)", under, gap)
+	}
+}
+
 // Under a fake clock: two workers completing one operation every 10 ms
 // for 3.1 s after a 500 ms warm-up give 3 entries of 100 ops at 1.5, 2.5 and
 // 3.6 s (the 100 ms tail folded into the last), summing to every op; the
