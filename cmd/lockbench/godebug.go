@@ -19,19 +19,24 @@ import (
 // 2-core VM the README's figures come from: 400 to 2,700 page faults per
 // 1 s lock-cycle run at 50 clients with MADV_DONTNEED, about 0 with
 // MADV_FREE after the first run, and lockbench / bare loop on go-redis went
-// from 0.94 to 0.99 (`lockbench harness`). MADV_FREE pages stay counted in
-// the process's RSS until the kernel needs them.
+// from 0.92-0.94 to 0.99-1.00 (`lockbench harness`). MADV_FREE pages stay
+// counted in the process's RSS until the kernel needs them. Child processes
+// (redis-server, the baselines' servers) inherit the setting; of them only
+// etcd is a Go program.
 const lazyFree = "madvdontneed=0"
 
 // withLazyFree returns environ with lazyFree added to GODEBUG, and true;
 // or environ and false when GODEBUG already sets madvdontneed (the user's
-// choice stands).
+// choice stands). Of several GODEBUG entries the first counts, as it does
+// for the runtime and os.Getenv; the others are dropped.
 func withLazyFree(environ []string) ([]string, bool) {
 	out := make([]string, 0, len(environ)+1)
-	godebug := ""
+	godebug, seen := "", false
 	for _, kv := range environ {
 		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
-			godebug = v
+			if !seen {
+				godebug, seen = v, true
+			}
 			continue
 		}
 		out = append(out, kv)
@@ -48,8 +53,11 @@ func withLazyFree(environ []string) ([]string, bool) {
 }
 
 // reexecLazyFree replaces the process with lockbench itself run with
-// lazyFree (see there), unless GODEBUG already sets madvdontneed: the
-// runtime reads that setting only at start-up. It returns only when it
+// lazyFree (see there), unless GODEBUG already sets madvdontneed (set
+// GODEBUG=madvdontneed=0 yourself to run lockbench under a debugger
+// without the exec): the runtime reads that setting only at start-up. It
+// executes /proc/self/exe, the running binary even if its file was since
+// replaced or deleted, with the same arguments. It returns only when it
 // does nothing or the exec fails (lockbench then runs as it is).
 func reexecLazyFree() {
 	if runtime.GOOS != "linux" {
@@ -59,9 +67,5 @@ func reexecLazyFree() {
 	if !ok {
 		return
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	_ = syscall.Exec(exe, os.Args, env)
+	_ = syscall.Exec("/proc/self/exe", os.Args, env)
 }

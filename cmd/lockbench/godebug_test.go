@@ -18,6 +18,9 @@ func TestWithLazyFree(t *testing.T) {
 		{[]string{"GODEBUG="}, []string{"GODEBUG=madvdontneed=0"}, true},
 		{[]string{"GODEBUG=gctrace=1,madvdontneed=1"}, []string{"GODEBUG=gctrace=1,madvdontneed=1"}, false},
 		{[]string{"GODEBUG=madvdontneed=0"}, []string{"GODEBUG=madvdontneed=0"}, false},
+		// The first GODEBUG counts, as for the runtime.
+		{[]string{"GODEBUG=madvdontneed=1", "GODEBUG=x=1"}, []string{"GODEBUG=madvdontneed=1", "GODEBUG=x=1"}, false},
+		{[]string{"GODEBUG=x=1", "A=b", "GODEBUG=madvdontneed=1"}, []string{"A=b", "GODEBUG=x=1,madvdontneed=0"}, true},
 	}
 	for _, c := range cases {
 		got, ok := withLazyFree(c.in)

@@ -95,8 +95,14 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 	per := map[string]*series{}
 	var sets, evals, rbs []float64
 	for r := 0; r < rounds; r++ {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		set, evalsha, rb, err := harness.RedisBenchmark(s.Addr, s.Password, clients, requests)
 		if err != nil {
+			if ctx.Err() != nil { // Ctrl-C reaches redis-benchmark too
+				return errInterrupted
+			}
 			return err
 		}
 		sets, evals, rbs = append(sets, set), append(evals, evalsha), append(rbs, rb)
@@ -107,7 +113,7 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 			n := 0 // measurements so far in this round, for profile names
 			measureBare := func() error {
 				n++
-				return profiled(profileDir, fmt.Sprintf("%s-%d-%d-bare", drv, r+1, n), func() error {
+				return profiled(profileDir, fmt.Sprintf("%s-%02d-%d-bare", drv, r+1, n), func() error {
 					var before, after syscall.Rusage
 					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 					rate, err := harness.BareLoop(ctx, drv, s.Addr, s.Password, clients, d)
@@ -115,16 +121,17 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 					if err != nil {
 						return fmt.Errorf("bare loop %s: %w", drv, err)
 					}
-					if rate > 0 {
-						bare = append(bare, rate)
-						bareCPU = append(bareCPU, float64(rusageCPU(after)-rusageCPU(before))/1e3/(rate*d.Seconds()))
+					if rate <= 0 {
+						return fmt.Errorf("bare loop %s: no lock cycle completed in %v", drv, d)
 					}
+					bare = append(bare, rate)
+					bareCPU = append(bareCPU, float64(rusageCPU(after)-rusageCPU(before))/1e3/(rate*d.Seconds()))
 					return nil
 				})
 			}
 			measureLockbench := func() error {
 				n++
-				return profiled(profileDir, fmt.Sprintf("%s-%d-%d-lockbench", drv, r+1, n), func() error {
+				return profiled(profileDir, fmt.Sprintf("%s-%02d-%d-lockbench", drv, r+1, n), func() error {
 					res, err := engine.Run(ctx, engine.Scenario{
 						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
@@ -132,6 +139,9 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
 					if err != nil {
 						return fmt.Errorf("lockbench %s: %w", drv, err)
+					}
+					if res.OpsPerSec <= 0 {
+						return fmt.Errorf("lockbench %s: no lock cycle completed in %v", drv, d)
 					}
 					lb, lbCPU = append(lb, res.OpsPerSec), append(lbCPU, res.ClientCPU.CPUMicrosPerOp)
 					share = append(share, res.ClientCPU.BudgetShare)
@@ -148,11 +158,19 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 				seq = []func() error{measureLockbench, measureBare, measureLockbench}
 			}
 			for _, m := range seq {
+				// Ctrl-C: a measurement cut short, or failing because it
+				// was, is not a result.
+				if ctx.Err() != nil {
+					return errInterrupted
+				}
 				if err := m(); err != nil {
+					if ctx.Err() != nil {
+						return errInterrupted
+					}
 					return err
 				}
 			}
-			if ctx.Err() != nil { // Ctrl-C: the figures of a cut round are not results
+			if ctx.Err() != nil {
 				return errInterrupted
 			}
 			x := per[drv]
@@ -164,9 +182,7 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 			x.bare, x.bareCPU = append(x.bare, mean(bare)), append(x.bareCPU, mean(bareCPU))
 			x.lb, x.lbCPU = append(x.lb, lbRate), append(x.lbCPU, mean(lbCPU))
 			x.share = append(x.share, mean(share))
-			if mean(bare) > 0 {
-				x.overhead = append(x.overhead, lbRate/mean(bare))
-			}
+			x.overhead = append(x.overhead, lbRate/mean(bare)) // both > 0: checked above
 			if rb > 0 {
 				x.ratio = append(x.ratio, lbRate/rb)
 			}

@@ -722,6 +722,34 @@ func TestReportCommand(t *testing.T) {
 // harness measures the three ways and ends with one harness-ratio and one
 // harness-overhead line per driver, each a positive ratio; every round's
 // ratios are printed (the values themselves depend on the machine).
+// Ctrl-C in the middle of the harness's measurements exits 130 (the
+// figures of a cut round are not results), not with the error of a
+// measurement that the cancellation cut short.
+func TestHarnessInterrupt(t *testing.T) {
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
+	}
+	for _, after := range []time.Duration{500 * time.Millisecond, time.Second, 3500 * time.Millisecond} {
+		cmd := exec.Command(bin, "harness", "--rounds", "4", "--duration", "1s", "--requests", "2000")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(after)
+		_ = cmd.Process.Signal(os.Interrupt)
+		if !waitExit(cmd, 30*time.Second) {
+			t.Fatal("lockbench harness did not stop within 30 s of Ctrl-C")
+		}
+		if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+			t.Fatalf("Ctrl-C after %v: exit %d, want 130\n%s\n%s", after, code, stdout.String(), stderr.String())
+		}
+		if strings.Contains(stdout.String(), "harness-overhead") {
+			t.Fatalf("Ctrl-C after %v: figures printed for a cut run:\n%s", after, stdout.String())
+		}
+	}
+}
+
 func TestHarnessLines(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")

@@ -1032,6 +1032,13 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			t.Stop()
 			continue
 		}
+		if rec.Due() {
+			// The recorder's batch goes into its histograms here, between
+			// two operations: the next one's start is read after it, so no
+			// measured time includes it.
+			rec.Flush()
+			next = 0
+		}
 		pause = 0
 		if err == nil {
 			streak.ok()

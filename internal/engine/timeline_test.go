@@ -114,12 +114,32 @@ func TestLoopNextStartsAtLastEnd(t *testing.T) {
 	// (the first, and the one after the failure) start after their gap.
 	var under int64
 	for _, b := range real.Op.Distribution() {
-		if b.From < gap.Microseconds() {
+		if b.From < gap.Microseconds()/2 { // the gapped ones are >= gap
 			under += b.Count
 		}
 	}
 	if under != 2 {
 		t.Errorf("%d of 4 op times under the %v gap, want 2 (the first op, and the one after the failure)", under, gap)
+	}
+}
+
+// The worker loop flushes a Due recorder between two operations: with
+// fewer values than fill its buffer, Observe alone would have flushed
+// none.
+func TestLoopFlushesBetweenOps(t *testing.T) {
+	const ops = 4000 // one Op value each, below the 4,096 a buffer holds
+	real := metrics.NewRecorder()
+	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Rec: real}
+	var streak errStreak
+	var slot liveSlot
+	loop(context.Background(), &finite{outcomes: make([]error, ops)}, w, real, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, &slot)
+	flushed := real.Op.TotalCount()
+	if real.Ops != ops || flushed == 0 || real.Due() {
+		t.Fatalf("%d ops, %d values flushed by the loop, Due %v; want %d, some, false", real.Ops, flushed, real.Due(), ops)
+	}
+	real.Flush()
+	if real.Op.TotalCount() != ops {
+		t.Fatalf("%d op times after the last flush, want %d", real.Op.TotalCount(), ops)
 	}
 }
 

@@ -51,9 +51,16 @@ const (
 	numKinds
 )
 
-// pendingLen is how many values (of all kinds) a Recorder holds before it
-// adds them to their histograms (see Observe). A power of two.
+// pendingLen is how many values (of all kinds) a Recorder's buffer holds
+// (see Observe). A power of two.
 const pendingLen = 4096
+
+// batchLen is the values after which a Recorder is Due: the engine's
+// worker loop then flushes it between two operations, outside every
+// measured time. The rest of the buffer is headroom for the values of the
+// operation in progress; Observe flushes at once only when the buffer is
+// full (a caller that never flushes).
+const batchLen = pendingLen - 256
 
 // A buffered value is its µs (below 1<<kindShift: 60 s is 6e7 µs) with
 // its Kind in the bits above.
@@ -68,8 +75,9 @@ const (
 // Recorder is one worker's measurements. Not safe for concurrent use.
 //
 // Recording is cheap: Observe appends the value (µs, tagged with its
-// kind) to one small buffer and only every pendingLen values adds the lot
-// to the histograms. A histogram's counts (about 140 KB) are far bigger
+// kind) to one small buffer, and about every batchLen values the lot goes
+// into the histograms: when Due, the engine's worker loop calls Flush
+// between two operations, so that no measured time includes it. A histogram's counts (about 140 KB) are far bigger
 // than the CPU caches hold for 50 clients, and a value added at once
 // between two Redis round trips mostly misses them; a batch reuses the
 // cache lines it brings in. One buffer for every kind, written in order,
@@ -99,7 +107,7 @@ type Recorder struct {
 	// open-loop operation: each histogram costs about 140 KB per client.
 	Service *hdrhistogram.Histogram
 
-	n, limit uint32 // values in pending; flush when n reaches limit
+	n, limit uint32 // values in pending; Due when n reaches limit
 
 	Ops      int64 // operations completed
 	Attempts int64 // acquire attempts (TryAcquire calls)
@@ -137,15 +145,21 @@ var recorders atomic.Uint32
 // Observe records d (clamped to 1 µs .. 60 s) in the histogram of kind k.
 // It allocates nothing (the Service histogram excepted, on its first
 // flush); the value reaches the histogram at the next Flush at the latest.
+// Observe itself flushes only a full buffer (see Due).
 func (r *Recorder) Observe(k Kind, d time.Duration) {
 	n := r.n
 	r.pending[n&(pendingLen-1)] = uint32(micros(d)) | uint32(k)<<kindShift
 	n++
 	r.n = n
-	if n >= r.limit {
+	if n == pendingLen {
 		r.flush()
 	}
 }
+
+// Due reports whether the buffered values should be flushed now (they
+// have reached this Recorder's batch size): the caller flushes between two
+// operations, where no measured time runs.
+func (r *Recorder) Due() bool { return r.n >= r.limit }
 
 // Flush adds every value Observe buffered to its histogram.
 func (r *Recorder) Flush() {
@@ -165,7 +179,7 @@ func (r *Recorder) flush() {
 		_ = r.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
 	}
 	r.n = 0
-	r.limit = pendingLen
+	r.limit = batchLen
 }
 
 // hist returns the histogram of kind k, making Service on first use.
@@ -196,10 +210,10 @@ func NewRecorder() *Recorder {
 		Errors:  map[string]int64{},
 		Samples: map[string]string{},
 	}
-	// The first batch holds 1..pendingLen values, a different number for
-	// consecutive Recorders (97 is prime to pendingLen, so 4096 Recorders
+	// The first batch holds 1..batchLen values, a different number for
+	// consecutive Recorders (97 is prime to batchLen, so 3840 Recorders
 	// in a row all differ).
-	r.limit = 1 + (recorders.Add(1)*97)%pendingLen
+	r.limit = 1 + (recorders.Add(1)*97)%batchLen
 	return r
 }
 

@@ -206,32 +206,51 @@ func TestObserveAllocatesNothing(t *testing.T) {
 	}
 }
 
-// Recorders made one after another flush their first batch at different
-// points, so that clients running in step do not all flush together.
+// Recorders made one after another are Due for their first flush at
+// different points, so that clients running in step do not all flush
+// together; Observe leaves a Due batch for the caller to flush (between
+// two operations), and flushes by itself only a full buffer.
 func TestFirstFlushesStaggered(t *testing.T) {
 	seen := map[uint32]bool{}
 	for i := 0; i < 16; i++ {
 		r := NewRecorder()
 		l := r.limit
-		if l < 1 || l > pendingLen || seen[l] {
-			t.Fatalf("recorder %d: first Op batch of %d values (seen: %v)", i, l, seen)
+		if l < 1 || l > batchLen || seen[l] {
+			t.Fatalf("recorder %d: first batch of %d values (seen: %v)", i, l, seen)
 		}
 		seen[l] = true
 		for j := uint32(1); j < l; j++ {
 			r.Observe(Op, time.Millisecond)
 		}
-		if r.Op.TotalCount() != 0 {
-			t.Fatalf("recorder %d flushed before %d values", i, l)
+		if r.Due() {
+			t.Fatalf("recorder %d Due after %d of its %d values", i, l-1, l)
 		}
 		r.Observe(Op, time.Millisecond)
-		if r.Op.TotalCount() != int64(l) || r.limit != pendingLen {
-			t.Fatalf("recorder %d: %d values after its first batch of %d; next limit %d", i, r.Op.TotalCount(), l, r.limit)
+		if !r.Due() || r.Op.TotalCount() != 0 {
+			t.Fatalf("recorder %d after %d values: Due %v, %d in the histogram; want true and 0", i, l, r.Due(), r.Op.TotalCount())
 		}
+		r.Flush()
+		if r.Op.TotalCount() != int64(l) || r.Due() || r.limit != batchLen {
+			t.Fatalf("recorder %d: %d values after its first flush of %d; Due %v; next batch %d", i, r.Op.TotalCount(), l, r.Due(), r.limit)
+		}
+	}
+	// Nobody flushes: Observe flushes the full buffer itself.
+	r := NewRecorder()
+	for range pendingLen - 1 {
+		r.Observe(Hold, time.Microsecond)
+	}
+	if r.Hold.TotalCount() != 0 {
+		t.Fatalf("flushed %d values before the buffer was full", r.Hold.TotalCount())
+	}
+	r.Observe(Hold, time.Microsecond)
+	if r.Hold.TotalCount() != pendingLen || r.n != 0 {
+		t.Fatalf("full buffer: %d values in the histogram, %d buffered; want %d and 0", r.Hold.TotalCount(), r.n, pendingLen)
 	}
 }
 
 // BenchmarkObserve is the recording of one operation (op, acquire, release
-// and hold times) by one of 50 clients in turn, with latencies spread as a
+// and hold times, and the batch's flush when Due) by one of 50 clients in
+// turn, with latencies spread as a
 // run at 50 clients spreads them (hundreds of µs, normal).
 func BenchmarkObserve(b *testing.B) {
 	recs := make([]*Recorder, 50)
@@ -253,6 +272,9 @@ func BenchmarkObserve(b *testing.B) {
 		r.Observe(Acquire, v[1])
 		r.Observe(Release, v[2])
 		r.Observe(Hold, v[3])
+		if r.Due() { // as the worker loop does between two operations
+			r.Flush()
+		}
 		i++
 	}
 }
