@@ -85,6 +85,9 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 	defer stop()
 	topo, err := topology.Start(ctx, 1)
 	if err != nil {
+		if ctx.Err() != nil { // Ctrl-C while the server starts
+			return errInterrupted
+		}
 		return err
 	}
 	defer topo.Stop()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -190,6 +192,9 @@ type plan struct {
 	nodes     int                 // redlock masters to start
 	topology  strategies.Topology // --topology ("" = per strategy)
 	out       string              // result file
+	// defaultOut: out is the default name (no --out); runMatrix reserves
+	// a unique one (reserveOut).
+	defaultOut bool
 	// allowNonempty skips the check that --addr databases are empty.
 	allowNonempty bool
 	repeat        int  // runs per scenario
@@ -603,7 +608,7 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
 		docker:   f.backend == "docker",
 		username: f.username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
 		sentinelPassword: f.sentinelPassword}
@@ -643,6 +648,15 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	p, err := validate(f)
 	if err != nil {
 		return err
+	}
+	if p.defaultOut {
+		// Two runs started in the same second must not write one file.
+		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC())
+		if err != nil {
+			return fmt.Errorf("result file: %w", err)
+		}
+		p.out = out
+		defer removeUnwritten(out, placeholder)
 	}
 	if parent == nil {
 		parent = context.Background()
@@ -1471,6 +1485,50 @@ const maxClients = 20_000
 // written at path: a .json name that is not a directory, whose nearest
 // existing ancestor directory is writable (missing directories are created
 // when the file is written).
+// reserveOut creates dir/<UTC timestamp>.json for a run's results, or
+// <UTC timestamp>-2.json, -3, ... when another run took the name in the
+// same second (O_EXCL: two processes never get one name), and returns its
+// path and contents. The file holds a placeholder result that says the run
+// has not finished, until the run writes its own over it (removeUnwritten
+// removes it when the run ends without doing so); a run killed with
+// SIGKILL leaves the placeholder. Errors: the directory cannot be made or
+// written.
+func reserveOut(dir string, now time.Time) (string, []byte, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, err
+	}
+	stamp := now.Format("20060102T150405Z")
+	placeholder := fmt.Sprintf(`{"schema": %d, "meta": {"started_at": %q}, "failed": "the run has not finished (it is still running, or was killed)", "scenarios": []}`+"\n",
+		report.Schema, now.Format(time.RFC3339))
+	for k := 1; ; k++ {
+		name := stamp + ".json"
+		if k > 1 {
+			name = fmt.Sprintf("%s-%d.json", stamp, k)
+		}
+		path := filepath.Join(dir, name)
+		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		_, werr := fh.WriteString(placeholder)
+		if cerr := fh.Close(); werr == nil {
+			werr = cerr
+		}
+		return path, []byte(placeholder), werr
+	}
+}
+
+// removeUnwritten removes the file reserveOut made when it still holds
+// the placeholder: the run ended before it wrote any result.
+func removeUnwritten(path string, placeholder []byte) {
+	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, placeholder) {
+		_ = os.Remove(path)
+	}
+}
+
 func checkOut(path string) error {
 	if !strings.HasSuffix(path, ".json") {
 		return errors.New("must end in .json")

@@ -39,10 +39,15 @@ func (p *Pacer) Next() time.Time {
 
 // schedule hands each intended start time to a free worker through jobs,
 // waiting until that time first. An arrival that finds no free worker
-// within dropAfter is counted as dropped, never silently delayed further;
-// a late arrival keeps its intended time, so the latency measured from it
-// includes the wait (coordinated omission corrected). It returns when ctx
-// ends, with the number of arrivals offered and dropped.
+// within dropAfter of its intended time is counted as dropped, never
+// silently delayed further: the bound runs from the intended time, not
+// from when the scheduler got to the arrival, so under a sustained
+// overload the arrivals already overdue are dropped at once and the
+// scheduler keeps pace with the intended times. A late arrival keeps its
+// intended time, so the latency measured from it includes the wait
+// (coordinated omission corrected). It returns when ctx ends, with the
+// number of arrivals offered (handed to a worker or dropped; one still
+// waiting when ctx ends is neither) and dropped.
 func schedule(ctx context.Context, p *Pacer, jobs chan<- time.Time, dropAfter time.Duration) (offered, dropped int64) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -57,21 +62,29 @@ func schedule(ctx context.Context, p *Pacer, jobs chan<- time.Time, dropAfter ti
 			case <-timer.C:
 			}
 		}
-		offered++
 		select {
 		case jobs <- at:
+			offered++
 			continue
 		case <-ctx.Done():
 			return
 		default:
 		}
-		timer.Reset(dropAfter)
+		wait := time.Until(at.Add(dropAfter))
+		if wait <= 0 { // no worker was free for the whole bound
+			offered++
+			dropped++
+			continue
+		}
+		timer.Reset(wait)
 		select {
 		case jobs <- at:
+			offered++
 			if !timer.Stop() {
 				<-timer.C
 			}
 		case <-timer.C:
+			offered++
 			dropped++
 		case <-ctx.Done():
 			return

@@ -81,6 +81,47 @@ func TestScheduleExactAndDrops(t *testing.T) {
 	})
 }
 
+// Under a fake clock and a sustained overload (one worker that needs 47 ms
+// per operation, arrivals every 10 ms): no arrival is handed over later
+// than dropAfter after its intended time, every arrival due in the run is
+// either taken or dropped, and the scheduler keeps pace with the intended
+// times instead of falling behind them.
+func TestScheduleOverloadDrops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const dropAfter = 100 * time.Millisecond
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 995*time.Millisecond)
+		defer cancel()
+		jobs := make(chan time.Time)
+		got := make(chan int, 1)
+		go func() {
+			taken := 0
+			for {
+				select {
+				case at := <-jobs:
+					if late := time.Since(at); late > dropAfter {
+						t.Errorf("job intended at %v handed over %v late, above the %v bound", at.Sub(start), late, dropAfter)
+					}
+					taken++
+					time.Sleep(47 * time.Millisecond)
+				case <-ctx.Done():
+					got <- taken
+					return
+				}
+			}
+		}()
+		offered, dropped := schedule(ctx, NewPacer(start, 100, false, nil), jobs, dropAfter)
+		taken := <-got
+		// 100 arrivals are due (0, 10, ..., 990 ms). Those due within the
+		// last dropAfter of the run may still be inside their bound when it
+		// ends (neither taken nor dropped); the 90 due up to 890 ms are all
+		// decided. The worker takes one every 47 ms at most: 22 in 995 ms.
+		if offered != int64(taken)+dropped || offered < 90 || taken < 20 || taken > 22 {
+			t.Fatalf("offered %d, taken %d, dropped %d; want offered = taken + dropped >= 90, 20..22 taken", offered, taken, dropped)
+		}
+	})
+}
+
 func TestSummarizeLoad(t *testing.T) {
 	if summarizeLoad(nil, time.Millisecond) != nil {
 		t.Fatal("no samples should give nil")
