@@ -49,8 +49,8 @@ All figures are from this run, on this machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var bad []string
-			if clients < 1 {
-				bad = append(bad, fmt.Sprintf("--clients must be at least 1, got %d", clients))
+			if clients < 1 || clients > maxClients {
+				bad = append(bad, fmt.Sprintf("--clients must be from 1 to %d, got %d", maxClients, clients))
 			}
 			if requests < 1000 {
 				bad = append(bad, fmt.Sprintf("--requests must be at least 1000, got %d", requests))

@@ -132,6 +132,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--repeat", "0"}, []string{"--repeat"}},
 		{[]string{"harness", "--rounds", "0"}, []string{"--rounds must be at least 1, got 0"}},
 		{[]string{"harness", "--requests", "10", "--duration", "0s"}, []string{"--requests must be at least 1000, got 10", "--duration must be above 0"}},
+		{[]string{"harness", "--clients", "100000"}, []string{"--clients must be from 1 to 20000, got 100000"}},
 		{[]string{"run", "--rate", "-1"}, []string{"--rate"}},
 		{[]string{"run", "--arrivals", "bursty", "--rate", "10"}, []string{"--arrivals"}},
 	}
@@ -722,6 +723,28 @@ func TestReportCommand(t *testing.T) {
 // harness measures the three ways and ends with one harness-ratio and one
 // harness-overhead line per driver, each a positive ratio; every round's
 // ratios are printed (the values themselves depend on the machine).
+// A table that cannot be printed (stdout's reader gone, as with
+// `| head -1`) does not lose the results: the file is written first.
+func TestResultsSurviveClosedStdout(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "rueidis", "--duration", "1s", "--out", out)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // writing the table now fails (EPIPE, SIGPIPE)
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	_ = cmd.Wait() // killed by SIGPIPE or failed: either way after the file
+	doc := readDoc(t, out)
+	if scs, _ := doc["scenarios"].([]any); len(scs) != 1 {
+		t.Fatalf("want the run's one scenario in %s, got %v", out, doc["scenarios"])
+	}
+}
+
 // Ctrl-C in the middle of the harness's measurements exits 130 (the
 // figures of a cut round are not results), not with the error of a
 // measurement that the cancellation cut short.

@@ -821,14 +821,16 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if live != nil {
 		live.close() // the last bar drawn before the table
 	}
-	if err := report.Write(stdout, f.format, run); err != nil {
-		return err
-	}
+	// The files first: a table that cannot be printed (stdout closed,
+	// `| head -1`: SIGPIPE) must not lose the results.
 	if err := report.WriteFile(out, run); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
 	if err := report.WriteHGRM(out, run); err != nil {
 		return fmt.Errorf("write .hgrm files: %w", err)
+	}
+	if err := report.Write(stdout, f.format, run); err != nil {
+		return err
 	}
 	if f.format == "table" {
 		fmt.Fprintf(stdout, "results written to %s\n", out)
