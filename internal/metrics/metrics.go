@@ -77,12 +77,13 @@ const (
 // Recording is cheap: Observe appends the value (µs, tagged with its
 // kind) to one small buffer, and about every batchLen values the lot goes
 // into the histograms: when Due, the engine's worker loop calls Flush
-// between two operations, so that no measured time includes it. A histogram's counts (about 140 KB) are far bigger
-// than the CPU caches hold for 50 clients, and a value added at once
-// between two Redis round trips mostly misses them; a batch reuses the
-// cache lines it brings in. One buffer for every kind, written in order,
-// and its count beside the Ops and Attempts counters: an operation's
-// recording touches two cache lines of the Recorder.
+// between two operations, so that no measured time includes it. A
+// histogram's counts (about 140 KB) are far bigger than the CPU caches
+// hold for 50 clients, and a value added at once between two Redis round
+// trips mostly misses them; a batch reuses the cache lines it brings in.
+// One buffer for every kind, written in order, and its count beside the
+// Ops and Attempts counters: an operation's recording touches two cache
+// lines of the Recorder.
 // The histograms hold every value observed up to the last Flush; Merge
 // flushes both recorders first. The counters are always current.
 //
