@@ -720,9 +720,6 @@ func TestReportCommand(t *testing.T) {
 	}
 }
 
-// harness measures the three ways and ends with one harness-ratio and one
-// harness-overhead line per driver, each a positive ratio; every round's
-// ratios are printed (the values themselves depend on the machine).
 // A table that cannot be printed (stdout's reader gone, as with
 // `| head -1`) does not lose the results: the file is written first.
 func TestResultsSurviveClosedStdout(t *testing.T) {
@@ -773,6 +770,9 @@ func TestHarnessInterrupt(t *testing.T) {
 	}
 }
 
+// harness measures the three ways and ends with one harness-ratio and one
+// harness-overhead line per driver, each a positive ratio; every round's
+// ratios are printed (the values themselves depend on the machine).
 func TestHarnessLines(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")

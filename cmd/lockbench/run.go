@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -1483,10 +1484,6 @@ func redactArgs(args []string) []string {
 // (about 200 KB).
 const maxClients = 20_000
 
-// checkOut checks, leaving nothing behind, that a result file can be
-// written at path: a .json name that is not a directory, whose nearest
-// existing ancestor directory is writable (missing directories are created
-// when the file is written).
 // reserveOut creates dir/<UTC timestamp>.json for a run's results, or
 // <UTC timestamp>-2.json, -3, ... when another run took the name in the
 // same second (O_EXCL: two processes never get one name), and returns its
@@ -1500,8 +1497,11 @@ func reserveOut(dir string, now time.Time) (string, []byte, error) {
 		return "", nil, err
 	}
 	stamp := now.Format("20060102T150405Z")
-	placeholder := fmt.Sprintf(`{"schema": %d, "meta": {"started_at": %q}, "failed": "the run has not finished (it is still running, or was killed)", "scenarios": []}`+"\n",
-		report.Schema, now.Format(time.RFC3339))
+	placeholder, err := json.Marshal(report.Run{Schema: report.Schema, Meta: report.Meta{StartedAt: now.Format(time.RFC3339)},
+		Failed: "the run has not finished (it is still running, or was killed)", Scenarios: []report.Scenario{}})
+	if err != nil {
+		return "", nil, err
+	}
 	for k := 1; ; k++ {
 		name := stamp + ".json"
 		if k > 1 {
@@ -1515,11 +1515,11 @@ func reserveOut(dir string, now time.Time) (string, []byte, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		_, werr := fh.WriteString(placeholder)
+		_, werr := fh.Write(placeholder)
 		if cerr := fh.Close(); werr == nil {
 			werr = cerr
 		}
-		return path, []byte(placeholder), werr
+		return path, placeholder, werr
 	}
 }
 
@@ -1531,6 +1531,10 @@ func removeUnwritten(path string, placeholder []byte) {
 	}
 }
 
+// checkOut checks, leaving nothing behind, that a result file can be
+// written at path: a .json name that is not a directory, whose nearest
+// existing ancestor directory is writable (missing directories are created
+// when the file is written).
 func checkOut(path string) error {
 	if !strings.HasSuffix(path, ".json") {
 		return errors.New("must end in .json")
