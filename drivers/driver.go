@@ -222,17 +222,21 @@ type Factory func(o Options) (Driver, error)
 
 var reg = registry.New[Factory]("driver")
 
-// Register makes an adapter available under name. It panics when name is
-// empty, f is nil, or name is registered twice (as database/sql.Register).
-func Register(name string, f Factory) {
+// Register makes an adapter available under name, with a one-line
+// description for `lockbench list`. It panics when name is empty, f is nil,
+// or name is registered twice (as database/sql.Register).
+func Register(name, desc string, f Factory) {
 	if f == nil {
 		panic("drivers: Register with a nil factory")
 	}
-	reg.Register(name, f)
+	reg.Register(name, desc, nil, f)
 }
 
 // Names lists the registered adapters, sorted.
 func Names() []string { return reg.Names() }
+
+// Describe returns an adapter's one-line description ("" if unknown).
+func Describe(name string) string { e, _ := reg.Get(name); return e.Desc }
 
 // ErrUnknown is wrapped by Open for a name that is not registered.
 var ErrUnknown = errors.New("drivers: unknown driver")
@@ -240,14 +244,14 @@ var ErrUnknown = errors.New("drivers: unknown driver")
 // Open opens the adapter registered as name. An unknown name gives an error
 // wrapping ErrUnknown that lists the valid names.
 func Open(name string, o Options) (Driver, error) {
-	f, err := reg.Lookup(name, ErrUnknown)
+	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {
 		return nil, err
 	}
 	if o.Addr == "" && len(o.Sentinels) == 0 {
 		return nil, errors.New("drivers: Options.Addr is empty")
 	}
-	return f(o.WithDefaults())
+	return e.Value(o.WithDefaults())
 }
 
 // NodeError is an error from one server, carrying its address.

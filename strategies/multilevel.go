@@ -3,15 +3,15 @@ package strategies
 import (
 	"context"
 	"sync"
+
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 func init() {
-	Register("multilevel", Info{Desc: "in-process mutex per key per app instance (--instances, default 4) in front of the atomic Redis lock, plus an optimistic check on the stock write (the articles' three layers)"},
+	Register("multilevel", Info{Desc: "in-process mutex per key per app instance in front of the atomic Redis lock, plus an optimistic check on the stock write (the articles' three layers)",
+		Params: []registry.Param{{Name: "instances", Doc: "simulated app instances, each with its own in-process mutex per key", Default: 4, Check: registry.Between(1, 10_000)}}},
 		func(c Config) (Locker, error) {
-			n := c.Instances
-			if n <= 0 {
-				n = 4
-			}
+			n := c.Params.Int("instances")
 			return &multilevel{inner: &atomicLocker{d: c.Nodes[0], ttl: c.TTL}, locals: make([]sync.Map, n)}, nil
 		})
 }

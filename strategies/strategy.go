@@ -61,15 +61,12 @@ type Config struct {
 	Nodes []drivers.Driver
 	// TTL is the lease time (the key's PX). Must be >= 1 ms.
 	TTL time.Duration
-	// Segments is the number of stock segments of `segmented`. Default 8.
-	Segments int
-	// Instances is the number of simulated application instances of
-	// `multilevel`, each with its own in-process mutex per key. Default 4.
-	Instances int
-	// WaitTimeout bounds WAIT in `wait-replicas`. Default 50 ms.
-	WaitTimeout time.Duration
-	// Replicas is how many replicas WAIT must hear from. Default 1.
-	Replicas int
+	// Params are the values of the strategy's own parameters (Info.Params),
+	// by name; a parameter missing here takes its default, and values of
+	// parameters the strategy does not declare are ignored, so one set of
+	// values can serve every plugin of a scenario. nil: every default. The
+	// factory sees every declared parameter present.
+	Params registry.Values
 	// Backends are the servers of the baseline strategies whose lock or
 	// data lives outside Redis (sql-rowlock, sql-guard, zk, etcd).
 	Backends Backends
@@ -133,7 +130,8 @@ func (b Backends) Has(k Backend) bool {
 	return true
 }
 
-// Factory builds a Locker from a Config.
+// Factory builds a Locker from a Config. New hands it c.Params holding
+// every parameter the strategy declared, each checked against its Param.
 type Factory func(c Config) (Locker, error)
 
 // Topology names the server layout a strategy needs.
@@ -162,11 +160,12 @@ type Info struct {
 	// Workloads, when set, are the only workloads it runs (the lock-free
 	// and SQL strategies have a data path in flash-sale and hot-key only).
 	Workloads []string
+	// Params are the strategy's own options: each becomes a run flag
+	// (--NAME), a scenario-file field and a key of the result's params.
+	Params []registry.Param
 }
 
 type entry struct {
-	desc string
-	topo Topology
 	info Info
 	f    Factory
 }
@@ -182,22 +181,22 @@ func Register(name string, info Info, f Factory) {
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}
-	reg.Register(name, entry{info.Desc, info.Topology, info, f})
+	reg.Register(name, info.Desc, info.Params, entry{info, f})
 }
 
 // InfoOf returns what name was registered with (the zero Info if unknown).
 func InfoOf(name string) Info {
 	e, _ := reg.Get(name)
-	return e.info
+	return e.Value.info
 }
 
 // RunsWith reports whether strategy name runs workload wl.
 func RunsWith(name, wl string) bool {
 	e, _ := reg.Get(name)
-	if len(e.info.Workloads) == 0 {
+	if len(e.Value.info.Workloads) == 0 {
 		return true
 	}
-	for _, w := range e.info.Workloads {
+	for _, w := range e.Value.info.Workloads {
 		if w == wl {
 			return true
 		}
@@ -209,13 +208,13 @@ func RunsWith(name, wl string) bool {
 // Config.ConstantToken (naive, atomic, watchdog, redlock).
 func HonoursConstantToken(name string) bool {
 	e, _ := reg.Get(name)
-	return e.info.ConstantToken
+	return e.Value.info.ConstantToken
 }
 
 // TopologyOf returns the layout the strategy needs (Standalone if unknown).
 func TopologyOf(name string) Topology {
 	if e, ok := reg.Get(name); ok {
-		return e.topo
+		return e.Value.info.Topology
 	}
 	return Standalone
 }
@@ -226,7 +225,7 @@ func Names() []string { return reg.Names() }
 // Describe returns a strategy's one-line description ("" if unknown).
 func Describe(name string) string {
 	e, _ := reg.Get(name)
-	return e.desc
+	return e.Desc
 }
 
 // Known reports whether name is registered.
@@ -248,10 +247,24 @@ func New(name string, c Config) (Locker, error) {
 	if c.TTL < time.Millisecond {
 		return nil, fmt.Errorf("strategies: ttl %v must be at least 1ms", c.TTL)
 	}
-	if !c.Backends.Has(e.info.Backend) {
-		return nil, fmt.Errorf("strategies: %s needs a %s server: %w", name, e.info.Backend, ErrNoBackend)
+	if !c.Backends.Has(e.Value.info.Backend) {
+		return nil, fmt.Errorf("strategies: %s needs a %s server: %w", name, e.Value.info.Backend, ErrNoBackend)
 	}
-	return e.f(c)
+	c.Params = registry.Pick(e.Params, c.Params)
+	if errs := registry.Check(name+": ", e.Params, c.Params); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return e.Value.f(c)
+}
+
+// Entries lists the registered strategies with their descriptions and
+// parameters, sorted by name.
+func Entries() []registry.Entry[Info] {
+	var out []registry.Entry[Info]
+	for _, e := range reg.Entries() {
+		out = append(out, registry.Entry[Info]{Name: e.Name, Desc: e.Desc, Params: e.Params, Value: e.Value.info})
+	}
+	return out
 }
 
 // Acquire takes the lock named key with l, retrying as b says until the

@@ -8,21 +8,17 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 func init() {
 	Register("wait-replicas", Info{
 		Desc:     "atomic SET NX PX followed by WAIT 1 <timeout>: the acquire fails and releases unless a replica acknowledged it (Redisson's synced-replica check)",
 		Topology: Replicated,
+		Params: []registry.Param{{Name: "wait-timeout", Doc: "WAIT timeout for a replica's acknowledgement (ms resolution)",
+			Default: 50 * time.Millisecond, Check: registry.DurationBetween(time.Millisecond, time.Hour)}},
 	}, func(c Config) (Locker, error) {
-		w := &waitReplicas{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL}, replicas: c.Replicas, timeout: c.WaitTimeout}
-		if w.replicas <= 0 {
-			w.replicas = 1
-		}
-		if w.timeout <= 0 {
-			w.timeout = 50 * time.Millisecond
-		}
-		return w, nil
+		return &waitReplicas{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL}, replicas: 1, timeout: c.Params.Duration("wait-timeout")}, nil
 	})
 }
 

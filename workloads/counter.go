@@ -10,24 +10,30 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 )
 
 func init() {
 	Register("hot-key", "read-modify-write of a counter per key under its lock; K keys (--keys) drawn from a Zipf law (--zipf, 0 = uniform)",
-		func() Workload { return &counter{name: "hot-key"} })
+		[]registry.Param{keysParam, zipfParam},
+		func(v registry.Values) Workload { return &counter{name: "hot-key", keys: v.Int("keys"), zipfS: v.Float("zipf")} })
 	Register("long-task", "one lock, a long critical section from --work (fixed, uniform:, lognormal:): shows fixed leases expiring mid-task",
-		func() Workload { return &counter{name: "long-task", single: true} })
+		nil, func(registry.Values) Workload { return &counter{name: "long-task", single: true, keys: 1} })
 	Register("nested", "the critical section takes the same lock again (and with --nested-second a second lock, in a fixed order); nested failures counted",
-		func() Workload { return &counter{name: "nested", nested: true} })
+		[]registry.Param{keysParam, zipfParam,
+			{Name: "nested-second", Doc: "also take a second lock inside the first (in a fixed order)", Default: false}},
+		func(v registry.Values) Workload {
+			return &counter{name: "nested", nested: true, keys: v.Int("keys"), zipfS: v.Float("zipf"), second: v.Bool("nested-second")}
+		})
 }
 
 // counter is the family of counter workloads. Under lock i's critical
 // section a client reads counter i (GET), spends the work time, and writes
 // it back plus one (SET) — an increment that only the lock protects. With
 // nested, inside that section it also acquires lock i again (one attempt
-// within min(acquire timeout, 1 s)) and, with Params.NestedSecond, lock
+// within min(acquire timeout, 1 s)) and, with nested-second, lock
 // i+1 (i is then drawn below the last key, so locks are always taken in
 // ascending order and cannot deadlock), before the write.
 //
@@ -42,6 +48,9 @@ type counter struct {
 	lockless       bool
 	name           string
 	single, nested bool
+	keys           int     // lock keys (1 for long-task)
+	zipfS          float64 // Zipf exponent of the key choice; 0 = uniform
+	second         bool    // nested: also take lock i+1
 	locks, vals    []string
 	zipf           []*rand.Zipf // per worker, made on first use
 	done           atomic.Int64 // acknowledged increments
@@ -56,17 +65,13 @@ var (
 // errNested is an operation whose nested acquire failed.
 var errNested = errors.New("nested acquire failed")
 
+// errZipf is zipf's Check error.
+var errZipf = errors.New("must be 0 (uniform) or above 1 (and at most 100)")
+
 func (c *counter) Setup(ctx context.Context, env *Env) error {
-	p := env.Params
-	k := p.Keys
-	switch {
-	case c.single:
-		k = 1
-	case k < 1:
+	k := c.keys
+	if k < 1 {
 		return fmt.Errorf("%s: --keys must be >= 1", c.name)
-	}
-	if p.Zipf != 0 && p.Zipf <= 1 {
-		return fmt.Errorf("%s: --zipf must be 0 (uniform) or > 1, got %v", c.name, p.Zipf)
 	}
 	c.locks, c.vals = make([]string, k), make([]string, k)
 	for i := range c.locks {
@@ -89,13 +94,13 @@ func (c *counter) LockKeys() []string { return c.locks }
 
 func (c *counter) pick(w *Worker) int {
 	k := len(c.locks)
-	if c.nested && w.Env.Params.NestedSecond && k > 1 {
+	if c.nested && c.second && k > 1 {
 		k-- // the second lock is i+1: keys are always taken in ascending order
 	}
 	if k == 1 {
 		return 0
 	}
-	if z := w.Env.Params.Zipf; z > 1 && w.ID < len(c.zipf) {
+	if z := c.zipfS; z > 1 && w.ID < len(c.zipf) {
 		if c.zipf[w.ID] == nil {
 			c.zipf[w.ID] = rand.NewZipf(w.Rng, z, 1, uint64(k-1))
 		}
@@ -207,7 +212,7 @@ func (c *counter) enterNested(ctx context.Context, w *Worker, i int) (func(conte
 			_ = held[j].Release(rctx)
 		}
 	}
-	if w.Env.Params.NestedSecond && len(c.locks) > 1 {
+	if c.second && len(c.locks) > 1 {
 		j := i + 1 // pick keeps i below the last key: one global order, no deadlock
 		second, _, err := strategies.Acquire(ctx, w.Env.Locker, c.locks[j], w.Backoff, bound)
 		if err != nil {

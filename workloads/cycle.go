@@ -5,23 +5,27 @@ import (
 	"strconv"
 
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 )
 
 func init() {
 	Register("lock-cycle", "acquire a lock, spend --work, release it; no data command. The key is drawn uniformly from --keys (little contention with many keys) or, with --own-keys, is each client's own (none): the lock's own cost",
-		func() Workload { return &cycle{} })
+		[]registry.Param{keysParam,
+			{Name: "own-keys", Doc: "each client locks a key of its own instead of one of --keys (no contention at all)", Default: false}},
+		func(v registry.Values) Workload { return &cycle{keys: v.Int("keys"), own: v.Bool("own-keys")} })
 }
 
 // cycle measures the lock alone: an operation is an acquire and a release
-// of lock key i, drawn uniformly from Params.Keys, with Params.Work spent
+// of lock key i, drawn uniformly from keys, with Params.Work spent
 // in between and no data command. With many keys and few clients there is
 // next to no contention, so ops/s is the strategy's uncontended cycle rate
-// (CLAIMS P8). With Params.OwnKeys client i always locks key i: no
+// (claim P8). With own-keys client i always locks key i: no
 // contention at all (`lockbench harness` measures that way). Key i has the
 // hash tag {cyc:i}.
 type cycle struct {
 	locks []string
+	keys  int
 	own   bool
 }
 
@@ -31,8 +35,8 @@ var (
 )
 
 func (c *cycle) Setup(_ context.Context, env *Env) error {
-	k := max(env.Params.Keys, 1)
-	if c.own = env.Params.OwnKeys; c.own {
+	k := max(c.keys, 1)
+	if c.own {
 		k = max(env.Clients, 1)
 	}
 	c.locks = make([]string, k)

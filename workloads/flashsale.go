@@ -9,12 +9,21 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 )
 
 func init() {
 	Register("flash-sale", "inventory decrement under the lock: GET stock, work, SET stock-1, INCR sold (--stock, --skus, --work)",
-		func() Workload { return &flashSale{} })
+		[]registry.Param{
+			{Name: "stock", Doc: "initial stock per item", Default: int64(1000), Check: registry.Between(int64(1), int64(1e15))},
+			{Name: "skus", Doc: "number of items, each with its own lock", Default: 1, Check: registry.Between(1, 100_000)},
+			{Name: "read-ratio", Doc: "share of operations that only read (0..1), under rwlock's read side or the lock itself", Default: 0.0,
+				Check: registry.Between(0.0, 1.0)},
+		},
+		func(v registry.Values) Workload {
+			return &flashSale{stock: v.Int64("stock"), skus: v.Int("skus"), readRatio: v.Float("read-ratio")}
+		})
 }
 
 // Write guards as Lua scripts. KEYS[1] = stock, KEYS[2] = sold.
@@ -75,9 +84,12 @@ type flashSale struct {
 	// rows holds the stock in SQL rows instead of Redis (sql-rowlock,
 	// sql-guard); lockless runs each order with no lock (redis-guard,
 	// sql-guard): only the guarded write protects the stock.
-	rows     strategies.RowStore
-	lockless bool
-	segs     int
+	rows      strategies.RowStore
+	lockless  bool
+	stock     int64   // initial stock per SKU
+	skus      int     // items
+	readRatio float64 // share of read-only operations
+	segs      int
 	slots    []slot
 	left     atomic.Int64 // slots not yet seen sold out
 	guard    string
@@ -94,15 +106,15 @@ var _ Workload = (*flashSale)(nil)
 
 func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 	p := env.Params
-	if p.SKUs < 1 {
+	if f.skus < 1 {
 		return errors.New("flash-sale: --skus must be >= 1")
 	}
-	if p.Stock < 1 {
+	if f.stock < 1 {
 		return errors.New("flash-sale: --stock must be >= 1")
 	}
 	f.segs = max(p.Segments, 1)
-	if int64(f.segs) > p.Stock {
-		return fmt.Errorf("flash-sale: %d segments for a stock of %d leaves empty segments", f.segs, p.Stock)
+	if int64(f.segs) > f.stock {
+		return fmt.Errorf("flash-sale: %d segments for a stock of %d leaves empty segments", f.segs, f.stock)
 	}
 	switch f.guard = p.Guard; f.guard {
 	case "":
@@ -118,17 +130,17 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 			return fmt.Errorf("flash-sale: on SQL rows the write guard is %s for this strategy, not %s", want, f.guard)
 		}
 	}
-	f.slots = make([]slot, p.SKUs*f.segs)
+	f.slots = make([]slot, f.skus*f.segs)
 	f.left.Store(int64(len(f.slots)))
 	env.Oracle = metrics.NewOracle(len(f.slots))
 	env.Locks = len(f.slots)
-	for i := 0; i < p.SKUs; i++ {
+	for i := 0; i < f.skus; i++ {
 		for j := 0; j < f.segs; j++ {
 			s := &f.slots[i*f.segs+j]
 			base := env.Prefix + "{sku:" + strconv.Itoa(i) + ":" + strconv.Itoa(j) + "}:"
 			s.lock, s.stock, s.sold, s.fence = base+"lock", base+"stock", base+"sold", base+"fence-seen"
-			s.share = p.Stock / int64(f.segs)
-			if int64(j) < p.Stock%int64(f.segs) {
+			s.share = f.stock / int64(f.segs)
+			if int64(j) < f.stock%int64(f.segs) {
 				s.share++
 			}
 		}
@@ -232,7 +244,7 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 		return ErrDone
 	}
 	s := &f.slots[i]
-	if p := w.Env.Params.ReadRatio; p > 0 && w.Rng.Float64() < p {
+	if p := f.readRatio; p > 0 && w.Rng.Float64() < p {
 		read := func(ctx context.Context, _ strategies.Lease) error {
 			var err error
 			if f.rows != nil {

@@ -54,34 +54,18 @@ const (
 	GuardFence = "fence" // reject reads and writes whose fencing token is below the highest seen
 )
 
-// Params are the workload parameters from the command line.
+// Params are the settings a scenario hands every workload, whichever it
+// is. A workload's own options (stock, keys, ...) are the parameters it
+// declares when it registers; its factory reads them.
 type Params struct {
-	// Stock is the initial stock per SKU (flash-sale). Default 1000.
-	Stock int64
-	// SKUs is the number of items, each with its own lock and stock.
-	// Default 1 (the hot item).
-	SKUs int
 	// Work is the distribution of critical-section time spent while
 	// holding the lock (--work). The zero Dist means none.
 	Work Dist
-	// Segments splits each SKU's stock into this many independently locked
-	// segments (the `segmented` strategy). Default 1.
+	// Segments splits each item's stock into this many independently
+	// locked segments (the `segmented` strategy). Default 1.
 	Segments int
 	// Guard is the write guard (Guard* constants). Default GuardNone.
 	Guard string
-	// ReadRatio is the share of operations that only read (0..1): they take
-	// the strategy's read side where it has one (rwlock), else the lock.
-	ReadRatio float64
-	// Keys is the number of lock keys of hot-key (and nested). Default 1000.
-	Keys int
-	// Zipf is the exponent of hot-key's key choice (> 1), 0 = uniform.
-	Zipf float64
-	// NestedSecond makes nested also take a second lock inside the first.
-	NestedSecond bool
-	// OwnKeys gives each client of lock-cycle a lock key of its own
-	// (client i always locks key i) instead of drawing from Keys: no two
-	// clients ever contend, and no key choice is made per operation.
-	OwnKeys bool
 }
 
 // Result is what Verify returns.
@@ -397,42 +381,58 @@ func (w *Worker) BeforeWrite() {
 	}
 }
 
-// Factory returns a new Workload for one scenario.
-type Factory func() Workload
+// Factory returns a new Workload for one scenario, given the values of the
+// parameters the workload declared (every one present, each checked
+// against its Param).
+type Factory func(v registry.Values) Workload
 
-type entry struct {
-	desc string
-	f    Factory
-}
+var reg = registry.New[Factory]("workload")
 
-var reg = registry.New[entry]("workload")
-
-// Register makes a workload available under name; it panics on an empty or
-// duplicate name, or a nil factory.
-func Register(name, desc string, f Factory) {
+// Register makes a workload available under name, with its one-line
+// description and its own parameters (each becomes a run flag, a
+// scenario-file field and a key of the result's params). It panics on an
+// empty or duplicate name, a nil factory or a badly declared parameter.
+func Register(name, desc string, params []registry.Param, f Factory) {
 	if f == nil {
 		panic("workloads: Register with a nil factory")
 	}
-	reg.Register(name, entry{desc, f})
+	reg.Register(name, desc, params, f)
 }
 
 // Names lists the registered workloads, sorted.
 func Names() []string { return reg.Names() }
 
+// Entries lists the registered workloads with their descriptions and
+// parameters, sorted by name.
+func Entries() []registry.Entry[Factory] { return reg.Entries() }
+
 // Describe returns a workload's one-line description.
 func Describe(name string) string {
 	e, _ := reg.Get(name)
-	return e.desc
+	return e.Desc
 }
 
 // ErrUnknown is wrapped by New for an unregistered workload name.
 var ErrUnknown = errors.New("unknown workload")
 
-// New returns a fresh instance of the workload registered as name.
-func New(name string) (Workload, error) {
+// New returns a fresh instance of the workload registered as name. v holds
+// parameter values by name: the workload takes the ones it declared
+// (defaults for those missing) and ignores the rest. Errors: ErrUnknown
+// (with the valid names), or every value its Param refuses.
+func New(name string, v registry.Values) (Workload, error) {
 	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {
 		return nil, err
 	}
-	return e.f(), nil
+	own := registry.Pick(e.Params, v)
+	if errs := registry.Check(name+": ", e.Params, own); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return e.Value(own), nil
+}
+
+// ParamsOf returns the parameters workload name declared (nil if unknown).
+func ParamsOf(name string) []registry.Param {
+	e, _ := reg.Get(name)
+	return e.Params
 }

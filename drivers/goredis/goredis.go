@@ -22,7 +22,7 @@ const Name = "goredis"
 func init() {
 	// go-redis logs dial retries to stderr; lockbench reports errors itself.
 	redis.SetLogger(quiet{})
-	drivers.Register(Name, Open)
+	drivers.Register(Name, "github.com/redis/go-redis/v9: a connection pool sized to --clients", Open)
 }
 
 type driver struct {

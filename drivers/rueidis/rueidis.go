@@ -21,7 +21,9 @@ import (
 // Name is the registered name of this adapter.
 const Name = "rueidis"
 
-func init() { drivers.Register(Name, Open) }
+func init() {
+	drivers.Register(Name, "github.com/redis/rueidis: auto-pipelining over shared connections", Open)
+}
 
 type driver struct {
 	c        rueidis.Client

@@ -34,14 +34,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
@@ -81,34 +80,65 @@ const (
 	NeedsReplica         // a master with a replica, started by lockbench
 )
 
-var known = map[string]struct {
-	desc  string
-	needs Needs
-}{
-	"pause":             {"stop-the-world of one lock holder and its renewal loop (for=D, point=work|write: before its work, or after its loss check right before the write)", NeedsNothing},
-	"crash-after-setnx": {"a client dies between SETNX and EXPIRE (naive) or right after acquiring, never releasing", NeedsNothing},
-	"node-kill":         {"SIGKILL a server (node=I)", NeedsOwnServer},
-	"node-restart":      {"kill a server and restart it empty on the same port (node=I, down=D)", NeedsOwnServer},
-	"node-pause":        {"SIGSTOP a server, SIGCONT after for=D or at the scenario's end (node=I)", NeedsOwnServer},
-	"failover":          {"cut the replica off for hold=D, kill the master; clients switched by hand or by Sentinel", NeedsReplica},
-	"latency":           {"add delay=D (+-jitter=J) to replies of server node=I, for=F (default: until the end)", NeedsNothing},
+// Trigger are the parameters every fault takes: when it acts.
+var Trigger = []registry.Param{
+	{Name: "at", Doc: "act this long after the scenario started", Default: time.Second, Check: registry.DurationBetween(0, time.Hour)},
+	{Name: "after", Doc: "act once this many locks have been granted instead; 0 = use at", Default: int64(0), Check: registry.AtLeast(int64(0))},
+}
+
+var nodeParam = registry.Param{Name: "node", Doc: "server index in the layout (0 = the first; the master)", Default: 0,
+	Check: func(v any) error {
+		if n, _ := v.(int); n < 0 {
+			return fmt.Errorf("%d is not a server index (0, 1, ...)", n)
+		}
+		return nil
+	}}
+
+func span(name, doc string, def time.Duration) registry.Param {
+	return registry.Param{Name: name, Doc: doc, Default: def, Check: registry.DurationBetween(0, time.Hour)}
+}
+
+var reg = registry.New[Needs]("fault")
+
+// Register makes a fault available under name, with its one-line
+// description, what it needs of the servers, and its own parameters
+// (Trigger is added to them). Spec's fields are filled from parameters of
+// the same name (for, down, hold, delay, jitter, node, point). It panics
+// on an empty or duplicate name or a badly declared parameter.
+func Register(name, desc string, needs Needs, params ...registry.Param) {
+	reg.Register(name, desc, append(append([]registry.Param{}, params...), Trigger...), needs)
+}
+
+func init() {
+	Register("pause", "stop-the-world of one lock holder and its renewal loop", NeedsNothing,
+		span("for", "pause length; 0 = 2 x the TTL", 0),
+		registry.Param{Name: "point", Doc: "where it strikes: work (before the critical-section work) or write (after the loss check, right before the write)",
+			Default: "work", Check: registry.OneOf("work", "write")})
+	Register("crash-after-setnx", "a client dies between SETNX and EXPIRE (naive) or right after acquiring, never releasing", NeedsNothing)
+	Register("node-kill", "SIGKILL a server; it stays down", NeedsOwnServer, nodeParam)
+	Register("node-restart", "kill a server and restart it empty on the same port", NeedsOwnServer, nodeParam,
+		span("down", "downtime before the restart", 0))
+	Register("node-pause", "SIGSTOP a server, SIGCONT after for or at the scenario's end", NeedsOwnServer, nodeParam,
+		span("for", "pause length", 500*time.Millisecond))
+	Register("failover", "cut the replica off for hold, kill the master; clients switched by hand or by Sentinel", NeedsReplica,
+		span("hold", "how long the replica misses the master's writes; 0 = 2 x the TTL", 0))
+	Register("latency", "add delay (+-jitter) to every reply of one server, through an in-process toxiproxy proxy", NeedsNothing, nodeParam,
+		span("delay", "added to every reply", 50*time.Millisecond),
+		span("jitter", "random spread around delay (+-)", 0),
+		span("for", "how long; 0 = until the end", 0))
 }
 
 // Names lists the faults, sorted.
-func Names() []string {
-	out := make([]string, 0, len(known))
-	for k := range known {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return reg.Names() }
+
+// Entries lists the faults with their descriptions and parameters, sorted.
+func Entries() []registry.Entry[Needs] { return reg.Entries() }
 
 // Describe returns a fault's one-line description.
-func Describe(name string) string { return known[name].desc }
+func Describe(name string) string { e, _ := reg.Get(name); return e.Desc }
 
 // NeedsOf says what the fault requires.
-func NeedsOf(name string) Needs { return known[name].needs }
+func NeedsOf(name string) Needs { e, _ := reg.Get(name); return e.Value }
 
 // ErrUnknown is wrapped by Parse for an unknown fault name.
 var ErrUnknown = errors.New("unknown fault")
@@ -116,69 +146,24 @@ var ErrUnknown = errors.New("unknown fault")
 // Parse reads NAME[:param=value,...]. Errors list every bad parameter.
 func Parse(s string) (Spec, error) {
 	name, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
-	if _, ok := known[name]; !ok {
-		return Spec{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	e, err := reg.Lookup(name, ErrUnknown)
+	if err != nil {
+		return Spec{}, err
 	}
-	sp := Spec{Name: name, At: time.Second, raw: strings.TrimSpace(s)}
-	var errs []error
-	dur := func(k, v string) time.Duration {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || d > time.Hour {
-			errs = append(errs, fmt.Errorf("fault %s: %s=%q is not a duration from 0 to 1h", name, k, v))
-		}
-		return d
-	}
-	if rest != "" {
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			switch {
-			case !ok:
-				errs = append(errs, fmt.Errorf("fault %s: %q is not key=value", name, kv))
-			case k == "at":
-				sp.At = dur(k, v)
-			case k == "after":
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil || n < 1 {
-					errs = append(errs, fmt.Errorf("fault %s: after=%q is not a count >= 1", name, v))
-				}
-				sp.After = n
-			case k == "for" && (name == "pause" || name == "node-pause" || name == "latency"):
-				sp.For = dur(k, v)
-			case k == "point" && name == "pause":
-				if v != "work" && v != "write" {
-					errs = append(errs, fmt.Errorf("fault pause: point=%q is not work or write", v))
-				}
-				sp.Point = v
-			case k == "down" && name == "node-restart":
-				sp.Down = dur(k, v)
-			case k == "hold" && name == "failover":
-				sp.Hold = dur(k, v)
-			case k == "delay" && name == "latency":
-				sp.Delay = dur(k, v)
-			case k == "jitter" && name == "latency":
-				sp.Jitter = dur(k, v)
-			case k == "node" && (strings.HasPrefix(name, "node-") || name == "latency"):
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 0 {
-					errs = append(errs, fmt.Errorf("fault %s: node=%q is not a server index", name, v))
-				}
-				sp.Node = n
-			default:
-				errs = append(errs, fmt.Errorf("fault %s: unknown parameter %q", name, k))
-			}
-		}
-	}
-	if name == "latency" && sp.Delay == 0 {
-		sp.Delay = 50 * time.Millisecond
-	}
-	if name == "latency" && sp.Jitter > sp.Delay {
+	v, err := registry.ParseArgs("fault", name, rest, e.Params)
+	errs := []error{err}
+	sp := Spec{Name: name, raw: strings.TrimSpace(s),
+		At: v.Duration("at"), After: v.Int64("after"), For: v.Duration("for"), Down: v.Duration("down"),
+		Hold: v.Duration("hold"), Delay: v.Duration("delay"), Jitter: v.Duration("jitter"),
+		Node: v.Int("node"), Point: v.String("point")}
+	if sp.Jitter > sp.Delay {
 		errs = append(errs, fmt.Errorf("fault latency: jitter=%v exceeds delay=%v (a reply cannot come early)", sp.Jitter, sp.Delay))
 	}
 	if strings.Contains(","+rest, ",at=") && strings.Contains(","+rest, ",after=") {
 		errs = append(errs, fmt.Errorf("fault %s: give at= or after=, not both", name))
 	}
-	if len(errs) > 0 {
-		return Spec{}, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return Spec{}, err
 	}
 	return sp, nil
 }

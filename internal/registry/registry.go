@@ -1,7 +1,14 @@
-// Package registry is the one registry pattern lockbench uses for drivers,
-// strategies and workloads (after database/sql): entries register by name
-// in init(); a nil or duplicate registration panics; names list sorted; an
-// unknown name is an error that lists the valid ones.
+// Package registry is the one registry lockbench uses for drivers,
+// strategies, workloads, faults and retry policies (after database/sql):
+// entries register by name in init(), each with a one-line description and
+// the parameters it declares; a nil or duplicate registration panics; names
+// list sorted; an unknown name is an error that lists the valid ones.
+//
+// Parameters (Param) are declared once, by the plugin that reads them. The
+// command line's flags, `lockbench list`, the scenario-file fields and the
+// result file's params are generated from those declarations, and a
+// plugin's factory reads its values from Values: no central options struct
+// carries them.
 package registry
 
 import (
@@ -11,20 +18,47 @@ import (
 	"sync"
 )
 
+// Entry is one registered plugin.
+type Entry[T any] struct {
+	// Name is the registered name ("atomic", "flash-sale", "backoff").
+	Name string
+	// Desc is a one-line description for `lockbench list`.
+	Desc string
+	// Params are the options the plugin declares, in the order declared.
+	Params []Param
+	// Value is the plugin itself (typically its factory and needs).
+	Value T
+}
+
+// Param returns the declared parameter called name.
+func (e Entry[T]) Param(name string) (Param, bool) {
+	for _, p := range e.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
 // Registry maps names to entries of type T. Safe for concurrent use.
 type Registry[T any] struct {
 	kind    string // "strategy", "driver", ... for messages
 	mu      sync.RWMutex
-	entries map[string]T
+	entries map[string]Entry[T]
 }
 
 // New returns an empty registry; kind names its entries in messages.
 func New[T any](kind string) *Registry[T] {
-	return &Registry[T]{kind: kind, entries: map[string]T{}}
+	return &Registry[T]{kind: kind, entries: map[string]Entry[T]{}}
 }
 
-// Register adds v under name. It panics on an empty or duplicate name.
-func (r *Registry[T]) Register(name string, v T) {
+// Kind is what the registry's entries are called in messages ("strategy").
+func (r *Registry[T]) Kind() string { return r.kind }
+
+// Register adds v under name with its description and parameters. It
+// panics on an empty or duplicate name, and on a parameter declared wrong
+// (see CheckParams): these are programming errors, found at start-up.
+func (r *Registry[T]) Register(name, desc string, params []Param, v T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if name == "" {
@@ -33,15 +67,18 @@ func (r *Registry[T]) Register(name string, v T) {
 	if _, dup := r.entries[name]; dup {
 		panic("registry: " + r.kind + " " + name + " registered twice")
 	}
-	r.entries[name] = v
+	if err := CheckParams(params); err != nil {
+		panic(fmt.Sprintf("registry: %s %s: %v", r.kind, name, err))
+	}
+	r.entries[name] = Entry[T]{Name: name, Desc: desc, Params: params, Value: v}
 }
 
 // Get returns the entry for name and whether it exists.
-func (r *Registry[T]) Get(name string) (T, bool) {
+func (r *Registry[T]) Get(name string) (Entry[T], bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	v, ok := r.entries[name]
-	return v, ok
+	e, ok := r.entries[name]
+	return e, ok
 }
 
 // Names lists the registered names, sorted.
@@ -56,12 +93,24 @@ func (r *Registry[T]) Names() []string {
 	return out
 }
 
+// Entries lists the registered entries, sorted by name.
+func (r *Registry[T]) Entries() []Entry[T] {
+	names := r.Names()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Entry[T], len(names))
+	for i, n := range names {
+		out[i] = r.entries[n]
+	}
+	return out
+}
+
 // Lookup returns the entry for name, or an error wrapping sentinel that
 // names the valid entries.
-func (r *Registry[T]) Lookup(name string, sentinel error) (T, error) {
-	v, ok := r.Get(name)
+func (r *Registry[T]) Lookup(name string, sentinel error) (Entry[T], error) {
+	e, ok := r.Get(name)
 	if !ok {
-		return v, fmt.Errorf("%w %q (valid: %s)", sentinel, name, strings.Join(r.Names(), ", "))
+		return e, fmt.Errorf("%w %q (valid: %s)", sentinel, name, strings.Join(r.Names(), ", "))
 	}
-	return v, nil
+	return e, nil
 }

@@ -4,7 +4,7 @@
 // NAME[:param=value,...], for example "fixed:interval=20ms" or
 // "backoff:start=50ms,cap=3s,tries=15".
 //
-// Defaults follow the articles summarised in ../shared/CLAIMS.md: fixed
+// Defaults follow the articles whose claims docs/claims.md lists: fixed
 // polling every 100 ms; jittered exponential backoff starting at 50 ms,
 // each wait the previous one times a factor drawn uniformly from
 // [1.5, 2.0], capped at 3 s, at most 15 tries.
@@ -12,13 +12,12 @@ package retry
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 // Backoff decides the wait after a failed acquire attempt. A Backoff is
@@ -91,91 +90,80 @@ func (p *Policy) String() string {
 	return p.Name + ":" + strings.Join(parts, ",")
 }
 
-type def struct {
-	desc  string
-	build func(p params) (func(*rand.Rand) Backoff, error)
+// Builder makes the per-worker Backoff constructor from a policy's
+// parameter values, or reports the problems that involve more than one
+// value (each value alone was checked against its Param).
+type Builder func(v registry.Values) (func(*rand.Rand) Backoff, error)
+
+var reg = registry.New[Builder]("retry policy")
+
+// Register makes a retry policy available under name, with its one-line
+// description and the parameters its spec takes. It panics on an empty or
+// duplicate name, a nil build function, or a badly declared parameter.
+func Register(name, desc string, params []registry.Param, build Builder) {
+	if build == nil {
+		panic("retry: Register with a nil build function")
+	}
+	reg.Register(name, desc, params, build)
 }
 
-var registry = map[string]def{
-	"none": {"one attempt; a busy lock is a failure", func(p params) (func(*rand.Rand) Backoff, error) {
-		if err := p.done(); err != nil {
-			return nil, err
-		}
-		return func(*rand.Rand) Backoff { return none{} }, nil
-	}},
-	"fixed": {"poll at a fixed interval until the acquire timeout (interval=100ms)", func(p params) (func(*rand.Rand) Backoff, error) {
-		iv := p.duration("interval", 100*time.Millisecond)
-		if err := p.done(); err != nil {
-			return nil, err
-		}
-		if iv <= 0 {
-			return nil, errors.New("retry fixed: interval must be > 0")
-		}
-		return func(*rand.Rand) Backoff { return fixed{iv} }, nil
-	}},
-	"spin": {"retry at once, no wait, until the acquire timeout", func(p params) (func(*rand.Rand) Backoff, error) {
-		if err := p.done(); err != nil {
-			return nil, err
-		}
-		return func(*rand.Rand) Backoff { return spin{} }, nil
-	}},
-	"pubsub": {"wait for the holder's release message (PUBLISH on unlock, PSUBSCRIBE), or at most max=the lease TTL; Redisson's way", func(p params) (func(*rand.Rand) Backoff, error) {
-		v, ok := p.take("max")
-		if ok {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				p.errs = append(p.errs, fmt.Errorf("retry pubsub: max=%q is not a positive duration", v))
+func init() {
+	Register("none", "one attempt; a busy lock is a failure", nil,
+		func(registry.Values) (func(*rand.Rand) Backoff, error) {
+			return func(*rand.Rand) Backoff { return none{} }, nil
+		})
+	Register("fixed", "poll at a fixed interval until the acquire timeout",
+		[]registry.Param{{Name: "interval", Doc: "wait between attempts", Default: 100 * time.Millisecond, Check: registry.Positive}},
+		func(v registry.Values) (func(*rand.Rand) Backoff, error) {
+			iv := v.Duration("interval")
+			return func(*rand.Rand) Backoff { return fixed{iv} }, nil
+		})
+	Register("spin", "retry at once, no wait, until the acquire timeout", nil,
+		func(registry.Values) (func(*rand.Rand) Backoff, error) {
+			return func(*rand.Rand) Backoff { return spin{} }, nil
+		})
+	Register("pubsub", "wait for the holder's release message (PUBLISH on unlock, PSUBSCRIBE), or at most max; Redisson's way",
+		[]registry.Param{{Name: "max", Doc: "longest wait for a release message before the next attempt; 0 = the lease TTL", Default: time.Duration(0),
+			Check: registry.DurationAtLeast(0)}},
+		func(registry.Values) (func(*rand.Rand) Backoff, error) {
+			return func(*rand.Rand) Backoff { return fixed{100 * time.Millisecond} }, nil
+		})
+	Register("backoff", "jittered exponential backoff: each wait the previous one times a factor drawn from U[min, max], capped",
+		[]registry.Param{
+			{Name: "start", Doc: "first wait", Default: 50 * time.Millisecond, Check: registry.Positive},
+			{Name: "cap", Doc: "longest wait", Default: 3 * time.Second, Check: registry.Positive},
+			{Name: "min", Doc: "smallest growth factor per step", Default: 1.5, Check: registry.Between(1.0, 100.0)},
+			{Name: "max", Doc: "largest growth factor per step", Default: 2.0, Check: registry.Between(1.0, 100.0)},
+			{Name: "tries", Doc: "attempts before giving up", Default: 15, Check: registry.AtLeast(1)},
+		},
+		func(v registry.Values) (func(*rand.Rand) Backoff, error) {
+			start, cp := v.Duration("start"), v.Duration("cap")
+			lo, hi, tries := v.Float("min"), v.Float("max"), v.Int("tries")
+			var errs []error
+			if cp < start {
+				errs = append(errs, errors.New("retry backoff: cap must be >= start"))
 			}
-			p.used["max"] = d.String()
-		}
-		if err := p.done(); err != nil {
-			return nil, err
-		}
-		return func(*rand.Rand) Backoff { return fixed{100 * time.Millisecond} }, nil
-	}},
-	"backoff": {"jittered exponential backoff (start=50ms, factor U[min=1.5,max=2.0], cap=3s, tries=15)", func(p params) (func(*rand.Rand) Backoff, error) {
-		start := p.duration("start", 50*time.Millisecond)
-		cp := p.duration("cap", 3*time.Second)
-		lo := p.float("min", 1.5)
-		hi := p.float("max", 2.0)
-		tries := p.int("tries", 15)
-		if err := p.done(); err != nil {
-			return nil, err
-		}
-		var errs []error
-		if start <= 0 {
-			errs = append(errs, errors.New("retry backoff: start must be > 0"))
-		}
-		if cp < start {
-			errs = append(errs, errors.New("retry backoff: cap must be >= start"))
-		}
-		if !(lo >= 1 && hi >= lo && hi <= 100) {
-			errs = append(errs, errors.New("retry backoff: need 1 <= min <= max <= 100"))
-		}
-		if tries < 1 {
-			errs = append(errs, errors.New("retry backoff: tries must be >= 1"))
-		}
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
-		return func(rng *rand.Rand) Backoff {
-			return &jittered{start: start, cap: cp, lo: lo, hi: hi, tries: tries, rng: rng}
-		}, nil
-	}},
+			if hi < lo {
+				errs = append(errs, errors.New("retry backoff: need 1 <= min <= max <= 100"))
+			}
+			if len(errs) > 0 {
+				return nil, errors.Join(errs...)
+			}
+			return func(rng *rand.Rand) Backoff {
+				return &jittered{start: start, cap: cp, lo: lo, hi: hi, tries: tries, rng: rng}
+			}, nil
+		})
 }
 
 // Names lists the registered policies, sorted.
-func Names() []string {
-	out := make([]string, 0, len(registry))
-	for n := range registry {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return reg.Names() }
+
+// Entries lists the registered policies with their descriptions and
+// parameters, sorted by name.
+func Entries() []registry.Entry[Builder] { return reg.Entries() }
 
 // Describe returns the one-line description of a policy.
-func Describe(name string) string { return registry[name].desc }
+func Describe(name string) string { e, _ := reg.Get(name); return e.Desc }
 
 // ErrUnknown is wrapped by Parse for an unknown policy name.
 var ErrUnknown = errors.New("unknown retry policy")
@@ -184,92 +172,19 @@ var ErrUnknown = errors.New("unknown retry policy")
 // (with the valid names) or every bad parameter.
 func Parse(spec string) (*Policy, error) {
 	name, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	d, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
-	}
-	p := params{policy: name, raw: map[string]string{}, used: map[string]string{}}
-	if rest != "" {
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				p.errs = append(p.errs, fmt.Errorf("retry %s: parameter %q is not key=value", name, kv))
-				continue
-			}
-			if _, dup := p.raw[k]; dup {
-				p.errs = append(p.errs, fmt.Errorf("retry %s: parameter %q given twice", name, k))
-			}
-			p.raw[k] = v
-		}
-	}
-	fn, err := d.build(p)
+	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {
 		return nil, err
 	}
-	return &Policy{Name: name, Params: p.used, newFn: fn}, nil
-}
-
-type params struct {
-	policy string
-	raw    map[string]string
-	used   map[string]string
-	errs   []error
-}
-
-func (p *params) take(k string) (string, bool) {
-	v, ok := p.raw[k]
-	delete(p.raw, k)
-	return v, ok
-}
-
-func (p *params) duration(k string, def time.Duration) time.Duration {
-	v, ok := p.take(k)
-	if !ok {
-		p.used[k] = def.String()
-		return def
-	}
-	d, err := time.ParseDuration(v)
+	v, err := registry.ParseArgs("retry", name, rest, e.Params)
 	if err != nil {
-		p.errs = append(p.errs, fmt.Errorf("retry %s: %s=%q is not a duration (like 100ms)", p.policy, k, v))
+		return nil, err
 	}
-	p.used[k] = d.String()
-	return d
-}
-
-func (p *params) float(k string, def float64) float64 {
-	v, ok := p.take(k)
-	if !ok {
-		p.used[k] = strconv.FormatFloat(def, 'g', -1, 64)
-		return def
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		p.errs = append(p.errs, fmt.Errorf("retry %s: %s=%q is not a finite number", p.policy, k, v))
-	}
-	p.used[k] = strconv.FormatFloat(f, 'g', -1, 64)
-	return f
-}
-
-func (p *params) int(k string, def int) int {
-	v, ok := p.take(k)
-	if !ok {
-		p.used[k] = strconv.Itoa(def)
-		return def
-	}
-	n, err := strconv.Atoi(v)
+	fn, err := e.Value(v)
 	if err != nil {
-		p.errs = append(p.errs, fmt.Errorf("retry %s: %s=%q is not a whole number", p.policy, k, v))
+		return nil, err
 	}
-	p.used[k] = strconv.Itoa(n)
-	return n
-}
-
-// done reports unknown parameters and parse errors, all at once.
-func (p *params) done() error {
-	for k := range p.raw {
-		p.errs = append(p.errs, fmt.Errorf("retry %s: unknown parameter %q", p.policy, k))
-	}
-	return errors.Join(p.errs...)
+	return &Policy{Name: name, Params: v.Strings(), newFn: fn}, nil
 }
 
 type none struct{}
