@@ -3,7 +3,6 @@ package strategies
 import (
 	"context"
 
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ func init() {
 		Desc:          "Redlock over N independent masters (--nodes, default 5): SET NX PX on all in parallel, held with a quorum N/2+1 and validity = TTL - elapsed - drift (redis.io distlock)",
 		Topology:      Masters,
 		ConstantToken: true,
+		MinNodes:      3,
 	}, newRedlock)
 }
 
@@ -47,9 +47,6 @@ var (
 
 func newRedlock(c Config) (Locker, error) {
 	n := len(c.Nodes)
-	if n < 3 {
-		return nil, fmt.Errorf("redlock needs at least 3 independent masters, got %d (use --nodes 5)", n)
-	}
 	return &redlock{
 		nodes:    c.Nodes,
 		constTok: c.ConstantToken,

@@ -160,6 +160,9 @@ type Info struct {
 	// Workloads, when set, are the only workloads it runs (the lock-free
 	// and SQL strategies have a data path in flash-sale and hot-key only).
 	Workloads []string
+	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
+	// Default 1; redlock: 3, so that a majority survives a failure.
+	MinNodes int
 	// Params are the strategy's own options: each becomes a run flag
 	// (--NAME), a scenario-file field and a key of the result's params.
 	Params []registry.Param
@@ -181,6 +184,7 @@ func Register(name string, info Info, f Factory) {
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}
+	info.MinNodes = max(info.MinNodes, 1)
 	reg.Register(name, info.Desc, info.Params, entry{info, f})
 }
 
@@ -244,6 +248,9 @@ func New(name string, c Config) (Locker, error) {
 	if len(c.Nodes) == 0 {
 		return nil, errors.New("strategies: Config.Nodes is empty")
 	}
+	if err := e.Value.info.CheckNodes(name, len(c.Nodes)); err != nil {
+		return nil, err
+	}
 	if c.TTL < time.Millisecond {
 		return nil, fmt.Errorf("strategies: ttl %v must be at least 1ms", c.TTL)
 	}
@@ -255,6 +262,20 @@ func New(name string, c Config) (Locker, error) {
 		return nil, errors.Join(errs...)
 	}
 	return e.Value.f(c)
+}
+
+// CheckNodes reports a layout of n Redis nodes too small for strategy name.
+func (i Info) CheckNodes(name string, n int) error {
+	if n < i.MinNodes {
+		return fmt.Errorf("%s needs at least %d independent masters (a majority must survive a failure); got %d (--nodes, or the --addr list)", name, i.MinNodes, n)
+	}
+	return nil
+}
+
+// ParamsOf returns the parameters strategy name declared (nil if unknown).
+func ParamsOf(name string) []registry.Param {
+	e, _ := reg.Get(name)
+	return e.Params
 }
 
 // Entries lists the registered strategies with their descriptions and

@@ -18,7 +18,9 @@ import (
 func init() {
 	Register("hot-key", "read-modify-write of a counter per key under its lock; K keys (--keys) drawn from a Zipf law (--zipf, 0 = uniform)",
 		[]registry.Param{keysParam, zipfParam},
-		func(v registry.Values) Workload { return &counter{name: "hot-key", keys: v.Int("keys"), zipfS: v.Float("zipf")} })
+		func(v registry.Values) Workload {
+			return &counter{name: "hot-key", keys: v.Int("keys"), zipfS: v.Float("zipf")}
+		})
 	Register("long-task", "one lock, a long critical section from --work (fixed, uniform:, lognormal:): shows fixed leases expiring mid-task",
 		nil, func(registry.Values) Workload { return &counter{name: "long-task", single: true, keys: 1} })
 	Register("nested", "the critical section takes the same lock again (and with --nested-second a second lock, in a fixed order); nested failures counted",

@@ -90,10 +90,10 @@ type flashSale struct {
 	skus      int     // items
 	readRatio float64 // share of read-only operations
 	segs      int
-	slots    []slot
-	left     atomic.Int64 // slots not yet seen sold out
-	guard    string
-	acked    atomic.Int64 // orders whose writes the server acknowledged
+	slots     []slot
+	left      atomic.Int64 // slots not yet seen sold out
+	guard     string
+	acked     atomic.Int64 // orders whose writes the server acknowledged
 }
 
 type slot struct {
