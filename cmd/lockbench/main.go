@@ -46,9 +46,11 @@ reports throughput (ops/s), latency percentiles (p50/p99/p99.9) and exact
 safety-violation counts (oversell, overlapping holders, lost updates).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       readBuildInfo().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newVersionCmd())
 	return root
 }
 

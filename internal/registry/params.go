@@ -60,14 +60,16 @@ func (p Param) ResultKey() string { return strings.ReplaceAll(p.Name, "-", "_") 
 // Errors: `not a whole number`, `not a duration (like 100ms)`, `not a
 // finite number`, `not true or false`, or Check's error.
 func (p Param) Parse(s string) (any, error) {
-	v, err := p.parseType(s)
+	v, err := p.ParseType(s)
 	if err != nil {
 		return nil, err
 	}
 	return v, p.Validate(v)
 }
 
-func (p Param) parseType(s string) (any, error) {
+// ParseType reads s as a value of the parameter's type, without Check (a
+// command line parses every flag first and checks them all together).
+func (p Param) ParseType(s string) (any, error) {
 	s = strings.TrimSpace(s)
 	switch p.Default.(type) {
 	case int:
@@ -289,7 +291,7 @@ func ParseArgs(kind, name, args string, ps []Param) (Values, error) {
 			bad("unknown parameter %q (%s)", k, declared(ps))
 			continue
 		}
-		x, err := ps[i].parseType(s)
+		x, err := ps[i].ParseType(s)
 		if err == nil {
 			err = ps[i].Validate(x)
 		}

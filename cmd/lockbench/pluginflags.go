@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// pluginParam is one parameter that strategies or workloads declare, with
+// the plugins that declare it: one flag however many declare it.
+type pluginParam struct {
+	registry.Param
+	users []string // "strategy segmented", "workload flash-sale", ... sorted
+}
+
+// pluginParams gathers the parameters every registered strategy and
+// workload declares, sorted by name. A name two plugins declare with
+// different types or defaults is a programming error: it panics.
+func pluginParams() []pluginParam {
+	byName := map[string]*pluginParam{}
+	add := func(user string, ps []registry.Param) {
+		for _, p := range ps {
+			pp, ok := byName[p.Name]
+			if !ok {
+				pp = &pluginParam{Param: p}
+				byName[p.Name] = pp
+			} else if pp.Type() != p.Type() || registry.Format(pp.Default) != registry.Format(p.Default) {
+				panic(fmt.Sprintf("parameter %s is declared as %s (default %s) by %s and as %s (default %s) by %s",
+					p.Name, pp.Type(), registry.Format(pp.Default), pp.users[0], p.Type(), registry.Format(p.Default), user))
+			}
+			pp.users = append(pp.users, user)
+		}
+	}
+	for _, e := range strategies.Entries() {
+		add(e.Name, e.Params)
+	}
+	for _, e := range workloads.Entries() {
+		add(e.Name, e.Params)
+	}
+	out := make([]pluginParam, 0, len(byName))
+	for _, pp := range byName {
+		out = append(out, *pp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// paramFlag is a run flag generated from a plugin parameter. Set parses the
+// value's type only; engine.Validate checks every value together, so that
+// all problems are reported at once.
+type paramFlag struct {
+	p registry.Param
+	v any
+}
+
+func (f *paramFlag) String() string { return registry.Format(f.v) }
+func (f *paramFlag) Type() string   { return f.p.Type() }
+func (f *paramFlag) IsBoolFlag() bool {
+	_, ok := f.p.Default.(bool)
+	return ok
+}
+
+func (f *paramFlag) Set(s string) error {
+	v, err := f.p.ParseType(s)
+	if err != nil {
+		return err
+	}
+	f.v = v
+	return nil
+}
+
+// pluginFlags defines one flag per plugin parameter on fs and returns a
+// function that reads their values (defaults included) by parameter name.
+func pluginFlags(fs *pflag.FlagSet) func() registry.Values {
+	var flags []*paramFlag
+	for _, pp := range pluginParams() {
+		f := &paramFlag{p: pp.Param, v: pp.Default}
+		fl := fs.VarPF(f, pp.Name, "", strings.Join(pp.users, ", ")+": "+pp.Doc)
+		if f.IsBoolFlag() {
+			fl.NoOptDefVal = "true"
+		}
+		flags = append(flags, f)
+	}
+	return func() registry.Values {
+		v := make(registry.Values, len(flags))
+		for _, f := range flags {
+			v[f.p.Name] = f.v
+		}
+		return v
+	}
+}
