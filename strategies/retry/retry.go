@@ -4,7 +4,7 @@
 // NAME[:param=value,...], for example "fixed:interval=20ms" or
 // "backoff:start=50ms,cap=3s,tries=15".
 //
-// Defaults follow the articles summarised in ../shared/CLAIMS.md: fixed
+// Defaults follow the articles whose claims docs/claims.md lists: fixed
 // polling every 100 ms; jittered exponential backoff starting at 50 ms,
 // each wait the previous one times a factor drawn uniformly from
 // [1.5, 2.0], capped at 3 s, at most 15 tries.
