@@ -1,4 +1,4 @@
-# lockbench — see README.md. The two commands a fresh machine needs:
+# lockbench — see README.md and docs/. The two commands a fresh machine needs:
 #   make run    start redis-server locally and run the default matrix
 #   make test   go vet + the test suite (race detector on) against real redis-server
 
@@ -10,12 +10,16 @@ ARGS    ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test lint bench regress redis servers fmt clean
+.PHONY: all build install run test lint bench regress redis servers fmt clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lockbench
+
+# lockbench on PATH: into $(go env GOPATH)/bin (or $GOBIN), commit stamped in.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/lockbench
 
 # ARGS passes flags through: make run ARGS="--strategy atomic --clients 200"
 run: servers build

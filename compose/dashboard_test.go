@@ -160,8 +160,8 @@ func TestDashboardUsesExportedMetrics(t *testing.T) {
 }
 
 // TestDashboardPanelsAndThresholds checks the panels the issue asks for
-// and the alert thresholds of the Monitoring line of shared/CLAIMS.md
-// (wait > 500 ms, hold > 80 % of the TTL) as panel thresholds.
+// and the alert thresholds the articles give (docs/claims.md, "Monitoring
+// thresholds": wait > 500 ms, hold > 80 % of the TTL) as panel thresholds.
 func TestDashboardPanelsAndThresholds(t *testing.T) {
 	d := readDashboard(t)
 	if d.UID != "lockbench" {

@@ -16,7 +16,7 @@ import (
 // between two cycles, and with MADV_DONTNEED the runtime keeps giving
 // those pages back and faulting them in again inside the measured window.
 // On a virtual machine such a fault can cost tens of µs. Measured on the
-// 2-core VM the README's figures come from: 400 to 2,700 page faults per
+// 2-core VM the docs' figures come from: 400 to 2,700 page faults per
 // 1 s lock-cycle run at 50 clients with MADV_DONTNEED, about 0 with
 // MADV_FREE after the first run, and lockbench / bare loop on go-redis went
 // from 0.92-0.94 to 0.99-1.00 (`lockbench harness`). MADV_FREE pages stay

@@ -1,5 +1,5 @@
-// Package claims turns the articles' claims about Redis locks
-// (../shared/CLAIMS.md, from the seed articles 000, 002, 003 and 004) into
+// Package claims turns the articles' claims about Redis locks (listed in
+// docs/claims.md, from the seed articles 000, 002, 003 and 004) into
 // experiments on real Redis and computes a verdict for each from the
 // figures lockbench measures.
 //
@@ -56,7 +56,7 @@ type Run struct {
 	Quick []string
 }
 
-// Claim is one row of CLAIMS.md with its experiment.
+// Claim is one row of the claims table (docs/claims.md) with its experiment.
 type Claim struct {
 	ID string
 	// Claim is the claim in a few words; Seeds the articles making it.

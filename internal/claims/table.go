@@ -151,7 +151,7 @@ func ratio(a, b float64) float64 {
 
 func f64(n int64) float64 { return float64(n) }
 
-// Table is every claim of CLAIMS.md with its experiment and verdict rule.
+// Table is every claim of docs/claims.md with its experiment and verdict rule.
 func Table() []Claim {
 	return []Claim{
 		{ID: "S1", Claim: "SETNX then EXPIRE: a crash between them leaves a lock with no TTL forever", Seeds: "000, 003",
