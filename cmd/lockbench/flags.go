@@ -53,6 +53,13 @@ type runFlags struct {
 }
 
 func newRunCmd() *cobra.Command {
+	cmd, _ := newRunCmdFlags()
+	return cmd
+}
+
+// newRunCmdFlags is newRunCmd with the runFlags its flags parse into (for
+// tests: the flag set's defaults).
+func newRunCmdFlags() (*cobra.Command, *runFlags) {
 	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -146,7 +153,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
 	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
 	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
-	return cmd
+	return cmd, f
 }
 
 // maxClients bounds --clients: each client keeps its own histograms

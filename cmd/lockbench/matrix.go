@@ -50,14 +50,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 
 	// Live bars on stderr when both stdout and stderr are terminals (never
 	// on stdout, never into a pipe or a file); else plain lines, or none
-	// with -q.
-	var live *liveProgress
-	logw := stderr // warnings: above the bars while they are drawn
-	if !f.quiet && isTerminal(stdout) && sizedTerminal(stderr) {
-		live = newLiveProgress(stderr, len(p.scenarios))
-		defer live.close()
-		logw = live
-	}
+	// with -q. Warnings go through it: above the bars while they are drawn.
+	prog := newProgress(stdout, stderr, f.quiet, len(p.scenarios))
+	defer prog.close()
 
 	// First Ctrl-C: stop starting operations, finish, write results. Second:
 	// kill the servers lockbench started and exit at once.
@@ -68,7 +63,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if _, ok := <-sigs; !ok {
 			return
 		}
-		fmt.Fprintln(logw, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
+		fmt.Fprintln(prog, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
 		cancel()
 		if _, ok := <-sigs; ok {
 			quitting.Store(true) // whatever the run returns now, the exit is 130
@@ -96,28 +91,18 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
 		}
 		defer prom.Close()
-		fmt.Fprintf(logw, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
+		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
 	out := p.out
 	for i, sc := range p.scenarios {
 		if ctx.Err() != nil {
 			break
 		}
-		var bar *scenarioBar
-		if live != nil {
-			bar = live.scenario(i, fmt.Sprintf("%s %s %s %s, %d clients", sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients),
-				(sc.Warmup+sc.Duration)*time.Duration(p.repeat))
-			sc.OnSecond = bar.second
-		} else if !f.quiet {
-			fmt.Fprintf(stderr, "[%d/%d] %s %s %s %s, %d clients ...", i+1, len(p.scenarios),
-				sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
-		}
+		prog.start(i, &sc, (sc.Warmup+sc.Duration)*time.Duration(p.repeat))
 		lay, err := topos.layoutFor(ctx, sc)
 		var skip errSkip
 		if errors.As(err, &skip) {
-			if !f.quiet {
-				fmt.Fprintln(stderr, " skipped")
-			}
+			prog.skipped(i)
 			fmt.Fprintf(stderr, "lockbench: skipping scenario %d (%s): %v\n", i+1, sc.Strategy, skip.err)
 			run.Skipped = append(run.Skipped, fmt.Sprintf("%s/%s/%s: %v", sc.Strategy, sc.Driver, sc.Workload, skip.err))
 			continue
@@ -127,11 +112,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
 		}
 		if err != nil {
-			if bar != nil {
-				bar.finish("failed")
-			} else if !f.quiet {
-				fmt.Fprintln(stderr, " failed")
-			}
+			prog.stopped(i, "failed")
 			if errors.Is(err, context.Canceled) {
 				break
 			}
@@ -145,20 +126,12 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Ctrl-C before the scenario measured anything (while
 			// connecting): an interruption, not a failure.
-			if bar != nil {
-				bar.finish("interrupted")
-			} else if !f.quiet {
-				fmt.Fprintln(stderr, " interrupted")
-			}
+			prog.stopped(i, "interrupted")
 			break
 		}
 		if err != nil {
-			if bar != nil {
-				bar.finish("failed")
-				live.close()
-			} else if !f.quiet {
-				fmt.Fprintln(stderr, " failed")
-			}
+			prog.stopped(i, "failed")
+			prog.close() // the bars drawn before the partial table
 			err = fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
 			run.Failed = err.Error()
 			run.Meta.Topology, run.Meta.Servers = topos.describe()
@@ -170,21 +143,12 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			}
 			return err
 		}
-		if !f.quiet {
-			v := res.Violations
-			summary := fmt.Sprintf("%.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)",
-				res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
-			if bar != nil {
-				bar.finish(summary)
-			} else {
-				fmt.Fprintln(stderr, " "+summary)
-			}
-		}
+		prog.done(i, res)
 		if res.VerifyError != "" {
-			fmt.Fprintf(logw, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
+			fmt.Fprintf(prog, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
 		}
 		if sc.Warmup > 0 && res.Ops == 0 && res.StopReason == "done" {
-			fmt.Fprintf(logw, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
+			fmt.Fprintf(prog, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
 		}
 		if res.StopReason == "interrupted" {
 			run.Interrupted = true
@@ -196,9 +160,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	run.Meta.Topology, run.Meta.Servers = topos.describe()
 	run.Meta.MaxRSSMB = maxRSSMB()
-	if live != nil {
-		live.close() // the last bar drawn before the table
-	}
+	prog.close() // the last bar drawn before the table
 	// The files first: a table that cannot be printed (stdout closed,
 	// `| head -1`: SIGPIPE) must not lose the results.
 	if err := report.WriteFile(out, run); err != nil {

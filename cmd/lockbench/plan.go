@@ -149,6 +149,9 @@ func validate(f *runFlags) (*plan, error) {
 	var addrs []string
 	var tlsCfg *tls.Config
 	db := 0
+	// password and username: the flags', or the ones in the --addr URLs
+	// (validate never changes f).
+	password, username := f.password, f.username
 	if f.addr != "" {
 		items := splitList(f.addr)
 		nTLS, nPlain := 0, 0
@@ -164,16 +167,16 @@ func validate(f *runFlags) (*plan, error) {
 				nPlain++
 			}
 			if u.password != "" {
-				if f.password != "" && f.password != u.password {
+				if password != "" && password != u.password {
 					bad("--addr: two different passwords (in the URLs or --password)")
 				}
-				f.password = u.password
+				password = u.password
 			}
 			if u.user != "" {
-				if f.username != "" && f.username != u.user {
+				if username != "" && username != u.user {
 					bad("--addr: two different usernames (in the URLs or --username)")
 				}
-				f.username = u.user
+				username = u.user
 			}
 			if u.db != 0 {
 				if db != 0 && db != u.db {
@@ -446,9 +449,9 @@ func validate(f *runFlags) (*plan, error) {
 		return nil, usageError{errors.Join(errs...)}
 	}
 
-	p := &plan{addrs: addrs, password: f.password, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+	p := &plan{addrs: addrs, password: password, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
 		docker:   f.backend == "docker",
-		username: f.username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
+		username: username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
 		sentinelPassword: f.sentinelPassword}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
