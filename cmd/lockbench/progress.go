@@ -12,6 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sys/unix"
 
+	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/report"
 )
 
@@ -45,6 +46,7 @@ type liveProgress struct {
 	n    int
 	mu   sync.Mutex
 	bars []*scenarioBar
+	cur  *scenarioBar // started last (start)
 	once sync.Once
 }
 
@@ -162,3 +164,107 @@ func (lp *liveProgress) closeOnce() {
 	lp.mu.Unlock()
 	lp.p.Wait()
 }
+
+// progress shows how a matrix run goes, one call per event. Write takes
+// warnings (above the live bars while they are drawn).
+type progress interface {
+	io.Writer
+	// start: scenario i (0-based) begins, planned to take planned; it may
+	// set sc.OnSecond.
+	start(i int, sc *engine.Scenario, planned time.Duration)
+	// skipped: scenario i's server is not installed.
+	skipped(i int)
+	// stopped: scenario i ended without a result; why is "failed" or
+	// "interrupted".
+	stopped(i int, why string)
+	// done: scenario i finished with res.
+	done(i int, res report.Scenario)
+	// close ends the progress output (the live bars' last drawing);
+	// calls after the first do nothing.
+	close()
+}
+
+// newProgress is live bars on stderr when both stdout and stderr are
+// terminals (never on stdout, never into a pipe or a file); else plain
+// lines, or none with quiet. Warnings go to stderr in every case.
+func newProgress(stdout, stderr io.Writer, quiet bool, n int) progress {
+	switch {
+	case quiet:
+		return quietProgress{stderr}
+	case isTerminal(stdout) && sizedTerminal(stderr):
+		return newLiveProgress(stderr, n)
+	default:
+		return plainProgress{w: stderr, n: n}
+	}
+}
+
+// scenarioName is how progress names a scenario.
+func scenarioName(sc *engine.Scenario) string {
+	return fmt.Sprintf("%s %s %s %s, %d clients", sc.Strategy, sc.Driver, sc.Workload, sc.Retry.Name, sc.Clients)
+}
+
+// scenarioSummary is the progress line of a finished scenario.
+func scenarioSummary(res report.Scenario) string {
+	v := res.Violations
+	return fmt.Sprintf("%.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)",
+		res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
+}
+
+func (lp *liveProgress) start(i int, sc *engine.Scenario, planned time.Duration) {
+	b := lp.scenario(i, scenarioName(sc), planned)
+	sc.OnSecond = b.second
+	lp.mu.Lock()
+	lp.cur = b
+	lp.mu.Unlock()
+}
+
+// skipped leaves the bar as it is (close marks it "stopped").
+func (lp *liveProgress) skipped(int) {}
+
+func (lp *liveProgress) stopped(_ int, why string) { lp.current().finish(why) }
+
+func (lp *liveProgress) done(_ int, res report.Scenario) {
+	lp.current().finish(scenarioSummary(res))
+}
+
+// current is the bar of the scenario started last.
+func (lp *liveProgress) current() *scenarioBar {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	return lp.cur
+}
+
+// plainProgress writes one line per scenario to w: "[i/n] name ..." when
+// it starts, completed with its summary (or skipped, failed, interrupted)
+// when it ends.
+type plainProgress struct {
+	w io.Writer
+	n int
+}
+
+func (pp plainProgress) Write(p []byte) (int, error) { return pp.w.Write(p) }
+
+func (pp plainProgress) start(i int, sc *engine.Scenario, _ time.Duration) {
+	fmt.Fprintf(pp.w, "[%d/%d] %s ...", i+1, pp.n, scenarioName(sc))
+}
+
+func (pp plainProgress) skipped(int) { fmt.Fprintln(pp.w, " skipped") }
+
+func (pp plainProgress) stopped(_ int, why string) { fmt.Fprintln(pp.w, " "+why) }
+
+func (pp plainProgress) done(_ int, res report.Scenario) {
+	fmt.Fprintln(pp.w, " "+scenarioSummary(res))
+}
+
+func (plainProgress) close() {}
+
+// quietProgress (-q) shows no progress; warnings still go to w.
+type quietProgress struct{ w io.Writer }
+
+func (qp quietProgress) Write(p []byte) (int, error) { return qp.w.Write(p) }
+
+func (quietProgress) start(int, *engine.Scenario, time.Duration) {}
+func (quietProgress) skipped(int)                                {}
+func (quietProgress) stopped(int, string)                        {}
+func (quietProgress) done(int, report.Scenario)                  {}
+func (quietProgress) close()                                     {}

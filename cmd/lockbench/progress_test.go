@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/vbauerster/mpb/v8"
 
+	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies/retry"
 )
 
 // drawn refreshes the bars until buf holds want (at most 10 s).
@@ -119,5 +122,39 @@ func TestProgressOnTerminal(t *testing.T) {
 	}
 	if strings.Contains(s, "clients ...") {
 		t.Error("the plain progress line was printed beside the live bar")
+	}
+}
+
+// Plain lines: "[i/n] name ..." completed by the summary or the word for
+// how the scenario ended; quiet prints nothing but warnings.
+func TestPlainAndQuietProgress(t *testing.T) {
+	var buf bytes.Buffer
+	sc := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: &retry.Policy{Name: "fixed"}, Clients: 50}
+	res := report.Scenario{OpsPerSec: 687.6, DurationS: 2, StopReason: "done", Violations: report.Violations{Overlap: 4}}
+	pp := newProgress(&buf, &buf, false, 3)
+	pp.start(0, &sc, time.Second)
+	pp.done(0, res)
+	pp.start(1, &sc, time.Second)
+	pp.skipped(1)
+	pp.start(2, &sc, time.Second)
+	pp.stopped(2, "failed")
+	fmt.Fprintln(pp, "lockbench: warning: w")
+	pp.close()
+	want := "[1/3] atomic goredis flash-sale fixed, 50 clients ... 688 ops/s, overlap 4, oversell 0, lost updates 0 (2.0s, done)\n" +
+		"[2/3] atomic goredis flash-sale fixed, 50 clients ... skipped\n" +
+		"[3/3] atomic goredis flash-sale fixed, 50 clients ... failed\n" +
+		"lockbench: warning: w\n"
+	if buf.String() != want {
+		t.Errorf("plain progress:\n%q\nwant\n%q", buf.String(), want)
+	}
+	buf.Reset()
+	qp := newProgress(&buf, &buf, true, 3)
+	qp.start(0, &sc, time.Second)
+	qp.done(0, res)
+	qp.stopped(0, "interrupted")
+	fmt.Fprintln(qp, "lockbench: warning: w")
+	qp.close()
+	if want := "lockbench: warning: w\n"; buf.String() != want {
+		t.Errorf("quiet progress: %q, want %q", buf.String(), want)
 	}
 }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/internal/dockertopo"
+)
+
+type runFlags struct {
+	strategies, drivers, workloads, retries string
+	clients                                 int
+	duration, warmup                        time.Duration
+	ttl                                     string
+	acquireTimeout                          time.Duration
+	work                                    string
+	stock                                   int64
+	skus                                    int
+	addr, password                          string
+	out                                     string
+	seed                                    uint64
+	quiet                                   bool
+	nodes, segments, instances              int
+	guard                                   string
+	readRatio                               float64
+	allowNonempty, keepKeys                 bool
+	keys                                    int
+	zipf                                    float64
+	nestedSecond, ownKeys                   bool
+	faults                                  []string
+	topology                                string
+	rate                                    float64
+	repeat                                  int
+	format                                  string
+	metricsAddr                             string
+	arrivals                                string
+	maxClients                              int
+	dropAfter                               time.Duration
+	waitTimeout                             time.Duration
+	token                                   string
+	loadSample                              time.Duration
+	backend                                 string
+	// External servers (--addr): ACL user, TLS, Cluster, Sentinel.
+	username               string
+	tls, tlsInsecure       bool
+	tlsCA, tlsCert, tlsKey string
+	tlsServerName          string
+	cluster                bool
+	sentinelMaster         string
+	sentinelPassword       string
+	file                   string // -f scenario file
+}
+
+func newRunCmd() *cobra.Command {
+	cmd, _ := newRunCmdFlags()
+	return cmd
+}
+
+// newRunCmdFlags is newRunCmd with the runFlags its flags parse into (for
+// tests: the flag set's defaults).
+func newRunCmdFlags() (*cobra.Command, *runFlags) {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a matrix of strategy x driver x workload x retry scenarios",
+		Long: `run starts a redis-server on a free loopback port (or uses --addr), runs
+every combination of the comma-separated --strategy, --driver, --workload and
+--retry lists as one scenario each, prints a summary table, and writes a JSON
+result file (results/<UTC timestamp>.json unless --out is given).
+
+A scenario is a closed loop of --clients workers. It ends when --duration
+has passed after --warmup, or earlier when the workload has nothing left to
+do (flash-sale: all stock sold). Latency is per operation (acquire, critical
+section, release) in ms; violations count over the whole run.`,
+		Example: `  # the default matrix: naive and atomic on both drivers, flash-sale
+  lockbench run
+
+  # a lease shorter than the critical section: naive and atomic overlap
+  lockbench run --strategy naive,atomic --ttl 5ms --work 20ms --retry fixed:interval=1ms
+
+  # backoff against fixed polling, 200 clients, 10 hot items
+  lockbench run --strategy atomic --retry fixed,backoff --clients 200 --skus 10
+
+  # your own server (keys are written under lockbench:<run-id>: and deleted after)
+  lockbench run --addr 127.0.0.1:6379 --password secret
+
+  # TLS with an ACL user, against a Cluster
+  lockbench run --addr rediss://bench:secret@10.0.0.5:6380 --tls-ca-file ca.pem --cluster
+
+  # the fields of a scenario file, with --duration overriding the file's
+  lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.file != "" {
+				if err := applyFile(cmd.Flags(), f.file); err != nil {
+					return err
+				}
+			}
+			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.strategies, "strategy", "naive,atomic", "lock strategies, comma-separated (see 'lockbench list')")
+	fl.StringVar(&f.drivers, "driver", "goredis,rueidis", "Redis drivers, comma-separated")
+	fl.StringVar(&f.workloads, "workload", "flash-sale", "workloads, comma-separated")
+	fl.StringVar(&f.retries, "retry", "fixed", "retry policies, comma-separated, each NAME[:param=value,...] (e.g. fixed:interval=20ms,backoff)")
+	fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
+	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time per scenario, after the warm-up (a scenario ends earlier when stock is sold out)")
+	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up time per scenario, excluded from ops/s and latency")
+	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
+	fl.StringVar(&f.work, "work", "1ms", "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms")
+	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
+	fl.Int64Var(&f.stock, "stock", 1000, "flash-sale: initial stock per SKU")
+	fl.IntVar(&f.skus, "skus", 1, "flash-sale: number of items, each with its own lock")
+	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
+	fl.StringVar(&f.password, "password", "", "password for --addr servers (or $LOCKBENCH_PASSWORD)")
+	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")
+	fl.BoolVar(&f.tls, "tls", false, "connect to host:port --addr servers over TLS (rediss:// addresses imply it)")
+	fl.StringVar(&f.tlsCA, "tls-ca-file", "", "TLS: PEM file of the CA(s) that signed the servers' certificates (default: the system's)")
+	fl.StringVar(&f.tlsCert, "tls-cert-file", "", "TLS: client certificate (PEM), for servers with tls-auth-clients; with --tls-key-file")
+	fl.StringVar(&f.tlsKey, "tls-key-file", "", "TLS: the client certificate's private key (PEM)")
+	fl.StringVar(&f.tlsServerName, "tls-server-name", "", "TLS: the name the servers' certificates must carry (default: each address's host)")
+	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "TLS: accept any server certificate (test servers only: anyone in the middle can read and change the traffic)")
+	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
+	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
+	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
+	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
+	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
+	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
+	fl.IntVar(&f.segments, "segments", 8, "segmented: stock segments per item, each with its own lock")
+	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
+	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
+	fl.Float64Var(&f.readRatio, "read-ratio", 0, "share of operations that only read (0..1), under rwlock's read side or the lock itself")
+	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested, lock-cycle: number of lock keys")
+	fl.BoolVar(&f.ownKeys, "own-keys", false, "lock-cycle: each client locks a key of its own instead of one of --keys (no contention at all)")
+	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
+	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
+	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv or benchstat (the JSON file is written either way)")
+	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
+	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")
+	fl.IntVar(&f.maxClients, "max-clients", 0, "open loop: clients available to serve arrivals (default --clients)")
+	fl.DurationVar(&f.dropAfter, "drop-after", 100*time.Millisecond, "open loop: an arrival that finds no free client within this is dropped")
+	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, NAME[:param=value,...] (repeatable; see 'lockbench list')")
+	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
+	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
+	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
+	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
+	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
+	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
+	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
+	return cmd, f
+}
+
+// maxClients bounds --clients: each client keeps its own histograms
+// (about 200 KB).
+const maxClients = 20_000

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/dockertopo"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) error {
+	p, err := validate(f)
+	if err != nil {
+		return err
+	}
+	if p.defaultOut {
+		// Two runs started in the same second must not write one file.
+		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC())
+		if err != nil {
+			return fmt.Errorf("result file: %w", err)
+		}
+		p.out = out
+		defer removeUnwritten(out, placeholder)
+	}
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	started := time.Now().UTC()
+	runID := randomID()
+	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
+		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
+	}}
+
+	// Live bars on stderr when both stdout and stderr are terminals (never
+	// on stdout, never into a pipe or a file); else plain lines, or none
+	// with -q. Warnings go through it: above the bars while they are drawn.
+	prog := newProgress(stdout, stderr, f.quiet, len(p.scenarios))
+	defer prog.close()
+
+	// First Ctrl-C: stop starting operations, finish, write results. Second:
+	// kill the servers lockbench started and exit at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(prog, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
+		cancel()
+		if _, ok := <-sigs; ok {
+			quitting.Store(true) // whatever the run returns now, the exit is 130
+			topology.KillAll()
+			dockertopo.KillAll()
+			if len(p.addrs) > 0 { // never leave keys on the user's servers
+				cleanExternal(p, "lockbench:"+runID+":")
+			}
+			fmt.Fprintln(stderr, "lockbench: stopped")
+			os.Exit(exitInterrupted)
+		}
+	}()
+
+	if p.docker {
+		if err := dockertopo.Check(ctx); err != nil {
+			return fmt.Errorf("--backend docker: %w", err)
+		}
+	}
+	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
+	defer topos.stop()
+	var prom *export.Prom
+	if f.metricsAddr != "" {
+		prom = export.New()
+		if err := prom.Serve(f.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
+		}
+		defer prom.Close()
+		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
+	}
+	out := p.out
+	for i, sc := range p.scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		prog.start(i, &sc, (sc.Warmup+sc.Duration)*time.Duration(p.repeat))
+		lay, err := topos.layoutFor(ctx, sc)
+		var skip errSkip
+		if errors.As(err, &skip) {
+			prog.skipped(i)
+			fmt.Fprintf(stderr, "lockbench: skipping scenario %d (%s): %v\n", i+1, sc.Strategy, skip.err)
+			run.Skipped = append(run.Skipped, fmt.Sprintf("%s/%s/%s: %v", sc.Strategy, sc.Driver, sc.Workload, skip.err))
+			continue
+		}
+		nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
+		if err == nil && run.Meta.RedisVersion == "" {
+			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
+		}
+		if err != nil {
+			prog.stopped(i, "failed")
+			if errors.Is(err, context.Canceled) {
+				break
+			}
+			return err
+		}
+		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
+		sc.Backends = lay.backends
+		sc.Prom = prom
+		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
+		release()
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Ctrl-C before the scenario measured anything (while
+			// connecting): an interruption, not a failure.
+			prog.stopped(i, "interrupted")
+			break
+		}
+		if err != nil {
+			prog.stopped(i, "failed")
+			prog.close() // the bars drawn before the partial table
+			err = fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
+			run.Failed = err.Error()
+			run.Meta.Topology, run.Meta.Servers = topos.describe()
+			if len(run.Scenarios) > 0 {
+				_ = report.Table(stdout, run.Scenarios)
+			}
+			if werr := report.WriteFile(out, run); werr == nil {
+				fmt.Fprintf(stdout, "partial results written to %s\n", out)
+			}
+			return err
+		}
+		prog.done(i, res)
+		if res.VerifyError != "" {
+			fmt.Fprintf(prog, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
+		}
+		if sc.Warmup > 0 && res.Ops == 0 && res.StopReason == "done" {
+			fmt.Fprintf(prog, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
+		}
+		if res.StopReason == "interrupted" {
+			run.Interrupted = true
+		}
+		run.Scenarios = append(run.Scenarios, res)
+	}
+	if ctx.Err() != nil {
+		run.Interrupted = true
+	}
+	run.Meta.Topology, run.Meta.Servers = topos.describe()
+	run.Meta.MaxRSSMB = maxRSSMB()
+	prog.close() // the last bar drawn before the table
+	// The files first: a table that cannot be printed (stdout closed,
+	// `| head -1`: SIGPIPE) must not lose the results.
+	if err := report.WriteFile(out, run); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := report.WriteHGRM(out, run); err != nil {
+		return fmt.Errorf("write .hgrm files: %w", err)
+	}
+	if err := report.Write(stdout, f.format, run); err != nil {
+		return err
+	}
+	if f.format == "table" {
+		fmt.Fprintf(stdout, "results written to %s\n", out)
+	} else {
+		fmt.Fprintf(stderr, "results written to %s\n", out)
+	}
+	if run.Interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+// runRepeated runs sc n times, each on fresh keys (prefix + "r<k>:"), and
+// returns the run with the median ops/s with the spread of ops/s and p99
+// over all runs. One run is returned as it is. A run that fails, or an
+// interruption, ends the repeats.
+func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, prefix string, n int) (report.Scenario, error) {
+	if n <= 1 {
+		return engine.Run(ctx, sc, nodes, prefix)
+	}
+	var runs []report.Scenario
+	for k := 0; k < n; k++ {
+		res, err := engine.Run(ctx, sc, nodes, prefix+"r"+strconv.Itoa(k)+":")
+		if err != nil {
+			return res, err
+		}
+		runs = append(runs, res)
+		if res.StopReason == "interrupted" {
+			break
+		}
+	}
+	ops := make([]float64, len(runs))
+	p99 := make([]float64, len(runs))
+	for k, r := range runs {
+		ops[k], p99[k] = r.OpsPerSec, r.LatencyMS.P99
+	}
+	order := make([]int, len(runs))
+	for k := range order {
+		order[k] = k
+	}
+	sort.Slice(order, func(a, b int) bool { return ops[order[a]] < ops[order[b]] })
+	med := runs[order[len(order)/2]]
+	med.Repeats = &report.Repeats{N: len(runs), OpsPerSec: report.NewSpread(ops, sc.Seed), P99MS: report.NewSpread(p99, sc.Seed)}
+	// Violations are summed over every repeat: a violation in any run counts.
+	var v report.Violations
+	for _, r := range runs {
+		v.Add(r.Violations)
+	}
+	med.Violations = v
+	return med, nil
+}
