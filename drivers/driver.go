@@ -235,6 +235,13 @@ func Register(name, desc string, f Factory) {
 // Names lists the registered adapters, sorted.
 func Names() []string { return reg.Names() }
 
+// Lookup returns nil for a registered adapter, else an error wrapping
+// ErrUnknown that suggests the nearest name and lists the valid ones.
+func Lookup(name string) error {
+	_, err := reg.Lookup(name, ErrUnknown)
+	return err
+}
+
 // Describe returns an adapter's one-line description ("" if unknown).
 func Describe(name string) string { e, _ := reg.Get(name); return e.Desc }
 

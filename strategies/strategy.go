@@ -272,6 +272,13 @@ func (i Info) CheckNodes(name string, n int) error {
 	return nil
 }
 
+// Lookup returns what name was registered with, or an error wrapping
+// ErrUnknown that suggests the nearest name and lists the valid ones.
+func Lookup(name string) (Info, error) {
+	e, err := reg.Lookup(name, ErrUnknown)
+	return e.Value.info, err
+}
+
 // ParamsOf returns the parameters strategy name declared (nil if unknown).
 func ParamsOf(name string) []registry.Param {
 	e, _ := reg.Get(name)

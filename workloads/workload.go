@@ -431,6 +431,14 @@ func New(name string, v registry.Values) (Workload, error) {
 	return e.Value(own), nil
 }
 
+// Lookup returns the parameters workload name declared, or an error
+// wrapping ErrUnknown that suggests the nearest name and lists the valid
+// ones.
+func Lookup(name string) ([]registry.Param, error) {
+	e, err := reg.Lookup(name, ErrUnknown)
+	return e.Params, err
+}
+
 // ParamsOf returns the parameters workload name declared (nil if unknown).
 func ParamsOf(name string) []registry.Param {
 	e, _ := reg.Get(name)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/internal/dockertopo"
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 type runFlags struct {
@@ -15,19 +16,13 @@ type runFlags struct {
 	ttl                                     string
 	acquireTimeout                          time.Duration
 	work                                    string
-	stock                                   int64
-	skus                                    int
 	addr, password                          string
 	out                                     string
 	seed                                    uint64
 	quiet                                   bool
-	nodes, segments, instances              int
+	nodes                                   int
 	guard                                   string
-	readRatio                               float64
 	allowNonempty, keepKeys                 bool
-	keys                                    int
-	zipf                                    float64
-	nestedSecond, ownKeys                   bool
 	faults                                  []string
 	topology                                string
 	rate                                    float64
@@ -37,7 +32,6 @@ type runFlags struct {
 	arrivals                                string
 	maxClients                              int
 	dropAfter                               time.Duration
-	waitTimeout                             time.Duration
 	token                                   string
 	loadSample                              time.Duration
 	backend                                 string
@@ -50,6 +44,11 @@ type runFlags struct {
 	sentinelMaster         string
 	sentinelPassword       string
 	file                   string // -f scenario file
+	// plugin holds the values of the strategies' and workloads' own
+	// parameters (one generated flag each), defaults included; pluginSet
+	// names those the command line or the scenario file set.
+	plugin    registry.Values
+	pluginSet map[string]bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -111,8 +110,6 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
 	fl.StringVar(&f.work, "work", "1ms", "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms")
 	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
-	fl.Int64Var(&f.stock, "stock", 1000, "flash-sale: initial stock per SKU")
-	fl.IntVar(&f.skus, "skus", 1, "flash-sale: number of items, each with its own lock")
 	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
 	fl.StringVar(&f.password, "password", "", "password for --addr servers (or $LOCKBENCH_PASSWORD)")
 	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")
@@ -130,14 +127,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
-	fl.IntVar(&f.segments, "segments", 8, "segmented: stock segments per item, each with its own lock")
-	fl.IntVar(&f.instances, "instances", 4, "multilevel: simulated app instances, each with its own in-process mutex per key")
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
-	fl.Float64Var(&f.readRatio, "read-ratio", 0, "share of operations that only read (0..1), under rwlock's read side or the lock itself")
-	fl.IntVar(&f.keys, "keys", 1000, "hot-key, nested, lock-cycle: number of lock keys")
-	fl.BoolVar(&f.ownKeys, "own-keys", false, "lock-cycle: each client locks a key of its own instead of one of --keys (no contention at all)")
-	fl.Float64Var(&f.zipf, "zipf", 1.1, "hot-key: Zipf exponent of the key choice (> 1; 0 = uniform)")
-	fl.BoolVar(&f.nestedSecond, "nested-second", false, "nested: also take a second lock inside the first (in a fixed order)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
 	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv or benchstat (the JSON file is written either way)")
 	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
@@ -152,7 +142,7 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
 	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
 	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
-	fl.DurationVar(&f.waitTimeout, "wait-timeout", 50*time.Millisecond, "wait-replicas: WAIT timeout for a replica's acknowledgement")
+	f.plugin, f.pluginSet = pluginFlags(fl)
 	return cmd, f
 }
 

@@ -53,54 +53,16 @@ func validate(f *runFlags) (*plan, error) {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
-	strats := splitList(f.strategies)
-	for _, s := range strats {
-		if !strategies.Known(s) {
-			bad("unknown strategy %q%s (valid: %s)", s, suggest(s, strategies.Names()), strings.Join(strategies.Names(), ", "))
-		}
-	}
-	drvs := splitList(f.drivers)
-	for _, d := range drvs {
-		if !contains(drivers.Names(), d) {
-			bad("unknown driver %q%s (valid: %s)", d, suggest(d, drivers.Names()), strings.Join(drivers.Names(), ", "))
-		}
-	}
-	wls := splitList(f.workloads)
-	for _, w := range wls {
-		if !contains(workloads.Names(), w) {
-			bad("unknown workload %q%s (valid: %s)", w, suggest(w, workloads.Names()), strings.Join(workloads.Names(), ", "))
-		}
-	}
+	strats, drvs, wls := splitList(f.strategies), splitList(f.drivers), splitList(f.workloads)
 	var pols []*retry.Policy
 	specs := splitRetry(f.retries)
 	for _, spec := range specs {
 		p, err := retry.Parse(spec)
 		if err != nil {
-			if errors.Is(err, retry.ErrUnknown) {
-				name, _, _ := strings.Cut(spec, ":")
-				err = fmt.Errorf("%w%s", err, suggest(name, retry.Names()))
-			}
 			errs = append(errs, err)
 			continue
 		}
 		pols = append(pols, p)
-	}
-	for _, st := range strats {
-		if !strategies.Known(st) {
-			continue
-		}
-		for _, w := range wls {
-			if contains(workloads.Names(), w) && !strategies.RunsWith(st, w) {
-				bad("strategy %s does not run workload %s (it runs %s)", st, w, strings.Join(strategies.InfoOf(st).Workloads, ", "))
-			}
-		}
-		b := strategies.InfoOf(st).Backend
-		if b != strategies.NoBackend && len(f.faults) > 0 {
-			bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", st, b)
-		}
-		if b == strategies.MariaDB && f.guard != "auto" {
-			bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", f.guard, st)
-		}
 	}
 	for name, l := range map[string][]string{"--strategy": strats, "--driver": drvs, "--workload": wls} {
 		if len(l) == 0 {
@@ -127,12 +89,6 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	if f.acquireTimeout < 0 {
 		bad("--acquire-timeout must be >= 0, got %v", f.acquireTimeout)
-	}
-	if f.stock < 1 {
-		bad("--stock must be at least 1, got %d", f.stock)
-	}
-	if f.skus < 1 || f.skus > 100_000 {
-		bad("--skus must be from 1 to 100000, got %d", f.skus)
 	}
 	ttl := max(3*work.Mean(), 100*time.Millisecond)
 	if f.ttl != "auto" {
@@ -260,14 +216,6 @@ func validate(f *runFlags) (*plan, error) {
 	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
 		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
 	}
-	if f.segments < 1 {
-		bad("--segments must be at least 1, got %d", f.segments)
-	} else if contains(strats, "segmented") && int64(f.segments) > f.stock {
-		bad("--segments %d exceeds --stock %d: segments would start empty", f.segments, f.stock)
-	}
-	if f.readRatio < 0 || f.readRatio > 1 || f.readRatio != f.readRatio {
-		bad("--read-ratio must be from 0 to 1, got %v", f.readRatio)
-	}
 	if !contains(report.Formats, f.format) {
 		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
 	}
@@ -289,23 +237,10 @@ func validate(f *runFlags) (*plan, error) {
 	if f.rate == 0 && (f.maxClients != 0 || f.arrivals != "constant") {
 		bad("--max-clients and --arrivals go with --rate (an open loop)")
 	}
-	if f.keys < 1 || f.keys > 1_000_000 {
-		bad("--keys must be from 1 to 1000000, got %d", f.keys)
-	}
-	if f.ownKeys && !slices.ContainsFunc(splitList(f.workloads), func(w string) bool { return w == "lock-cycle" }) {
-		bad("--own-keys goes with --workload lock-cycle (each client locks a key of its own)")
-	}
-	if f.zipf != 0 && !(f.zipf > 1 && f.zipf <= 100) {
-		bad("--zipf must be 0 (uniform) or above 1 (and at most 100), got %v", f.zipf)
-	}
 	var faultSpecs []faults.Spec
 	for _, fs := range f.faults {
 		sp, err := faults.Parse(fs)
 		if err != nil {
-			if errors.Is(err, faults.ErrUnknown) {
-				name, _, _ := strings.Cut(fs, ":")
-				err = fmt.Errorf("%w%s", err, suggest(name, faults.Names()))
-			}
 			errs = append(errs, err)
 			continue
 		}
@@ -319,11 +254,6 @@ func validate(f *runFlags) (*plan, error) {
 			bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", f.topology)
 		}
 		if sp.Name == "failover" {
-			for _, st := range strats {
-				if k := strategies.TopologyOf(st); k == strategies.Masters {
-					bad("fault failover needs a master with a replica; %s runs on independent masters", st)
-				}
-			}
 			if f.topology == "sentinel" && sp.Hold >= 5*time.Second {
 				bad("fault failover through Sentinel: hold=%v is too long; Sentinel does not promote a replica cut off for 5 s or more", sp.Hold)
 			}
@@ -397,23 +327,11 @@ func validate(f *runFlags) (*plan, error) {
 	default:
 		bad("--backend %q is not local or docker", f.backend)
 	}
-	if f.instances < 1 {
-		bad("--instances must be at least 1, got %d", f.instances)
-	}
-	if f.waitTimeout < 0 {
-		bad("--wait-timeout must be >= 0, got %v", f.waitTimeout)
-	}
 	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
 		bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
 	}
 	switch f.token {
-	case "random":
-	case "constant":
-		for _, s := range strats {
-			if strategies.Known(s) && !strategies.HonoursConstantToken(s) {
-				bad("--token constant: strategy %q keeps its own token (constant applies to naive, atomic, watchdog, redlock)", s)
-			}
-		}
+	case "random", "constant":
 	default:
 		bad("--token %q is not random or constant", f.token)
 	}
@@ -421,19 +339,6 @@ func validate(f *runFlags) (*plan, error) {
 	case "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
 	default:
 		bad("--guard %q is not one of auto, none, cas, decr (fence comes with --strategy fencing)", f.guard)
-	}
-	for _, st := range strats {
-		if strategies.TopologyOf(st) != strategies.Masters {
-			continue
-		}
-		n := f.nodes
-		if len(addrs) > 0 {
-			n = len(addrs)
-		}
-		if n < 3 {
-			bad("redlock needs at least 3 independent masters (a majority must survive a failure); got %d (--nodes, or the --addr list)", n)
-		}
-		break
 	}
 	if f.nodes < 1 || f.nodes > 64 {
 		bad("--nodes must be from 1 to 64, got %d", f.nodes)
@@ -445,42 +350,78 @@ func validate(f *runFlags) (*plan, error) {
 	if err := checkOut(out); err != nil {
 		bad("--out %q: %v", out, err)
 	}
+	errs = append(errs, unusedParams(f, strats, wls)...)
+	// The scenarios, each checked by engine.Validate (a problem common to
+	// several of them is reported once).
+	clients := f.clients
+	if f.rate > 0 && f.maxClients > 0 {
+		clients = f.maxClients
+	}
+	var scenarios []engine.Scenario
+	seen := map[string]bool{}
+	for _, wl := range wls {
+		for _, st := range strats {
+			nodes := 0 // the Redis nodes st runs on, when it needs several
+			if strategies.TopologyOf(st) == strategies.Masters {
+				nodes = nodesN
+				if len(addrs) > 0 {
+					nodes = len(addrs)
+				}
+			}
+			for _, pol := range pols {
+				for k, d := range drvs {
+					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
+						break // the SQL strategies use no Redis driver: one scenario
+					}
+					sc := engine.Scenario{
+						Strategy: st, Driver: d, Workload: wl, Retry: pol,
+						Clients: clients, Duration: f.duration, Warmup: f.warmup,
+						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
+						Params: workloads.Params{Work: work}, Options: f.plugin,
+						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample,
+						KeepKeys: f.keepKeys, Faults: faultSpecs,
+						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+					}
+					for _, err := range engine.Validate(sc, nodes) {
+						if !seen[err.Error()] {
+							seen[err.Error()] = true
+							errs = append(errs, err)
+						}
+					}
+					scenarios = append(scenarios, sc)
+				}
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
 	}
-
-	p := &plan{addrs: addrs, password: password, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+	p := &plan{scenarios: scenarios, addrs: addrs, password: password, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
 		docker:   f.backend == "docker",
 		username: username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
 		sentinelPassword: f.sentinelPassword}
 	if p.password == "" {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
-	clients := f.clients
-	if f.rate > 0 && f.maxClients > 0 {
-		clients = f.maxClients
-	}
-	for _, wl := range wls {
-		for _, st := range strats {
-			for _, pol := range pols {
-				for k, d := range drvs {
-					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
-						break // the SQL strategies use no Redis driver: one scenario
-					}
-					p.scenarios = append(p.scenarios, engine.Scenario{
-						Strategy: st, Driver: d, Workload: wl, Retry: pol,
-						Clients: clients, Duration: f.duration, Warmup: f.warmup,
-						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Stock: f.stock, SKUs: f.skus, Work: work, ReadRatio: f.readRatio,
-							Keys: f.keys, Zipf: f.zipf, NestedSecond: f.nestedSecond, OwnKeys: f.ownKeys && wl == "lock-cycle"},
-						Guard: f.guard, Segments: f.segments, Instances: f.instances, WaitTimeout: f.waitTimeout,
-						ConstantToken: f.token == "constant", LoadSample: f.loadSample,
-						KeepKeys: f.keepKeys, Faults: faultSpecs,
-						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
-					})
-				}
-			}
+	return p, nil
+}
+
+// unusedParams reports a plugin parameter that the command line or the
+// scenario file set but that no selected strategy or workload declares:
+// the value would be silently ignored.
+func unusedParams(f *runFlags, strats, wls []string) []error {
+	var errs []error
+	for _, pp := range pluginParams() {
+		if !f.pluginSet[pp.Name] {
+			continue
+		}
+		used := false
+		for _, u := range pp.users {
+			used = used || slices.Contains(strats, u) || slices.Contains(wls, u)
+		}
+		if !used {
+			errs = append(errs, fmt.Errorf("--%s goes with %s (not with the --strategy and --workload of this run)", pp.Name, strings.Join(pp.users, ", ")))
 		}
 	}
-	return p, nil
+	return errs
 }

@@ -52,14 +52,16 @@ func pluginParams() []pluginParam {
 }
 
 // paramFlag is a run flag generated from a plugin parameter. Set parses the
-// value's type only; engine.Validate checks every value together, so that
-// all problems are reported at once.
+// value's type only and stores it in values (engine.Validate checks every
+// value together, so that all problems are reported at once) and marks the
+// parameter in set.
 type paramFlag struct {
-	p registry.Param
-	v any
+	p      registry.Param
+	values registry.Values
+	set    map[string]bool
 }
 
-func (f *paramFlag) String() string { return registry.Format(f.v) }
+func (f *paramFlag) String() string { return registry.Format(f.values[f.p.Name]) }
 func (f *paramFlag) Type() string   { return f.p.Type() }
 func (f *paramFlag) IsBoolFlag() bool {
 	_, ok := f.p.Default.(bool)
@@ -71,27 +73,23 @@ func (f *paramFlag) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	f.v = v
+	f.values[f.p.Name] = v
+	f.set[f.p.Name] = true
 	return nil
 }
 
-// pluginFlags defines one flag per plugin parameter on fs and returns a
-// function that reads their values (defaults included) by parameter name.
-func pluginFlags(fs *pflag.FlagSet) func() registry.Values {
-	var flags []*paramFlag
+// pluginFlags defines one flag per plugin parameter on fs, whose help names
+// the plugins that declare it. It returns the values, every parameter at
+// its default until a flag sets it, and the set of parameters set.
+func pluginFlags(fs *pflag.FlagSet) (registry.Values, map[string]bool) {
+	values, set := registry.Values{}, map[string]bool{}
 	for _, pp := range pluginParams() {
-		f := &paramFlag{p: pp.Param, v: pp.Default}
+		values[pp.Name] = pp.Default
+		f := &paramFlag{p: pp.Param, values: values, set: set}
 		fl := fs.VarPF(f, pp.Name, "", strings.Join(pp.users, ", ")+": "+pp.Doc)
 		if f.IsBoolFlag() {
 			fl.NoOptDefVal = "true"
 		}
-		flags = append(flags, f)
 	}
-	return func() registry.Values {
-		v := make(registry.Values, len(flags))
-		for _, f := range flags {
-			v[f.p.Name] = f.v
-		}
-		return v
-	}
+	return values, set
 }

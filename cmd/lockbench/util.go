@@ -4,15 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
-	"github.com/agnivade/levenshtein"
+	"github.com/lockbench/lockbench/internal/registry"
 )
-
-// gitCommit is set by the Makefile with -ldflags "-X main.gitCommit=...".
-var gitCommit string
 
 // splitList splits a comma-separated flag, dropping empty items.
 func splitList(s string) []string {
@@ -40,23 +36,9 @@ func splitRetry(s string) []string {
 	return out
 }
 
-// suggest returns `; did you mean "x"?` for the valid name nearest to s
-// (edit distance at most 3, or a name that contains s), or "".
-func suggest(s string, valid []string) string {
-	// A suggestion must be close: at most 2 edits, and fewer than half the
-	// length of what was typed ("foo" is not "fair").
-	best, bestD := "", min(3, (len(s)+1)/2)
-	for _, v := range valid {
-		d := levenshtein.ComputeDistance(strings.ToLower(s), v)
-		if d < bestD || (best == "" && len(s) >= 3 && strings.Contains(v, strings.ToLower(s))) {
-			best, bestD = v, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
+// suggest is registry.Suggest, for names that are not a registry's (flags,
+// scenario-file fields, claim ids).
+func suggest(s string, valid []string) string { return registry.Suggest(s, valid) }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {
@@ -67,19 +49,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func commit() string {
-	if gitCommit != "" {
-		return gitCommit
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-	}
-	return "unknown"
-}
+// commit is the VCS revision lockbench was built from (see readBuildInfo).
+func commit() string { return readBuildInfo().Commit }
 
 // maxRSSMB is the process's peak resident set size in MB (getrusage; Linux
 // reports KB).

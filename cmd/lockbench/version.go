@@ -14,6 +14,9 @@ import (
 // `go install github.com/lockbench/lockbench/cmd/lockbench@vX`.
 var version string
 
+// gitCommit is set by the Makefile with -ldflags "-X main.gitCommit=...".
+var gitCommit string
+
 // buildInfo is what `lockbench version` prints.
 type buildInfo struct {
 	Version   string // release or module version

@@ -3,16 +3,17 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
 )
 
 // Validate reports every reason sc cannot run, all at once, without
-// changing sc: an unknown strategy or workload, a pair that does not run
+// changing sc: an unknown strategy, workload or driver (with the nearest
+// name), a pair that does not run
 // together, a fault or write guard the strategy cannot take, a value of a
 // plugin parameter (sc.Options) that its declaration refuses, and a layout
 // of nodes Redis servers too small for the strategy (nodes <= 0: not
@@ -21,16 +22,20 @@ import (
 func Validate(sc Scenario, nodes int) []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if !strategies.Known(sc.Strategy) {
-		bad("unknown strategy %q (valid: %s)", sc.Strategy, strings.Join(strategies.Names(), ", "))
+	info, err := strategies.Lookup(sc.Strategy)
+	if err != nil {
+		errs = append(errs, err)
 	}
-	if !contains(workloads.Names(), sc.Workload) {
-		bad("unknown workload %q (valid: %s)", sc.Workload, strings.Join(workloads.Names(), ", "))
+	wparams, err := workloads.Lookup(sc.Workload)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := drivers.Lookup(sc.Driver); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return errs
 	}
-	info := strategies.InfoOf(sc.Strategy)
 	if !strategies.RunsWith(sc.Strategy, sc.Workload) {
 		bad("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload, strings.Join(info.Workloads, ", "))
 	}
@@ -54,9 +59,9 @@ func Validate(sc Scenario, nodes int) []error {
 		}
 	}
 	sp := registry.Pick(strategies.ParamsOf(sc.Strategy), sc.Options)
-	wp := registry.Pick(workloads.ParamsOf(sc.Workload), sc.Options)
+	wp := registry.Pick(wparams, sc.Options)
 	errs = append(errs, registry.Check("--", strategies.ParamsOf(sc.Strategy), sp)...)
-	errs = append(errs, registry.Check("--", workloads.ParamsOf(sc.Workload), wp)...)
+	errs = append(errs, registry.Check("--", wparams, wp)...)
 	if seg, stock := sp.Int("segments"), wp.Int64("stock"); seg > 0 && stock > 0 && int64(seg) > stock {
 		bad("--segments %d exceeds --stock %d: segments would start empty", seg, stock)
 	}
@@ -76,4 +81,3 @@ func constantTokenStrategies() []string {
 	return out
 }
 
-func contains(list []string, s string) bool { return slices.Contains(list, s) }

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // Entry is one registered plugin.
@@ -106,11 +108,31 @@ func (r *Registry[T]) Entries() []Entry[T] {
 }
 
 // Lookup returns the entry for name, or an error wrapping sentinel that
-// names the valid entries.
+// suggests the nearest name (see Suggest) and lists the valid ones:
+// `unknown strategy "atomc"; did you mean "atomic"? (valid: ...)`.
 func (r *Registry[T]) Lookup(name string, sentinel error) (Entry[T], error) {
 	e, ok := r.Get(name)
 	if !ok {
-		return e, fmt.Errorf("%w %q (valid: %s)", sentinel, name, strings.Join(r.Names(), ", "))
+		names := r.Names()
+		return e, fmt.Errorf("%w %q%s (valid: %s)", sentinel, name, Suggest(name, names), strings.Join(names, ", "))
 	}
 	return e, nil
+}
+
+// Suggest returns `; did you mean "X"?` for the valid name X closest to s,
+// or "" when none is close: at most 2 edits (Levenshtein distance) and
+// fewer than half the length of s, or a valid name that contains s (3
+// characters or more).
+func Suggest(s string, valid []string) string {
+	best, bestD := "", min(3, (len(s)+1)/2)
+	for _, v := range valid {
+		d := levenshtein.ComputeDistance(strings.ToLower(s), v)
+		if d < bestD || (best == "" && len(s) >= 3 && strings.Contains(v, strings.ToLower(s))) {
+			best, bestD = v, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
 }
