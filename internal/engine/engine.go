@@ -33,6 +33,7 @@ import (
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
@@ -197,106 +198,6 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 	return out, nil
 }
 
-// ServerVersion returns redis_version from INFO server.
-func ServerVersion(ctx context.Context, d drivers.Driver) (string, error) {
-	r, err := d.Do(ctx, "INFO", "server")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(r.Str, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v, nil
-		}
-	}
-	return "", errors.New("INFO server has no redis_version")
-}
-
-// DeleteKeys deletes every key matching prefix* on d (SCAN, then DEL in
-// batches) and returns how many it deleted. It touches no other key.
-func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, error) {
-	if prefix == "" {
-		return 0, errors.New("engine: refusing to delete keys with an empty prefix")
-	}
-	nodes, cluster, err := perNode(ctx, d)
-	if err != nil {
-		return 0, err
-	}
-	deleted := 0
-	for _, n := range nodes {
-		cursor := "0"
-		for {
-			r, err := n.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
-			if err != nil {
-				return deleted, err
-			}
-			if len(r.Array) != 2 {
-				return deleted, errors.New("engine: malformed SCAN reply")
-			}
-			cursor = r.Array[0].Str
-			keys := r.Array[1].Array
-			if cluster { // keys of one node may lie in many slots
-				for _, k := range keys {
-					if _, err := n.Do(ctx, "DEL", k.Str); err != nil {
-						return deleted, err
-					}
-				}
-			} else if len(keys) > 0 {
-				args := make([]string, 0, len(keys)+1)
-				args = append(args, "DEL")
-				for _, k := range keys {
-					args = append(args, k.Str)
-				}
-				if _, err := n.Do(ctx, args...); err != nil {
-					return deleted, err
-				}
-			}
-			deleted += len(keys)
-			if cursor == "0" {
-				break
-			}
-		}
-	}
-	return deleted, nil
-}
-
-// KeyCount returns the number of keys in d's database (DBSIZE), summed
-// over the masters of a cluster client.
-func KeyCount(ctx context.Context, d drivers.Driver) (int64, error) {
-	nodes, _, err := perNode(ctx, d)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, nd := range nodes {
-		r, err := nd.Do(ctx, "DBSIZE")
-		if err != nil {
-			return n, err
-		}
-		n += r.Int
-	}
-	return n, nil
-}
-
-// perNode returns the servers behind d — each master of a cluster client,
-// else d itself — and whether d is a cluster client.
-func perNode(ctx context.Context, d drivers.Driver) ([]drivers.Driver, bool, error) {
-	if sw, ok := d.(*drivers.Switch); ok {
-		d = sw.Current()
-	}
-	nl, ok := d.(drivers.NodeLister)
-	if !ok {
-		return []drivers.Driver{d}, false, nil
-	}
-	nodes, err := nl.Nodes(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	if len(nodes) == 1 && nodes[0] == d {
-		return nodes, false, nil
-	}
-	return nodes, true, nil
-}
-
 // Run executes sc against nodes, keeping every key it writes under prefix,
 // and deletes those keys afterwards. When ctx is cancelled (Ctrl-C) it
 // stops early and still returns the figures measured, with StopReason
@@ -362,7 +263,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		cctx, cancel := context.WithTimeout(bg, 30*time.Second)
 		defer cancel()
 		for _, d := range ds {
-			_, _ = DeleteKeys(cctx, d, prefix)
+			_, _ = redisadmin.DeleteKeys(cctx, d, prefix)
 		}
 	}()
 
@@ -490,7 +391,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	defer timer.Stop()
 	loadDone := make(chan []float64, 1)
 	if sc.LoadSample > 0 {
-		go func() { loadDone <- sampleLoad(runCtx, ds, sc.LoadSample) }()
+		go func() { loadDone <- redisadmin.SampleLoad(runCtx, ds, sc.LoadSample) }()
 	} else {
 		loadDone <- nil
 	}
@@ -513,7 +414,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 				}
 				cctx, cancel := context.WithTimeout(bg, 5*time.Second)
 				defer cancel()
-				return StuckLocks(cctx, ds, lk.LockKeys())
+				return redisadmin.StuckLocks(cctx, ds, lk.LockKeys())
 			},
 			Open: func(addr, pw string) (drivers.Driver, error) {
 				ds, err := Open(bg, sc.Driver, []Node{{Addr: addr, Password: pw}}, sc.Clients)
@@ -659,7 +560,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	}
 	out.Fairness = report.Fairness{JainIndex: metrics.Jain(perClient), LongestWaitMS: out.AcquireMS.Max}
 	if afterErr == nil {
-		out.RedisCost = costDelta(before, after, all.Ops)
+		out.RedisCost = redisadmin.CostDelta(before, after, all.Ops)
 	}
 	// Client side: lockbench's own CPU over the run (warm-up included).
 	clientCPU := rusageCPU(ruAfter) - rusageCPU(ruBefore)
@@ -722,7 +623,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 			"worked_after_loss": v.WorkedAfterLoss, "lost_acked_writes": v.LostAckedWrites})
 	}()
 	if lk, ok := wl.(workloads.LockKeyer); ok {
-		if out.Violations.StuckLocks, err = StuckLocks(vctx, ds, lk.LockKeys()); err != nil {
+		if out.Violations.StuckLocks, err = redisadmin.StuckLocks(vctx, ds, lk.LockKeys()); err != nil {
 			if inj == nil {
 				return out, fmt.Errorf("stuck-lock check: %w", err)
 			}
@@ -732,135 +633,14 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	return out, nil
 }
 
-var noTTL = drivers.NewScript(`local n = 0
-for _, k in ipairs(KEYS) do
-	if redis.call('pttl', k) == -1 then n = n + 1 end
-end
-return n`)
-
-// StuckLocks counts the lock keys that exist with no TTL on any node
-// (checked in batches of 500 keys per node).
-func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64, error) {
-	stuck := make(map[string]bool)
-	var unreachable error
-	for _, d := range ds {
-		if _, err := d.Do(ctx, "PING"); err != nil {
-			unreachable = err // a node a fault killed: check the others
-			continue
-		}
-		if _, cluster, err := perNode(ctx, d); err != nil {
-			return 0, err
-		} else if cluster { // keys in many slots: one PTTL each
-			for _, k := range keys {
-				if p, err := d.Do(ctx, "PTTL", k); err != nil {
-					return 0, err
-				} else if p.Int == -1 {
-					stuck[k] = true
-				}
-			}
-			continue
-		}
-		for lo := 0; lo < len(keys); lo += 500 {
-			batch := keys[lo:min(lo+500, len(keys))]
-			r, err := d.Eval(ctx, noTTL, batch)
-			if err != nil {
-				return 0, err
-			}
-			if r.Int == 0 {
-				continue
-			}
-			for _, k := range batch { // rare: find which
-				if p, err := d.Do(ctx, "PTTL", k); err == nil && p.Int == -1 {
-					stuck[k] = true
-				}
-			}
-		}
-	}
-	if unreachable != nil && len(ds) == 1 {
-		return 0, unreachable
-	}
-	return int64(len(stuck)), nil
-}
-
-// cpuKey holds the servers' CPU time (µs) in CommandStats' map.
-const cpuKey = "\x00cpu_us"
-
-// CommandStats reads INFO commandstats from every node and returns the
-// calls per command name summed over the nodes.
-func CommandStats(ctx context.Context, ds []drivers.Driver) (map[string]int64, error) {
-	out := map[string]int64{}
-	var all []drivers.Driver
-	for _, d := range ds {
-		nodes, _, err := perNode(ctx, d)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, nodes...)
-	}
-	for _, d := range all {
-		r, err := d.Do(ctx, "INFO", "commandstats", "cpu")
-		if err != nil {
-			return nil, err
-		}
-		for _, line := range strings.Split(r.Str, "\n") {
-			name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-			if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
-				if f, err := strconv.ParseFloat(rest, 64); err == nil {
-					out[cpuKey] += int64(f * 1e6)
-				}
-				continue
-			}
-			if !ok || !strings.HasPrefix(name, "cmdstat_") {
-				continue
-			}
-			calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-			n, err := strconv.ParseInt(calls, 10, 64)
-			if err != nil {
-				continue
-			}
-			out[strings.TrimPrefix(name, "cmdstat_")] += n
-		}
-	}
-	return out, nil
-}
-
 func commandStats(bg context.Context, ds []drivers.Driver) (map[string]int64, error) {
 	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
 	defer cancel()
-	return CommandStats(ctx, ds)
+	return redisadmin.CommandStats(ctx, ds)
 }
 
 func rusageCPU(r syscall.Rusage) time.Duration {
 	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-}
-
-// costDelta is after - before, without the INFO calls that took the
-// snapshots. The pseudo-command cpuKey carries the servers' CPU time (µs).
-func costDelta(before, after map[string]int64, ops int64) report.RedisCost {
-	c := report.RedisCost{ByCommand: map[string]int64{}}
-	if cpu := after[cpuKey] - before[cpuKey]; cpu > 0 {
-		c.ServerCPUMS = float64(cpu) / 1000
-		if ops > 0 {
-			c.ServerCPUMSPer1kOps = c.ServerCPUMS * 1000 / float64(ops)
-		}
-	}
-	for k, v := range after {
-		if k == cpuKey {
-			continue
-		}
-		switch k {
-		case "info", "hello", "auth", "client|setinfo", "client|setname", "select", "ping":
-			continue // snapshots and connection set-up, not the workload's cost
-		}
-		if d := v - before[k]; d > 0 {
-			c.ByCommand[k] = d
-			c.Commands += d
-		}
-	}
-	if ops > 0 {
-		c.CommandsPerOp = float64(c.Commands) / float64(ops)
-	}
-	return c
 }
 
 var errAborted = errors.New("aborted")
