@@ -35,20 +35,17 @@ func (r *run) verify(all *metrics.Recorder) error {
 	}
 	out.Figures = res.Figures
 	out.Violations = report.Violations{
-		Oversell:        res.Violations["oversell"],
-		LostAckedWrites: res.Violations["lost_acked_writes"],
-		LostUpdates:     res.Violations["lost_updates"],
 		Overlap:         env.Oracle.Overlaps(),
 		ForeignReleases: all.ForeignReleases,
 		LostLeases:      all.LostLeases,
 		WorkedAfterLoss: all.WorkedAfterLoss,
 	}
-	defer func() {
-		v := out.Violations
-		env.Obs.Violations(map[string]int64{"oversell": v.Oversell, "overlap": v.Overlap, "lost_updates": v.LostUpdates,
-			"stuck_locks": v.StuckLocks, "foreign_releases": v.ForeignReleases, "lost_leases": v.LostLeases,
-			"worked_after_loss": v.WorkedAfterLoss, "lost_acked_writes": v.LostAckedWrites})
-	}()
+	for _, k := range report.ViolationKinds {
+		if k.From == report.FromEndCheck {
+			k.Set(&out.Violations, res.Violations[k.Key])
+		}
+	}
+	defer func() { env.Obs.Violations(out.Violations) }()
 	if lk, ok := r.wl.(workloads.LockKeyer); ok {
 		if out.Violations.StuckLocks, err = redisadmin.StuckLocks(vctx, r.ds, lk.LockKeys()); err != nil {
 			if r.inj == nil {
