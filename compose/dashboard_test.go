@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 // dashboard is the part of a Grafana dashboard the tests read.
@@ -70,7 +71,7 @@ func exported(t *testing.T) (series map[string]string, labels map[string]bool) {
 	o.Failed()
 	o.Op()
 	o.TTL(100 * time.Millisecond)
-	o.Violations(map[string]int64{"overlap": 1})
+	o.Violations(report.Violations{Overlap: 1})
 	fams, err := p.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
@@ -261,7 +262,7 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 		}
 		d := ds[0]
 		if !t.plan.allowNonempty && !t.checked[n.Addr] {
-			keys, err := engine.KeyCount(ctx, d)
+			keys, err := redisadmin.KeyCount(ctx, d)
 			if err != nil {
 				d.Close()
 				return fmt.Errorf("count the keys on %s to check that its database is empty (--allow-nonempty skips the check): %w", n.Addr, err)
@@ -358,7 +359,7 @@ func cleanExternal(p *plan, prefix string) {
 		if err != nil {
 			continue
 		}
-		_, _ = engine.DeleteKeys(ctx, ds[0], prefix)
+		_, _ = redisadmin.DeleteKeys(ctx, ds[0], prefix)
 		ds[0].Close()
 	}
 }
@@ -369,7 +370,7 @@ func probeVersion(ctx context.Context, driver string, nodes []engine.Node) (stri
 		return "", err
 	}
 	defer ds[0].Close()
-	v, err := engine.ServerVersion(ctx, ds[0])
+	v, err := redisadmin.ServerVersion(ctx, ds[0])
 	if err != nil {
 		return "", fmt.Errorf("read the Redis version from %s: %w", nodes[0].Addr, err)
 	}

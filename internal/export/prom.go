@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 var labels = []string{"strategy", "driver", "workload"}
@@ -137,14 +139,15 @@ func (o *Obs) Op() {
 	}
 }
 
-// Violations adds a scenario's violation counts by kind.
-func (o *Obs) Violations(kinds map[string]int64) {
+// Violations adds a scenario's non-zero violation counts, one series per
+// kind (report.ViolationKinds; the kind label is its Key).
+func (o *Obs) Violations(v report.Violations) {
 	if o == nil {
 		return
 	}
-	for k, v := range kinds {
-		if v > 0 {
-			o.p.violations.WithLabelValues(append(o.lv, k)...).Add(float64(v))
+	for _, k := range report.ViolationKinds {
+		if n := k.Of(v); n > 0 {
+			o.p.violations.WithLabelValues(append(o.lv, k.Key)...).Add(float64(n))
 		}
 	}
 }

@@ -38,19 +38,22 @@ func Write(w io.Writer, format string, r *Run) error {
 
 func writeCSV(w io.Writer, scs []Scenario) error {
 	c := csv.NewWriter(w)
-	_ = c.Write([]string{"strategy", "driver", "workload", "retry", "clients", "loop", "ops", "ops_per_sec",
-		"p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms", "acquire_p99_ms", "oversell", "overlap", "lost_updates",
-		"stuck_locks", "foreign_releases", "lost_leases", "worked_after_loss", "lost_acked_writes", "errors",
-		"commands_per_op", "jain_index"})
+	header := []string{"strategy", "driver", "workload", "retry", "clients", "loop", "ops", "ops_per_sec",
+		"p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms", "acquire_p99_ms"}
+	for _, k := range ViolationKinds {
+		header = append(header, k.Key)
+	}
+	_ = c.Write(append(header, "errors", "commands_per_op", "jain_index"))
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, s := range scs {
-		v := s.Violations
-		_ = c.Write([]string{s.Strategy, s.Driver, s.Workload, s.Retry, strconv.Itoa(s.Clients), s.Loop, i(s.Ops),
+		row := []string{s.Strategy, s.Driver, s.Workload, s.Retry, strconv.Itoa(s.Clients), s.Loop, i(s.Ops),
 			f(s.OpsPerSec), f(s.LatencyMS.P50), f(s.LatencyMS.P90), f(s.LatencyMS.P99), f(s.LatencyMS.P999),
-			f(s.LatencyMS.Max), f(s.AcquireMS.P99), i(v.Oversell), i(v.Overlap), i(v.LostUpdates), i(v.StuckLocks),
-			i(v.ForeignReleases), i(v.LostLeases), i(v.WorkedAfterLoss), i(v.LostAckedWrites), i(s.Counters.Errors),
-			f(s.RedisCost.CommandsPerOp), f(s.Fairness.JainIndex)})
+			f(s.LatencyMS.Max), f(s.AcquireMS.P99)}
+		for _, k := range ViolationKinds {
+			row = append(row, i(k.Of(s.Violations)))
+		}
+		_ = c.Write(append(row, i(s.Counters.Errors), f(s.RedisCost.CommandsPerOp), f(s.Fairness.JainIndex)))
 	}
 	c.Flush()
 	return c.Error()

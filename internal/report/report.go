@@ -236,46 +236,6 @@ type Counters struct {
 	ErrorSamples map[string]string `json:"error_samples,omitempty"`
 }
 
-// Violations are safety counts over the whole run; all 0 for a correct lock
-// in fault-free conditions.
-type Violations struct {
-	Oversell    int64 `json:"oversell"`
-	Overlap     int64 `json:"overlap"`
-	LostUpdates int64 `json:"lost_updates"`
-	// StuckLocks are lock keys left with no TTL at the end of the run:
-	// nobody will ever release them.
-	StuckLocks int64 `json:"stuck_locks"`
-	// ForeignReleases are releases that removed a lock the oracle's holder
-	// registry says another client held (plain DEL).
-	ForeignReleases int64 `json:"foreign_releases"`
-	// LostLeases are leases found lost at release: the lock held another
-	// token, or the strategy had reported the loss.
-	LostLeases int64 `json:"lost_leases"`
-	// WorkedAfterLoss are writes completed after the holder had been told
-	// its lease was lost.
-	WorkedAfterLoss int64 `json:"worked_after_loss"`
-	// LostAckedWrites are operations the server acknowledged that the
-	// final state does not contain (a failover to a lagging replica).
-	LostAckedWrites int64 `json:"lost_acked_writes"`
-}
-
-// Add adds o's counts to v.
-func (v *Violations) Add(o Violations) {
-	v.Oversell += o.Oversell
-	v.Overlap += o.Overlap
-	v.LostUpdates += o.LostUpdates
-	v.StuckLocks += o.StuckLocks
-	v.ForeignReleases += o.ForeignReleases
-	v.LostLeases += o.LostLeases
-	v.WorkedAfterLoss += o.WorkedAfterLoss
-	v.LostAckedWrites += o.LostAckedWrites
-}
-
-// Total is the sum of the violation counts.
-func (v Violations) Total() int64 {
-	return v.Oversell + v.Overlap + v.LostUpdates + v.StuckLocks + v.ForeignReleases + v.LostLeases + v.WorkedAfterLoss + v.LostAckedWrites
-}
-
 // WriteFile writes r as indented JSON to path atomically (WriteAtomic).
 func WriteFile(path string, r *Run) error {
 	return WriteAtomic(path, func(w io.Writer) error {
@@ -330,13 +290,20 @@ func ReadFile(path string) (*Run, error) {
 
 // Table writes one row per scenario: strategy, driver, workload, retry,
 // clients, ops/s, the lock-bound ceiling (ops/s), p50, p99, p99.9 and max
-// in ms, Jain's fairness index, oversell, overlap, lost updates and errors
-// (acquire timeouts and give-ups included).
+// in ms, Jain's fairness index, a column for each violation kind with
+// Column set (oversell, overlap, lost updates), the other kinds' non-zero
+// counts in one cell, and errors (acquire timeouts and give-ups included).
 func Table(w io.Writer, scenarios []Scenario) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	bound := false
-	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling",
-		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "jain", "oversell", "overlap", "lost upd", "other violations", "errors")
+	header := []any{"strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling",
+		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "jain"}
+	for _, k := range ViolationKinds {
+		if k.Column {
+			header = append(header, k.Short)
+		}
+	}
+	t.Header(append(header, "other violations", "errors")...)
 	for _, s := range scenarios {
 		ops := fmt.Sprintf("%.0f", s.OpsPerSec)
 		if s.ClientCPU.ClientBound {
@@ -354,17 +321,18 @@ func Table(w io.Writer, scenarios []Scenario) error {
 		if s.CeilingOpsPerSec == 0 {
 			ceiling = "-" // no lock held (a lock-free strategy), or nothing measured
 		}
-		if err := t.Append(
+		row := []any{
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), clients,
 			ops, ceiling,
 			FormatMS(s.LatencyMS.P50), FormatMS(s.LatencyMS.P99), FormatMS(s.LatencyMS.P999), FormatMS(s.LatencyMS.Max),
 			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
-			strconv.FormatInt(s.Violations.Oversell, 10),
-			strconv.FormatInt(s.Violations.Overlap, 10),
-			strconv.FormatInt(s.Violations.LostUpdates, 10),
-			otherCell(s.Violations),
-			errorCell(s.Counters),
-		); err != nil {
+		}
+		for _, k := range ViolationKinds {
+			if k.Column {
+				row = append(row, strconv.FormatInt(k.Of(s.Violations), 10))
+			}
+		}
+		if err := t.Append(append(row, otherCell(s.Violations), errorCell(s.Counters))...); err != nil {
 			return err
 		}
 	}
@@ -378,16 +346,13 @@ func Table(w io.Writer, scenarios []Scenario) error {
 	return nil
 }
 
-// otherCell names the non-zero violation counts beyond the three columns.
+// otherCell names the non-zero violation counts of the kinds without a
+// column of their own (ViolationKind.Column), by their Short names.
 func otherCell(v Violations) string {
 	var parts []string
-	for _, c := range []struct {
-		name string
-		n    int64
-	}{{"stuck", v.StuckLocks}, {"foreign rel", v.ForeignReleases}, {"lost leases", v.LostLeases},
-		{"worked after loss", v.WorkedAfterLoss}, {"lost acked", v.LostAckedWrites}} {
-		if c.n != 0 {
-			parts = append(parts, c.name+" "+strconv.FormatInt(c.n, 10))
+	for _, k := range ViolationKinds {
+		if n := k.Of(v); !k.Column && n != 0 {
+			parts = append(parts, k.Short+" "+strconv.FormatInt(n, 10))
 		}
 	}
 	if len(parts) == 0 {

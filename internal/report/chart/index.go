@@ -93,14 +93,9 @@ func violationText(v report.Violations) string {
 		return "0"
 	}
 	var parts []string
-	for _, k := range []struct {
-		n string
-		c int64
-	}{{"oversell", v.Oversell}, {"overlap", v.Overlap}, {"lost updates", v.LostUpdates}, {"stuck", v.StuckLocks},
-		{"foreign releases", v.ForeignReleases}, {"lost leases", v.LostLeases}, {"worked after loss", v.WorkedAfterLoss},
-		{"lost acked writes", v.LostAckedWrites}} {
-		if k.c != 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k.n, k.c))
+	for _, k := range report.ViolationKinds {
+		if n := k.Of(v); n != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k.Name, n))
 		}
 	}
 	return fmt.Sprintf("%d (%s)", v.Total(), strings.Join(parts, ", "))

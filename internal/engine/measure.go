@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/redisadmin"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// Why a run stopped, as the cause of its run context (besides
+// workloads.ErrDone, and the caller's cancellation).
+var (
+	errDuration = errors.New("duration")
+	errAborted  = errors.New("aborted")
+)
+
+// measure runs the clocked part of the scenario: it takes the servers'
+// command counts and lockbench's CPU time before and after, and in
+// between runs the warm-up and the measured window: the run context
+// (stopped by the duration's timer, the workload running out of work,
+// MaxConsecutiveErrors / MaxErrorStreak, or ctx), the grace period
+// after it, the load sampler, the fault injector, the timeline's sampler,
+// the open loop's scheduler, and one goroutine per client, which it waits
+// for. It fills the fields under "measure" in run. Errors: the first INFO
+// commandstats read failed (the run did not start).
+func (r *run) measure() error {
+	sc := &r.sc
+	ds, env := r.ds, r.env
+	// Collect the garbage of earlier scenarios (and of this one's set-up)
+	// before the clock starts, as Go's testing package does before each
+	// benchmark: otherwise this scenario's window pays for sweeping their
+	// heap (each client's histograms are about 0.5 MB).
+	runtime.GC()
+	before, err := commandStats(r.bg, ds)
+	if err != nil {
+		return fmt.Errorf("INFO commandstats: %w", err)
+	}
+	r.before = before
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r.ruBefore)
+	cpuStart := time.Now()
+
+	runCtx, stop := context.WithCancelCause(r.ctx)
+	r.runCtx = runCtx
+	r.deferred(func() { stop(nil) })
+	// Phase two of a stop: Grace after the run context ends, work still in a
+	// critical section is interrupted.
+	hard, hardStop := context.WithCancel(r.bg)
+	r.deferred(hardStop)
+	env.Hard = hard
+	go func() {
+		select {
+		case <-runCtx.Done():
+		case <-hard.Done():
+			return
+		}
+		t := time.NewTimer(Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			hardStop()
+		case <-hard.Done():
+		}
+	}()
+	start := time.Now()
+	warmEnd := start.Add(sc.Warmup)
+	r.start, r.warmEnd = start, warmEnd
+	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
+	r.deferred(func() { timer.Stop() })
+	loadDone := make(chan []float64, 1)
+	if sc.LoadSample > 0 {
+		go func() { loadDone <- redisadmin.SampleLoad(runCtx, ds, sc.LoadSample) }()
+	} else {
+		loadDone <- nil
+	}
+
+	abort := func(err error) {
+		r.lastErr.CompareAndSwap(nil, err)
+		stop(errAborted)
+	}
+	inj := r.injector()
+	if inj != nil {
+		env.Faults = inj
+		inj.Start(runCtx)
+	}
+	// The timeline: workers count outcomes in their own slot, a sampler
+	// reads the slots once a second.
+	live := make([]liveSlot, sc.Clients)
+	overlaps := func() int64 {
+		if env.Oracle == nil {
+			return 0
+		}
+		return env.Oracle.Overlaps()
+	}
+	smp := &sampler{slots: live, overlaps: overlaps, offset: sc.Warmup, onSecond: sc.OnSecond, scenarioStart: start}
+	smpStop, smpDone := make(chan struct{}), make(chan struct{})
+	go smp.run(smpStop, smpDone)
+	var wg sync.WaitGroup
+	var jobs chan time.Time
+	schedDone := make(chan struct{})
+	if sc.Rate > 0 {
+		jobs = make(chan time.Time)
+		dropAfter := sc.DropAfter
+		if dropAfter <= 0 {
+			dropAfter = 100 * time.Millisecond
+		}
+		go func() {
+			defer close(schedDone)
+			r.offered, r.dropped = schedule(runCtx, NewPacer(start, sc.Rate, sc.Poisson, rand.New(rand.NewPCG(sc.Seed, 1<<40))), jobs, dropAfter)
+		}()
+	} else {
+		close(schedDone)
+	}
+	for i := 0; i < sc.Clients; i++ {
+		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(i))}
+		ws.rng = *rand.New(&ws.pcg)
+		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Rec: r.recs[i]}
+		w := &ws.w
+		if sc.Warmup > 0 {
+			w.Rec = r.scratch[i]
+		}
+		if r.hub != nil {
+			w.Backoff = sc.Retry.NewNotified(r.hub, sc.TTL)
+		}
+		w.Gate = &strategies.Gate{}
+		client := strategies.Client{ID: i, Owner: r.prefix + strconv.Itoa(i), Gate: w.Gate}
+		if inj != nil {
+			client.Hooks = inj
+		}
+		// Each client's context has a done channel of its own: a driver
+		// call on it (without env.QuietIO) waits on that channel, and one
+		// shared by every client would be a lock they all take on every
+		// call (a select locks its channels).
+		cctx, ccancel := context.WithCancel(runCtx)
+		wctx := strategies.WithClient(cctx, client)
+		wg.Add(1)
+		go func(w *workloads.Worker, real *metrics.Recorder) {
+			defer wg.Done()
+			defer ccancel()
+			loop(wctx, r.wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs, &live[w.ID])
+		}(w, r.recs[i])
+	}
+	wg.Wait()
+	stop(nil)
+	<-schedDone
+	r.loadRates = <-loadDone
+	r.end = time.Now()
+	timer.Stop()
+	close(smpStop)
+	<-smpDone
+	r.timeline = smp.finish(r.end)
+	hardStop()
+	if inj != nil {
+		stop(nil) // faults not yet triggered stay unarmed
+		r.faultWindows = inj.Finish()
+	}
+	// A server that went away leaves the cost unknown (zero), not the run.
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r.ruAfter)
+	r.cpuWall = time.Since(cpuStart)
+	r.after, r.afterErr = commandStats(r.bg, ds)
+	return nil
+}
+
+// injector returns the scenario's fault injector (nil without faults),
+// not yet started; r.inj is set to it.
+func (r *run) injector() *faults.Injector {
+	sc := &r.sc
+	if len(sc.Faults) == 0 {
+		return nil
+	}
+	ds, wl, bg := r.ds, r.wl, r.bg
+	r.inj = faults.New(sc.Faults, faults.Env{
+		Servers: sc.Servers, Switches: r.switches, TTL: sc.TTL, CrashPoint: crashPoint(r.locker),
+		Proxies: r.proxies, Sentinels: sc.Sentinels, ReplLink: sc.ReplLink,
+		Stuck: func() (int64, error) {
+			lk, ok := wl.(workloads.LockKeyer)
+			if !ok {
+				return -1, nil
+			}
+			cctx, cancel := context.WithTimeout(bg, 5*time.Second)
+			defer cancel()
+			return redisadmin.StuckLocks(cctx, ds, lk.LockKeys())
+		},
+		Open: func(addr, pw string) (drivers.Driver, error) {
+			ds, err := Open(bg, sc.Driver, []Node{{Addr: addr, Password: pw}}, sc.Clients)
+			if err != nil {
+				return nil, err
+			}
+			return ds[0], nil
+		},
+	})
+	return r.inj
+}
+
+// commandStats is redisadmin.CommandStats within 10 s.
+func commandStats(bg context.Context, ds []drivers.Driver) (map[string]int64, error) {
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	return redisadmin.CommandStats(ctx, ds)
+}
+
+func rusageCPU(r syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+func crashPoint(l strategies.Locker) string {
+	if cp, ok := l.(strategies.CrashPointer); ok {
+		return cp.CrashPoint()
+	}
+	return "after-acquire"
+}

@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/redisadmin"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// prepare readies everything the measured window needs, none of it
+// clocked: the latency proxies (with a latency fault), one driver per
+// node (wrapped in a Switch with faults), the locker, the workload and
+// its Env, the pubsub hub, the workload's Setup, and every client's
+// recorders. Each thing it opens gets its clean-up in r.undo (the
+// drivers' keys deleted unless KeepKeys). Errors: a Sentinel layout with
+// the latency fault, a connection failure, a strategy that does not run
+// the workload or keeps its data outside Redis with faults, the
+// strategy's or workload's construction, the hub, the workload's Setup.
+func (r *run) prepare() error {
+	sc := &r.sc
+	if err := r.startProxies(); err != nil {
+		return err
+	}
+	ds, err := Open(r.ctx, sc.Driver, r.nodes, sc.Clients)
+	if err != nil {
+		return err
+	}
+	r.ds = ds
+	if len(sc.Faults) > 0 { // a failover repoints the clients' drivers
+		for i, d := range ds {
+			sw := drivers.NewSwitch(d)
+			r.switches = append(r.switches, sw)
+			ds[i] = sw
+		}
+	}
+	r.deferred(func() {
+		for _, d := range ds {
+			d.Close()
+		}
+	})
+	r.deferred(func() {
+		if sc.KeepKeys {
+			return
+		}
+		cctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
+		defer cancel()
+		for _, d := range ds {
+			_, _ = redisadmin.DeleteKeys(cctx, d, r.prefix)
+		}
+	})
+
+	if !strategies.RunsWith(sc.Strategy, sc.Workload) {
+		return fmt.Errorf("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload,
+			strings.Join(strategies.InfoOf(sc.Strategy).Workloads, ", "))
+	}
+	if b := strategies.InfoOf(sc.Strategy).Backend; b != strategies.NoBackend && len(sc.Faults) > 0 {
+		return fmt.Errorf("faults act on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, b)
+	}
+	locker, err := strategies.New(sc.Strategy, strategies.Config{
+		Nodes: ds, TTL: sc.TTL, Segments: sc.Segments, Instances: sc.Instances, WaitTimeout: sc.WaitTimeout,
+		ConstantToken: sc.ConstantToken,
+		Backends:      sc.Backends, Clients: sc.Clients,
+	})
+	if err != nil {
+		return err
+	}
+	r.locker = locker
+	if c, ok := locker.(io.Closer); ok { // baseline clients: sessions, pools
+		r.deferred(func() { c.Close() })
+	}
+	if rs, ok := locker.(strategies.RowStore); ok {
+		r.out.Driver = "mysql" // the data path is github.com/go-sql-driver/mysql, not the Redis driver
+		if !sc.KeepKeys {
+			r.deferred(func() {
+				cctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
+				defer cancel()
+				_ = rs.DropRows(cctx)
+			})
+		}
+	}
+	if r.wl, err = workloads.New(sc.Workload); err != nil {
+		return err
+	}
+	params := sc.Params
+	if sg, ok := locker.(strategies.Segmented); ok {
+		params.Segments = sg.Segments()
+	}
+	params.Guard = sc.Guard
+	if params.Guard == "" || params.Guard == "auto" {
+		params.Guard = workloads.GuardNone
+		if g, ok := locker.(strategies.Guarded); ok {
+			params.Guard = g.Guard()
+		}
+	}
+	r.out.Params["guard"] = params.Guard
+	r.out.Params["segments"] = strconv.Itoa(max(params.Segments, 1))
+	env := &workloads.Env{
+		Data: ds[0], Locker: locker, Prefix: r.prefix, Params: params,
+		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: r.nodes[0].Cluster,
+		QuietIO: strategies.InfoOf(sc.Strategy).Backend == strategies.NoBackend &&
+			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
+	}
+	r.env = env
+	if sc.Prom != nil {
+		env.Obs = sc.Prom.For(sc.Strategy, r.out.Driver, sc.Workload)
+		env.Obs.TTL(sc.TTL)
+	}
+	if sc.Retry.NeedsNotifier() {
+		hctx, hcancel := context.WithCancel(r.bg)
+		r.deferred(hcancel)
+		if r.hub, err = strategies.NewHub(hctx, ds[0], r.prefix); err != nil {
+			return fmt.Errorf("pubsub retry: %w", err)
+		}
+		env.Released = r.hub.Published
+		_, r.hub.All = locker.(strategies.WakesAll)
+	}
+	sctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
+	err = r.wl.Setup(sctx, env)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s setup: %w", sc.Workload, err)
+	}
+
+	// Every client's recorders exist before the clock starts: allocating
+	// and zeroing about 0.5 MB of histograms per client is not the run's
+	// work, and must not count in its measured window or its CPU time.
+	r.recs = make([]*metrics.Recorder, sc.Clients)
+	r.scratch = make([]*metrics.Recorder, sc.Clients)
+	for i := range r.recs {
+		r.recs[i] = metrics.NewRecorder()
+		if sc.Warmup > 0 { // warm-up figures go to a scratch recorder
+			r.scratch[i] = metrics.NewRecorder()
+		}
+	}
+	return nil
+}
+
+// startProxies puts a latency proxy in front of every node when the
+// scenario has a latency fault, and points r.nodes at the proxies (a TLS
+// node's certificate still checked against its own host name). Errors: a
+// Sentinel layout, a proxy that cannot start.
+func (r *run) startProxies() error {
+	for _, f := range r.sc.Faults {
+		if f.Name != "latency" || r.proxies != nil {
+			continue
+		}
+		nodes := r.nodes
+		if len(nodes[0].Sentinels) > 0 {
+			return errors.New("the latency fault cannot stand between clients and a Sentinel layout")
+		}
+		var ups []string
+		for _, n := range nodes {
+			ups = append(ups, n.Addr)
+		}
+		proxies, err := faults.StartProxies(ups)
+		if err != nil {
+			return fmt.Errorf("latency proxies: %w", err)
+		}
+		r.proxies = proxies
+		r.deferred(proxies.Close)
+		proxied := make([]Node, len(nodes))
+		for i, n := range nodes {
+			proxied[i] = n
+			proxied[i].Addr = proxies.Addr(i)
+			if n.TLS != nil && n.TLS.ServerName == "" {
+				// TLS runs through the proxy: check the certificate
+				// against the server's name, not the proxy's.
+				proxied[i].TLS = n.TLS.Clone()
+				proxied[i].TLS.ServerName, _, _ = net.SplitHostPort(n.Addr)
+			}
+		}
+		r.nodes = proxied
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// run is one scenario as Run takes it through its phases: prepare
+// (prepare.go), measure (measure.go), summarize (summarize.go) and verify
+// (verify.go). Each phase fills the fields under its name; out is the
+// result the phases build.
+type run struct {
+	sc     Scenario
+	nodes  []Node // the latency proxies' addresses once prepare set them up
+	prefix string
+	ctx    context.Context // the caller's: cancelling it stops the run early
+	// bg is ctx without its cancellation: setup, verification and
+	// clean-up must finish even after Ctrl-C.
+	bg  context.Context
+	out report.Scenario
+	// undo is the clean-up, run by close last first, as deferred calls
+	// would be.
+	undo []func()
+
+	// prepare
+	proxies       *faults.Proxies
+	ds            []drivers.Driver
+	switches      []*drivers.Switch // ds wrapped for failovers (with faults)
+	locker        strategies.Locker
+	wl            workloads.Workload
+	env           *workloads.Env
+	hub           *strategies.Hub     // the pubsub retry policy's notifier
+	recs, scratch []*metrics.Recorder // per client: measured, warm-up (nil without one)
+
+	// measure
+	runCtx              context.Context // its cause says why the run stopped
+	inj                 *faults.Injector
+	streak              errStreak    // consecutive failed operations, all clients
+	lastErr             atomic.Value // the error that aborted the run
+	start, warmEnd, end time.Time
+	ruBefore, ruAfter   syscall.Rusage
+	cpuWall             time.Duration // wall time between the two rusage reads
+	before, after       map[string]int64
+	afterErr            error
+	loadRates           []float64
+	timeline            []report.Second
+	offered, dropped    int64
+	faultWindows        []faults.Window
+}
+
+// deferred adds f to the clean-up.
+func (r *run) deferred(f func()) { r.undo = append(r.undo, f) }
+
+// close runs the clean-up, last added first; as with defer, a clean-up
+// that panics does not skip the others.
+func (r *run) close() {
+	for _, f := range r.undo {
+		defer f()
+	}
+}

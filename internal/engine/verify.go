@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/redisadmin"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// verify runs the workload's end check (within 30 s) and fills r.out's
+// Figures and Violations: the workload's own (oversell, lost updates,
+// lost acknowledged writes), the oracle's overlaps, the counts of all
+// (the whole run's recorder, warm-up included), and the lock keys left
+// without a TTL; then it publishes the violations (Prometheus). Errors:
+// the end check or the stuck-lock check failed, unless the scenario
+// injected faults: a fault may have left the data unreachable, so the
+// failure goes into VerifyError and the figures measured are kept.
+func (r *run) verify(all *metrics.Recorder) error {
+	sc, out, env := &r.sc, &r.out, r.env
+	vctx, vcancel := context.WithTimeout(r.bg, 30*time.Second)
+	defer vcancel()
+	res, err := r.wl.Verify(vctx, env)
+	if err != nil {
+		if r.inj == nil {
+			return fmt.Errorf("%s verify: %w", sc.Workload, err)
+		}
+		// A fault may have left the data unreachable (a killed data node):
+		// keep what was measured and say why the end check is missing.
+		out.VerifyError = err.Error()
+	}
+	out.Figures = res.Figures
+	out.Violations = report.Violations{
+		Overlap:         env.Oracle.Overlaps(),
+		ForeignReleases: all.ForeignReleases,
+		LostLeases:      all.LostLeases,
+		WorkedAfterLoss: all.WorkedAfterLoss,
+	}
+	for _, k := range report.ViolationKinds {
+		if k.From == report.FromEndCheck {
+			k.Set(&out.Violations, res.Violations[k.Key])
+		}
+	}
+	defer func() { env.Obs.Violations(out.Violations) }()
+	if lk, ok := r.wl.(workloads.LockKeyer); ok {
+		if out.Violations.StuckLocks, err = redisadmin.StuckLocks(vctx, r.ds, lk.LockKeys()); err != nil {
+			if r.inj == nil {
+				return fmt.Errorf("stuck-lock check: %w", err)
+			}
+			out.VerifyError = strings.TrimPrefix(out.VerifyError+"; ", "; ") + "stuck-lock check: " + err.Error()
+		}
+	}
+	return nil
+}

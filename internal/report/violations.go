@@ -1,0 +1,131 @@
+package report
+
+// Violations are safety counts over the whole run; all 0 for a correct lock
+// in fault-free conditions. ViolationKinds describes each field; code that
+// handles every kind (tables, CSV, charts, exporters) iterates it instead
+// of naming the fields.
+type Violations struct {
+	Oversell    int64 `json:"oversell"`
+	Overlap     int64 `json:"overlap"`
+	LostUpdates int64 `json:"lost_updates"`
+	// StuckLocks are lock keys left with no TTL at the end of the run:
+	// nobody will ever release them.
+	StuckLocks int64 `json:"stuck_locks"`
+	// ForeignReleases are releases that removed a lock the oracle's holder
+	// registry says another client held (plain DEL).
+	ForeignReleases int64 `json:"foreign_releases"`
+	// LostLeases are leases found lost at release: the lock held another
+	// token, or the strategy had reported the loss.
+	LostLeases int64 `json:"lost_leases"`
+	// WorkedAfterLoss are writes completed after the holder had been told
+	// its lease was lost.
+	WorkedAfterLoss int64 `json:"worked_after_loss"`
+	// LostAckedWrites are operations the server acknowledged that the
+	// final state does not contain (a failover to a lagging replica).
+	LostAckedWrites int64 `json:"lost_acked_writes"`
+}
+
+// ViolationSource is what counts a kind of violation.
+type ViolationSource uint8
+
+const (
+	// FromEndCheck: the workload's Verify, in its Result.Violations under
+	// the kind's Key.
+	FromEndCheck ViolationSource = iota
+	// FromOracle: the in-process oracle of lock holders, as it runs.
+	FromOracle
+	// FromClients: the workers, as they run (metrics.Recorder).
+	FromClients
+	// FromStuckCheck: the engine's look for lock keys with no TTL at the end.
+	FromStuckCheck
+)
+
+// ViolationKind is one kind of safety violation: one field of Violations.
+type ViolationKind struct {
+	// Key is the field's name in the result file's violations object
+	// (its json tag, schema 1), the CSV column and the Prometheus kind
+	// label.
+	Key string
+	// Name is how charts and prose name it ("lost updates").
+	Name string
+	// Short is its name in the summary table, where width counts.
+	Short string
+	// Column gives the kind a column of its own in the summary table
+	// (headed Short); the other kinds share its "other violations" cell.
+	Column bool
+	// From is what counts it.
+	From ViolationSource
+	// Doc is one line: what it counts (results/README.md says more).
+	Doc string
+
+	field func(*Violations) *int64
+}
+
+// ViolationKinds are the kinds of Violations, in the result file's order.
+var ViolationKinds = []ViolationKind{
+	{Key: "oversell", Name: "oversell", Short: "oversell", Column: true, From: FromEndCheck,
+		Doc:   "orders beyond the stock: Σ max(0, sold − stock) per SKU",
+		field: func(v *Violations) *int64 { return &v.Oversell }},
+	{Key: "overlap", Name: "overlap", Short: "overlap", Column: true, From: FromOracle,
+		Doc:   "times a client entered a critical section another client was still in",
+		field: func(v *Violations) *int64 { return &v.Overlap }},
+	{Key: "lost_updates", Name: "lost updates", Short: "lost upd", Column: true, From: FromEndCheck,
+		Doc:   "updates overwritten by another holder's (flash-sale: Σ sold − (stock − final_stock))",
+		field: func(v *Violations) *int64 { return &v.LostUpdates }},
+	{Key: "stuck_locks", Name: "stuck", Short: "stuck", From: FromStuckCheck,
+		Doc:   "lock keys left with no TTL at the end: nobody will ever release them",
+		field: func(v *Violations) *int64 { return &v.StuckLocks }},
+	{Key: "foreign_releases", Name: "foreign releases", Short: "foreign rel", From: FromClients,
+		Doc:   "releases that removed a lock the holder registry says another client held",
+		field: func(v *Violations) *int64 { return &v.ForeignReleases }},
+	{Key: "lost_leases", Name: "lost leases", Short: "lost leases", From: FromClients,
+		Doc:   "leases found lost at release (another token in the key) or reported lost by the strategy",
+		field: func(v *Violations) *int64 { return &v.LostLeases }},
+	{Key: "worked_after_loss", Name: "worked after loss", Short: "worked after loss", From: FromClients,
+		Doc:   "writes completed after the holder had been told its lease was lost",
+		field: func(v *Violations) *int64 { return &v.WorkedAfterLoss }},
+	{Key: "lost_acked_writes", Name: "lost acked writes", Short: "lost acked", From: FromEndCheck,
+		Doc:   "operations the server acknowledged that the final state lacks (a failover or a restart lost them)",
+		field: func(v *Violations) *int64 { return &v.LostAckedWrites }},
+}
+
+// Of returns v's count of kind k.
+func (k ViolationKind) Of(v Violations) int64 { return *k.field(&v) }
+
+// Set sets v's count of kind k to n.
+func (k ViolationKind) Set(v *Violations, n int64) { *k.field(v) = n }
+
+// Get returns the count of the kind whose Key is key (0 for no such kind).
+func (v Violations) Get(key string) int64 {
+	for _, k := range ViolationKinds {
+		if k.Key == key {
+			return k.Of(v)
+		}
+	}
+	return 0
+}
+
+// Map returns every kind's count by Key, zeros included.
+func (v Violations) Map() map[string]int64 {
+	m := make(map[string]int64, len(ViolationKinds))
+	for _, k := range ViolationKinds {
+		m[k.Key] = k.Of(v)
+	}
+	return m
+}
+
+// Add adds o's counts to v.
+func (v *Violations) Add(o Violations) {
+	for _, k := range ViolationKinds {
+		k.Set(v, k.Of(*v)+k.Of(o))
+	}
+}
+
+// Total is the sum of the violation counts.
+func (v Violations) Total() int64 {
+	var t int64
+	for _, k := range ViolationKinds {
+		t += k.Of(v)
+	}
+	return t
+}
