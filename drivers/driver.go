@@ -34,9 +34,9 @@ type Driver interface {
 	Close() error
 }
 
-// Options configure an adapter. The zero value of each field means the
-// default given in its comment.
-type Options struct {
+// Endpoint is one server and how to reach it: the connection settings
+// lockbench carries from its flags to a driver, in one type.
+type Endpoint struct {
 	// Addr is the server's host:port. Required.
 	Addr string
 	// Username for AUTH username password (Redis 6+ ACL users). Empty: the
@@ -53,15 +53,6 @@ type Options struct {
 	// each address's host, so one config serves every node of a Cluster.
 	// Nil: plain TCP.
 	TLS *tls.Config
-	// PoolSize is the number of connections a pooling client (go-redis)
-	// keeps, and the blocking pool size of rueidis. Size it to the number of
-	// concurrent clients. Default (0): 10.
-	PoolSize int
-	// DialTimeout bounds connecting. Default (0): 5 s.
-	DialTimeout time.Duration
-	// IOTimeout bounds every read and write, so that no call waits forever
-	// on a server that stopped answering. Default (0): 5 s.
-	IOTimeout time.Duration
 	// Sentinels, when set, are Sentinel addresses: the client asks them
 	// for the master of MasterName and follows failovers; Addr is then only
 	// a label.
@@ -78,6 +69,22 @@ type Options struct {
 	// cluster's layout (so one node down does not stop the client). Only
 	// with Cluster.
 	Seeds []string
+}
+
+// Options configure an adapter. The zero value of each field means the
+// default given in its comment.
+type Options struct {
+	// Endpoint is the server and how to log in.
+	Endpoint
+	// PoolSize is the number of connections a pooling client (go-redis)
+	// keeps, and the blocking pool size of rueidis. Size it to the number of
+	// concurrent clients. Default (0): 10.
+	PoolSize int
+	// DialTimeout bounds connecting. Default (0): 5 s.
+	DialTimeout time.Duration
+	// IOTimeout bounds every read and write, so that no call waits forever
+	// on a server that stopped answering. Default (0): 5 s.
+	IOTimeout time.Duration
 }
 
 // WithDefaults returns o with zero fields replaced by their defaults.

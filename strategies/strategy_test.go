@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 func each(t *testing.T, f func(t *testing.T, d drivers.Driver, prefix string)) {
 	for _, name := range drivers.Names() {
 		t.Run(name, func(t *testing.T) {
-			d, err := drivers.Open(name, drivers.Options{Addr: srv.Addr, Password: srv.Password})
+			d, err := drivers.Open(name, drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: srv.Password}})
 			if err != nil {
 				t.Fatal(err)
 			}

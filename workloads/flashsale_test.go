@@ -38,7 +38,7 @@ func TestStaleHolderFenced(t *testing.T) {
 		for _, guard := range []string{GuardFence, GuardNone} {
 			t.Run(drv+"/"+guard, func(t *testing.T) {
 				ctx := context.Background()
-				d, err := drivers.Open(drv, drivers.Options{Addr: srv.Addr, Password: srv.Password})
+				d, err := drivers.Open(drv, drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: srv.Password}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -48,8 +48,8 @@ func TestStaleHolderFenced(t *testing.T) {
 					t.Fatal(err)
 				}
 				prefix := "lockbench:wltest:" + t.Name() + ":"
-				f := &flashSale{}
-				slow := &Env{Data: d, Locker: l, Prefix: prefix, Params: Params{Stock: 10, SKUs: 1, Work: Fixed(300 * time.Millisecond), Guard: guard}}
+				f := &flashSale{stock: 10, skus: 1}
+				slow := &Env{Data: d, Locker: l, Prefix: prefix, Params: Params{Work: Fixed(300 * time.Millisecond), Guard: guard}}
 				if err := f.Setup(ctx, slow); err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +104,7 @@ func TestStaleHolderFenced(t *testing.T) {
 // The cas and decr guards turn a lost update into a rejected write.
 func TestGuardsRejectConflicts(t *testing.T) {
 	ctx := context.Background()
-	d, err := drivers.Open("rueidis", drivers.Options{Addr: srv.Addr, Password: srv.Password})
+	d, err := drivers.Open("rueidis", drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: srv.Password}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +112,8 @@ func TestGuardsRejectConflicts(t *testing.T) {
 	for _, guard := range []string{GuardCAS, GuardDecr} {
 		t.Run(guard, func(t *testing.T) {
 			l, _ := strategies.New("atomic", strategies.Config{Nodes: []drivers.Driver{d}, TTL: time.Second})
-			f := &flashSale{}
-			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:" + guard + ":", Params: Params{Stock: 1, SKUs: 1, Guard: guard}}
+			f := &flashSale{stock: 1, skus: 1}
+			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:" + guard + ":", Params: Params{Guard: guard}}
 			if err := f.Setup(ctx, env); err != nil {
 				t.Fatal(err)
 			}
@@ -147,14 +147,14 @@ func TestLostLeaseDoesNotWrite(t *testing.T) {
 	ctx := context.Background()
 	for _, drv := range drivers.Names() {
 		t.Run(drv, func(t *testing.T) {
-			d, err := drivers.Open(drv, drivers.Options{Addr: srv.Addr, Password: srv.Password})
+			d, err := drivers.Open(drv, drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: srv.Password}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer d.Close()
 			l, _ := strategies.New("watchdog", strategies.Config{Nodes: []drivers.Driver{d}, TTL: 60 * time.Millisecond})
-			f := &flashSale{}
-			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:lost:" + drv + ":", Params: Params{Stock: 5, SKUs: 1, Work: Fixed(300 * time.Millisecond)}}
+			f := &flashSale{stock: 5, skus: 1}
+			env := &Env{Data: d, Locker: l, Prefix: "lockbench:wltest:lost:" + drv + ":", Params: Params{Work: Fixed(300 * time.Millisecond)}}
 			if err := f.Setup(ctx, env); err != nil {
 				t.Fatal(err)
 			}

@@ -117,13 +117,13 @@ func (l keyLease) Key() string                   { return l.key }
 func (l keyLease) Token() string                 { return "t" }
 func (l keyLease) Release(context.Context) error { return nil }
 
-// With OwnKeys, lock-cycle gives each client one key of its own: client i
+// With own-keys, lock-cycle gives each client one key of its own: client i
 // locks only key i, whatever --keys says, and the oracle has a lock per
 // client.
 func TestCycleOwnKeys(t *testing.T) {
 	kl := &keyLocker{acquired: map[string]int{}}
-	env := &Env{Locker: kl, Clients: 3, Prefix: "p:", Params: Params{Keys: 1000, OwnKeys: true}}
-	c := &cycle{}
+	env := &Env{Locker: kl, Clients: 3, Prefix: "p:"}
+	c := &cycle{keys: 1000, own: true}
 	ctx := context.Background()
 	if err := c.Setup(ctx, env); err != nil {
 		t.Fatal(err)

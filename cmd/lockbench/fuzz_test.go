@@ -12,11 +12,10 @@ func FuzzValidate(f *testing.F) {
 	f.Add(",,", "", ",,", "::1", "0s", int64(0), 0)
 	f.Add("redlock", "rueidis", "pubsub:max=1ms", "redis://:pw@127.0.0.1:6379,127.0.0.1:1", "5ms", int64(-1), -5)
 	f.Fuzz(func(t *testing.T, strats, drvs, retries, addr, ttl string, stock int64, clients int) {
-		fl := &runFlags{
-			strategies: strats, drivers: drvs, workloads: "flash-sale", retries: retries, addr: addr, ttl: ttl,
-			stock: stock, clients: clients, duration: time.Second, skus: 1, nodes: 5, segments: 8, instances: 4,
-			guard: "auto", out: t.TempDir() + "/r.json", work: "1ms",
-		}
+		_, fl := newRunCmdFlags()
+		fl.strategies, fl.drivers, fl.retries, fl.addr, fl.ttl = strats, drvs, retries, addr, ttl
+		fl.clients, fl.duration, fl.out = clients, time.Second, t.TempDir()+"/r.json"
+		fl.plugin["stock"], fl.pluginSet["stock"] = stock, true
 		p, err := validate(fl)
 		if err != nil {
 			var ue usageError

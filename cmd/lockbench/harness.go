@@ -19,6 +19,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/harness"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -138,7 +139,7 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 					res, err := engine.Run(ctx, engine.Scenario{
 						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
-						Params: workloads.Params{OwnKeys: true},
+						Params: workloads.Params{}, Options: registry.Values{"own-keys": true},
 					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
 					if err != nil {
 						return fmt.Errorf("lockbench %s: %w", drv, err)

@@ -32,7 +32,7 @@ func Run(t *testing.T, name string, open Open) {
 	}
 	t.Cleanup(topo.Stop)
 	srv := topo.Servers[0]
-	opts := drivers.Options{Addr: srv.Addr, Password: srv.Password, PoolSize: 64}
+	opts := drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: srv.Password}, PoolSize: 64}
 	d, err := open(opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -253,7 +253,7 @@ func Run(t *testing.T, name string, open Open) {
 	})
 
 	t.Run("WrongPassword", func(t *testing.T) {
-		bad, err := open(drivers.Options{Addr: srv.Addr, Password: "wrong", DialTimeout: time.Second, IOTimeout: time.Second})
+		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: "wrong"}, DialTimeout: time.Second, IOTimeout: time.Second})
 		if err == nil {
 			defer bad.Close()
 			_, err = bad.Do(ctx, "PING")
@@ -268,7 +268,7 @@ func Run(t *testing.T, name string, open Open) {
 		// password, and the server's key rules apply to it.
 		mustDo(t, d, "ACL", "SETUSER", "dt-bench", "on", ">dt-secret", "~dt:acl:*", "+@all")
 		defer d.Do(ctx, "ACL", "DELUSER", "dt-bench")
-		u, err := open(drivers.Options{Addr: srv.Addr, Username: "dt-bench", Password: "dt-secret"})
+		u, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Username: "dt-bench", Password: "dt-secret"}})
 		if err != nil {
 			t.Fatalf("open as an ACL user: %v", err)
 		}
@@ -282,7 +282,7 @@ func Run(t *testing.T, name string, open Open) {
 		if _, err := u.Do(ctx, "SET", "dt:other", "x"); drivers.ErrorKind(err) != "noperm" {
 			t.Fatalf("SET outside the user's keys = %v (kind %q), want a noperm error", err, drivers.ErrorKind(err))
 		}
-		bad, err := open(drivers.Options{Addr: srv.Addr, Username: "dt-bench", Password: "wrong", DialTimeout: time.Second, IOTimeout: time.Second})
+		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Username: "dt-bench", Password: "wrong"}, DialTimeout: time.Second, IOTimeout: time.Second})
 		if err == nil {
 			defer bad.Close()
 			_, err = bad.Do(ctx, "PING")
@@ -293,7 +293,7 @@ func Run(t *testing.T, name string, open Open) {
 	})
 
 	t.Run("DB", func(t *testing.T) {
-		d3, err := open(drivers.Options{Addr: srv.Addr, Password: srv.Password, DB: 3})
+		d3, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: srv.Password, DB: 3}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func Run(t *testing.T, name string, open Open) {
 
 	t.Run("Unreachable", func(t *testing.T) {
 		start := time.Now()
-		bad, err := open(drivers.Options{Addr: "127.0.0.1:1", DialTimeout: time.Second, IOTimeout: time.Second})
+		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: "127.0.0.1:1"}, DialTimeout: time.Second, IOTimeout: time.Second})
 		if err == nil {
 			defer bad.Close()
 			_, err = bad.Do(ctx, "PING")
@@ -376,7 +376,7 @@ func runTLS(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	try := func(cfg *tls.Config) error {
-		c, err := open(drivers.Options{Addr: addr, Password: pw, TLS: cfg, DialTimeout: 2 * time.Second, IOTimeout: 2 * time.Second})
+		c, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: addr, Password: pw, TLS: cfg}, DialTimeout: 2 * time.Second, IOTimeout: 2 * time.Second})
 		if err != nil {
 			return err
 		}

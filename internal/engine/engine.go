@@ -13,7 +13,6 @@ package engine
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
@@ -42,26 +42,9 @@ var (
 	MaxErrorStreak             = 5 * time.Second
 )
 
-// Node is one Redis server to run against.
-type Node struct {
-	Addr     string
-	Password string
-	// Username, DB and TLS are as in drivers.Options: an ACL user, the
-	// database to SELECT, and TLS (nil: plain TCP).
-	Username string
-	DB       int
-	TLS      *tls.Config
-	// Sentinels, when set, make the client find the master of MasterName
-	// through them and follow failovers (Addr is then a label).
-	Sentinels  []string
-	MasterName string
-	// SentinelPassword authenticates to the Sentinels (not the master).
-	SentinelPassword string
-	// Cluster makes the client a Redis Cluster client seeded with Addr
-	// and Seeds.
-	Cluster bool
-	Seeds   []string
-}
+// Node is one Redis server to run against: drivers.Endpoint, the one type
+// of connection settings.
+type Node = drivers.Endpoint
 
 // Scenario is one cell of a run's matrix.
 type Scenario struct {
@@ -80,17 +63,20 @@ type Scenario struct {
 	TTL time.Duration
 	// AcquireTimeout bounds one acquire including retries; 0: no bound.
 	AcquireTimeout time.Duration
-	Params         workloads.Params
+	// Params are the settings every workload takes (Work; Guard and
+	// Segments are filled in from Guard and the strategy).
+	Params workloads.Params
+	// Options are the values of the strategy's and the workload's own
+	// parameters (strategies.ParamsOf, workloads.ParamsOf), by name: each
+	// plugin takes the ones it declared, defaults for those missing, and
+	// the result's params record them. nil: every default.
+	Options registry.Values
 	// Seed seeds each worker's random source (worker i uses seed, i).
 	Seed uint64
 	// Guard is the workload's write guard: "auto" (or "") takes the one the
 	// strategy asks for (fencing: fence; multilevel: cas), else none;
 	// "none", "cas" or "decr" force one.
 	Guard string
-	// Segments for `segmented` (default 8); Instances for `multilevel`
-	// (default 4); WaitTimeout for `wait-replicas` (default 50 ms).
-	Segments, Instances int
-	WaitTimeout         time.Duration
 	// LoadSample, when > 0, samples the servers' command rate at this
 	// interval during the run (ServerLoad in the result).
 	LoadSample time.Duration
@@ -132,27 +118,27 @@ type Scenario struct {
 	Backends strategies.Backends
 }
 
-// ParamsMap is the scenario's parameters as strings, for result files.
+// ParamsMap is the scenario's parameters as strings, for result files:
+// the settings every scenario has, and the values of the strategy's and
+// the workload's own parameters (keys with underscores: wait_timeout).
 func (s Scenario) ParamsMap() map[string]string {
-	return map[string]string{
+	m := map[string]string{
 		"ttl":             s.TTL.String(),
 		"work":            s.Params.Work.String(),
-		"stock":           strconv.FormatInt(s.Params.Stock, 10),
-		"skus":            strconv.Itoa(s.Params.SKUs),
 		"acquire_timeout": s.AcquireTimeout.String(),
 		"duration":        s.Duration.String(),
 		"warmup":          s.Warmup.String(),
 		"seed":            strconv.FormatUint(s.Seed, 10),
 		"guard":           s.Guard,
-		"segments":        strconv.Itoa(s.Segments),
-		"instances":       strconv.Itoa(s.Instances),
-		"read_ratio":      strconv.FormatFloat(s.Params.ReadRatio, 'g', -1, 64),
-		"keys":            strconv.Itoa(s.Params.Keys),
-		"zipf":            strconv.FormatFloat(s.Params.Zipf, 'g', -1, 64),
-		"nested_second":   strconv.FormatBool(s.Params.NestedSecond),
-		"own_keys":        strconv.FormatBool(s.Params.OwnKeys),
 		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
 	}
+	for _, ps := range [][]registry.Param{strategies.ParamsOf(s.Strategy), workloads.ParamsOf(s.Workload)} {
+		v := registry.Pick(ps, s.Options)
+		for _, p := range ps {
+			m[p.ResultKey()] = registry.Format(v[p.Name])
+		}
+	}
+	return m
 }
 
 // Open opens one driver per node, with a pool sized for clients, and
@@ -166,10 +152,7 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 		}
 	}
 	for _, n := range nodes {
-		d, err := drivers.Open(driver, drivers.Options{Addr: n.Addr, Username: n.Username, Password: n.Password,
-			DB: n.DB, TLS: n.TLS, PoolSize: clients + 4,
-			Sentinels: n.Sentinels, MasterName: n.MasterName, SentinelPassword: n.SentinelPassword,
-			Cluster: n.Cluster, Seeds: n.Seeds})
+		d, err := drivers.Open(driver, drivers.Options{Endpoint: n, PoolSize: clients + 4})
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)
@@ -191,7 +174,8 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 // stops early and still returns the figures measured, with StopReason
 // "interrupted". Errors: a connection, setup or verification failure, or
 // a run that stopped because its operations only failed (StopReason
-// "aborted"; the figures measured are returned with it).
+// "aborted"; the figures measured are returned with it), or what
+// Validate reports.
 //
 // Its phases are prepare, measure, summarize and verify; what each opens
 // is closed when Run returns, last opened first.
@@ -202,6 +186,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		Retry: sc.Retry.String(), Clients: sc.Clients, Params: sc.ParamsMap(),
 	}
 	defer r.close()
+	if err := validate(sc); err != nil {
+		return r.out, err
+	}
 	if err := r.prepare(); err != nil {
 		return r.out, err
 	}

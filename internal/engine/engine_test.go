@@ -15,6 +15,7 @@ import (
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies/retry"
@@ -56,7 +57,7 @@ func TestAtomicSellsExactly(t *testing.T) {
 				Strategy: "atomic", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
 				Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
-				Params: workloads.Params{Stock: 300, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 1,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(300), "skus": 1}, Seed: 1,
 			}
 			prefix := "lockbench:test:" + t.Name() + ":"
 			res, err := engine.Run(context.Background(), sc, nodes, prefix)
@@ -102,7 +103,7 @@ func TestNaiveShortLeaseViolates(t *testing.T) {
 				Strategy: "naive", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=1ms"), Clients: 50,
 				Duration: 30 * time.Second, TTL: 5 * time.Millisecond, AcquireTimeout: 10 * time.Second,
-				Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(20 * time.Millisecond)}, Seed: 2,
+				Params: workloads.Params{Work: workloads.Fixed(20 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 2,
 			}
 			res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
 			if err != nil {
@@ -132,7 +133,7 @@ func TestWarmupExcluded(t *testing.T) {
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 4,
 		Warmup: 200 * time.Millisecond, Duration: 300 * time.Millisecond, TTL: time.Second,
-		Params: workloads.Params{Stock: 1_000_000, SKUs: 4, Work: workloads.Fixed(time.Millisecond)}, Seed: 3,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(1_000_000), "skus": 4}, Seed: 3,
 	}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:warmup:")
 	if err != nil {
@@ -152,7 +153,7 @@ func TestWarmupExcluded(t *testing.T) {
 func TestUnreachable(t *testing.T) {
 	sc := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale",
 		Retry: policy(t, "none"), Clients: 1, Duration: time.Second, TTL: time.Second,
-		Params: workloads.Params{Stock: 1, SKUs: 1}}
+		Params: workloads.Params{}, Options: registry.Values{"stock": int64(1), "skus": 1}}
 	_, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: "127.0.0.1:1"}}, "lockbench:test:x:")
 	if err == nil {
 		t.Fatal("run against 127.0.0.1:1 succeeded")
@@ -192,7 +193,7 @@ func TestAbortsWhenServerGone(t *testing.T) {
 	sc := engine.Scenario{
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 4, Duration: time.Minute, TTL: time.Second,
-		Params: workloads.Params{Stock: 100_000_000, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 4,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(100_000_000), "skus": 1}, Seed: 4,
 	}
 	start := time.Now()
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:gone:")
@@ -213,7 +214,7 @@ func TestCommandStatsExact(t *testing.T) {
 	sc := engine.Scenario{
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "none"), Clients: 1, Duration: time.Minute, TTL: time.Second,
-		Params: workloads.Params{Stock: 100, SKUs: 1}, Seed: 5,
+		Params: workloads.Params{}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 5,
 	}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:cost:")
 	if err != nil {
@@ -255,7 +256,7 @@ func TestOpenLoopStall(t *testing.T) {
 		Strategy: "atomic", Driver: "rueidis", Workload: "hot-key", Retry: policy(t, "none"),
 		Clients: 1, Duration: 3 * time.Second, TTL: time.Second,
 		Rate: 250, DropAfter: 10 * time.Second,
-		Params: workloads.Params{Keys: 1000, Work: workloads.Fixed(2 * time.Millisecond)}, Seed: 6,
+		Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"keys": 1000}, Seed: 6,
 	}
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:open:")
 	if err != nil {
@@ -289,7 +290,7 @@ func TestPrometheusMetrics(t *testing.T) {
 	sc := engine.Scenario{
 		Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: policy(t, "fixed:interval=1ms"),
 		Clients: 4, Duration: time.Minute, TTL: time.Second, Prom: prom,
-		Params: workloads.Params{Stock: 50, SKUs: 1}, Seed: 8,
+		Params: workloads.Params{}, Options: registry.Values{"stock": int64(50), "skus": 1}, Seed: 8,
 	}
 	if _, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:prom:"); err != nil {
 		t.Fatal(err)
@@ -321,7 +322,7 @@ func TestTimeline(t *testing.T) {
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "none"), Clients: 4, // no retry: busy locks are acquire failures
 		Warmup: 500 * time.Millisecond, Duration: 2200 * time.Millisecond, TTL: time.Second,
-		Params: workloads.Params{Stock: 100_000_000, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 9,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(100_000_000), "skus": 1}, Seed: 9,
 	}
 	var seen atomic.Int64
 	sc.OnSecond = func(report.Second) { seen.Add(1) }

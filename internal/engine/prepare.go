@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -60,15 +58,8 @@ func (r *run) prepare() error {
 		}
 	})
 
-	if !strategies.RunsWith(sc.Strategy, sc.Workload) {
-		return fmt.Errorf("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload,
-			strings.Join(strategies.InfoOf(sc.Strategy).Workloads, ", "))
-	}
-	if b := strategies.InfoOf(sc.Strategy).Backend; b != strategies.NoBackend && len(sc.Faults) > 0 {
-		return fmt.Errorf("faults act on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, b)
-	}
 	locker, err := strategies.New(sc.Strategy, strategies.Config{
-		Nodes: ds, TTL: sc.TTL, Segments: sc.Segments, Instances: sc.Instances, WaitTimeout: sc.WaitTimeout,
+		Nodes: ds, TTL: sc.TTL, Params: sc.Options,
 		ConstantToken: sc.ConstantToken,
 		Backends:      sc.Backends, Clients: sc.Clients,
 	})
@@ -89,7 +80,7 @@ func (r *run) prepare() error {
 			})
 		}
 	}
-	if r.wl, err = workloads.New(sc.Workload); err != nil {
+	if r.wl, err = workloads.New(sc.Workload, sc.Options); err != nil {
 		return err
 	}
 	params := sc.Params
@@ -104,7 +95,6 @@ func (r *run) prepare() error {
 		}
 	}
 	r.out.Params["guard"] = params.Guard
-	r.out.Params["segments"] = strconv.Itoa(max(params.Segments, 1))
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: r.prefix, Params: params,
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: r.nodes[0].Cluster,

@@ -80,4 +80,3 @@ func constantTokenStrategies() []string {
 	}
 	return out
 }
-

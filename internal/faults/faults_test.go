@@ -10,6 +10,7 @@ import (
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies/retry"
@@ -76,7 +77,7 @@ func scenario(t *testing.T, strategy, driver, workload string, kind string, ttl 
 	sc := engine.Scenario{
 		Strategy: strategy, Driver: driver, Workload: workload, Retry: pol, Clients: clients,
 		Duration: dur, TTL: ttl, AcquireTimeout: time.Second, Seed: 1,
-		Params: workloads.Params{Stock: 1_000_000, SKUs: 1, Work: w, Keys: 1},
+		Params: workloads.Params{Work: w}, Options: registry.Values{"stock": int64(1_000_000), "skus": 1, "keys": 1},
 		Faults: []faults.Spec{sp}, Servers: topo.Servers,
 	}
 	res, err := engine.Run(ctx, sc, nodes, "lockbench:faulttest:"+strings.ReplaceAll(t.Name(), "/", ":")+":")
@@ -188,7 +189,7 @@ func TestRedlockMajorityRestart(t *testing.T) {
 		res, err := engine.Run(ctx, engine.Scenario{
 			Strategy: "redlock", Driver: d, Workload: "long-task", Retry: pol, Clients: 6,
 			Duration: 1500 * time.Millisecond, TTL: 3 * time.Second, AcquireTimeout: 2 * time.Second, Seed: 1,
-			Params: workloads.Params{Work: workloads.Fixed(time.Second), Keys: 1},
+			Params: workloads.Params{Work: workloads.Fixed(time.Second)}, Options: registry.Values{"keys": 1},
 			Faults: specs, Servers: topo.Servers,
 		}, nodes, "lockbench:faulttest:redlock:")
 		if err != nil {
@@ -216,7 +217,7 @@ func TestLongTaskPattern(t *testing.T) {
 			res, err := engine.Run(ctx, engine.Scenario{
 				Strategy: strat, Driver: d, Workload: "long-task", Retry: pol, Clients: 8,
 				Duration: 1200 * time.Millisecond, TTL: 50 * time.Millisecond, AcquireTimeout: 2 * time.Second, Seed: 1,
-				Params: workloads.Params{Work: workloads.Fixed(80 * time.Millisecond), Keys: 1},
+				Params: workloads.Params{Work: workloads.Fixed(80 * time.Millisecond)}, Options: registry.Values{"keys": 1},
 			}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:faulttest:lt:"+strat+":")
 			if err != nil {
 				t.Fatal(err)
@@ -283,7 +284,7 @@ func TestSentinelFailover(t *testing.T) {
 		res, err := engine.Run(ctx, engine.Scenario{
 			Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: pol, Clients: 6,
 			Duration: 8 * time.Second, TTL: 4500 * time.Millisecond, AcquireTimeout: 3 * time.Second, Seed: 1,
-			Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(3500 * time.Millisecond)},
+			Params: workloads.Params{Work: workloads.Fixed(3500 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1},
 			Faults: []faults.Spec{sp}, Servers: topo.Servers, Sentinels: topo.SentinelAddrs(), ReplLink: link,
 		}, []engine.Node{node}, "lockbench:faulttest:sentinel:")
 		if err != nil {

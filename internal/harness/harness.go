@@ -72,7 +72,7 @@ func RedisBenchmark(addr, password string, clients, n int) (set, evalsha, cycle 
 // lockbench / bare loop is the cost of lockbench's measuring, not of a
 // difference on the wire. It returns lock cycles per second.
 func BareLoop(ctx context.Context, driver, addr, password string, clients int, d time.Duration) (float64, error) {
-	drv, err := drivers.Open(driver, drivers.Options{Addr: addr, Password: password, PoolSize: clients + 4})
+	drv, err := drivers.Open(driver, drivers.Options{Endpoint: drivers.Endpoint{Addr: addr, Password: password}, PoolSize: clients + 4})
 	if err != nil {
 		return 0, err
 	}

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 
 func open(t *testing.T) drivers.Driver {
 	t.Helper()
-	d, err := drivers.Open("rueidis", drivers.Options{Addr: server.Addr, Password: server.Password, PoolSize: 2})
+	d, err := drivers.Open("rueidis", drivers.Options{Endpoint: drivers.Endpoint{Addr: server.Addr, Password: server.Password}, PoolSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
@@ -114,7 +115,7 @@ func TestFlashSaleExact(t *testing.T) {
 				Strategy: st, Driver: "rueidis", Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
 				Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
-				Params: workloads.Params{Stock: stock, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 1,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(stock), "skus": 1}, Seed: 1,
 			})
 			if res.StopReason != "done" {
 				t.Fatalf("stop reason %q, want done (sold out)", res.StopReason)
@@ -158,7 +159,7 @@ func TestHotKeyExact(t *testing.T) {
 				Strategy: st, Driver: "goredis", Workload: "hot-key",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
 				Duration: time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
-				Params: workloads.Params{Keys: 20, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)}, Seed: 1,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 20, "zipf": 1.1}, Seed: 1,
 			})
 			inc, sum := res.Figures["increments"], res.Figures["counter_sum"]
 			if inc == 0 || inc != sum || res.Ops != inc {
@@ -180,7 +181,7 @@ func TestUnguardedOversells(t *testing.T) {
 	res := run(t, engine.Scenario{
 		Strategy: "redis-guard", Driver: "rueidis", Workload: "flash-sale", Guard: workloads.GuardNone,
 		Retry: policy(t, "none"), Clients: 50, Duration: 30 * time.Second, TTL: time.Second,
-		Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(2 * time.Millisecond)}, Seed: 1,
+		Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 1,
 	})
 	if res.Violations.Oversell == 0 || res.Violations.LostUpdates == 0 {
 		t.Fatalf("violations %+v: want oversell and lost updates without lock or guard", res.Violations)

@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
@@ -126,8 +127,7 @@ func TestMutualExclusion(t *testing.T) {
 		res := run(t, engine.Scenario{
 			Strategy: strategy, Driver: driver, Workload: "flash-sale", Retry: policy(t, "backoff:start=1ms,cap=20ms,tries=100000"),
 			Clients: 50, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
-			Params: workloads.Params{Stock: stock, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 7,
-			Segments: 4, Instances: 4,
+			Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(stock), "skus": 1, "segments": 4, "instances": 4}, Seed: 7,
 		})
 		if v := res.Violations; v.Overlap != 0 || v.Oversell != 0 || v.LostUpdates != 0 {
 			t.Fatalf("violations %+v, want none", v)
@@ -224,7 +224,7 @@ func TestWatchdogOutlivesTTL(t *testing.T) {
 				res := run(t, engine.Scenario{
 					Strategy: strategy, Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=5ms"),
 					Clients: 4, Duration: 60 * time.Second, TTL: 150 * time.Millisecond, AcquireTimeout: 50 * time.Second,
-					Params: workloads.Params{Stock: 5, SKUs: 1, Work: workloads.Fixed(450 * time.Millisecond)}, Seed: 3,
+					Params: workloads.Params{Work: workloads.Fixed(450 * time.Millisecond)}, Options: registry.Values{"stock": int64(5), "skus": 1}, Seed: 3,
 				})
 				if got := res.Violations.Overlap > 0; got != wantOverlap {
 					t.Fatalf("overlap %d; want overlap>0 = %v", res.Violations.Overlap, wantOverlap)
@@ -317,7 +317,7 @@ func TestRedlockQuorum(t *testing.T) {
 			defer topo.Stop()
 			var ds []drivers.Driver
 			for _, s := range topo.Servers {
-				dr, err := drivers.Open(d, drivers.Options{Addr: s.Addr, Password: s.Password, IOTimeout: 500 * time.Millisecond})
+				dr, err := drivers.Open(d, drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}, IOTimeout: 500 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -365,7 +365,7 @@ func TestPubSubCheaperThanSpin(t *testing.T) {
 				res := run(t, engine.Scenario{
 					Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: policy(t, p),
 					Clients: 20, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
-					Params: workloads.Params{Stock: 100, SKUs: 1, Work: workloads.Fixed(2 * time.Millisecond)}, Seed: 5,
+					Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 5,
 				})
 				if res.Violations.Total() != 0 || res.Figures["sold"] != 100 {
 					t.Fatalf("%s: violations %+v sold %d", p, res.Violations, res.Figures["sold"])
@@ -422,7 +422,7 @@ func TestReadWriteLock(t *testing.T) {
 			res := run(t, engine.Scenario{
 				Strategy: "rwlock", Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 30, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
-				Params: workloads.Params{Stock: 60, SKUs: 1, Work: workloads.Fixed(time.Millisecond), ReadRatio: 0.7}, Seed: 11,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(60), "skus": 1, "read-ratio": 0.7}, Seed: 11,
 			})
 			if res.Violations.Total() != 0 || res.Figures["sold"] != 60 || res.Counters.Reads == 0 {
 				t.Fatalf("violations %+v sold %d reads %d", res.Violations, res.Figures["sold"], res.Counters.Reads)
@@ -482,7 +482,7 @@ func TestWaitReplicasNeedsAck(t *testing.T) {
 	for _, d := range drivers.Names() {
 		t.Run(d, func(t *testing.T) {
 			ds := open(t, d, "wait-replicas")
-			l, err := strategies.New("wait-replicas", strategies.Config{Nodes: ds, TTL: 5 * time.Second, WaitTimeout: 30 * time.Millisecond})
+			l, err := strategies.New("wait-replicas", strategies.Config{Nodes: ds, TTL: 5 * time.Second, Params: registry.Values{"wait-timeout": 30 * time.Millisecond}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -521,7 +521,7 @@ func TestFairWithPubSub(t *testing.T) {
 			res := run(t, engine.Scenario{
 				Strategy: "fair", Driver: d, Workload: "flash-sale", Retry: policy(t, "pubsub"),
 				Clients: 10, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
-				Params: workloads.Params{Stock: 40, SKUs: 1, Work: workloads.Fixed(time.Millisecond)}, Seed: 9,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(40), "skus": 1}, Seed: 9,
 			})
 			if res.Violations.Total() != 0 || res.Figures["sold"] != 40 || res.Counters.Timeouts != 0 {
 				t.Fatalf("violations %+v sold %d timeouts %d", res.Violations, res.Figures["sold"], res.Counters.Timeouts)
@@ -543,7 +543,7 @@ func TestCounterWorkloads(t *testing.T) {
 			hk := run(t, engine.Scenario{
 				Strategy: "atomic", Driver: d, Workload: "hot-key", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 20, Duration: 600 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
-				Params: workloads.Params{Keys: 50, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)}, Seed: 2,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 50, "zipf": 1.1}, Seed: 2,
 			})
 			if hk.Violations.Total() != 0 || hk.Figures["increments"] == 0 || hk.Figures["increments"] != hk.Figures["counter_sum"] {
 				t.Fatalf("hot-key: %+v %v", hk.Violations, hk.Figures)
@@ -551,7 +551,7 @@ func TestCounterWorkloads(t *testing.T) {
 			re := run(t, engine.Scenario{
 				Strategy: "reentrant", Driver: d, Workload: "nested", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 10, Duration: 500 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
-				Params: workloads.Params{Keys: 5, Work: workloads.Fixed(time.Millisecond), NestedSecond: true}, Seed: 3,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 5, "nested-second": true}, Seed: 3,
 			})
 			if re.Violations.Total() != 0 || re.Figures["nested_failures"] != 0 || re.Figures["increments"] == 0 {
 				t.Fatalf("reentrant nested: %+v %v", re.Violations, re.Figures)
@@ -559,7 +559,7 @@ func TestCounterWorkloads(t *testing.T) {
 			at := run(t, engine.Scenario{
 				Strategy: "atomic", Driver: d, Workload: "nested", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 4, Duration: 300 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
-				Params: workloads.Params{Keys: 5, Work: workloads.Fixed(time.Millisecond)}, Seed: 3,
+				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 5}, Seed: 3,
 			})
 			if at.Figures["increments"] != 0 || at.Figures["nested_failures"] == 0 || at.Violations.Total() != 0 {
 				t.Fatalf("atomic nested: %+v %v; want every nested acquire to fail", at.Violations, at.Figures)
@@ -591,8 +591,8 @@ func TestOnCluster(t *testing.T) {
 				res, err := engine.Run(ctx, engine.Scenario{
 					Strategy: c.strategy, Driver: d, Workload: c.workload, Retry: policy(t, c.retry),
 					Clients: 20, Duration: duration(c.workload), TTL: 2 * time.Second, AcquireTimeout: 15 * time.Second,
-					Params:   workloads.Params{Stock: 40, SKUs: 6, Keys: 30, Zipf: 1.1, Work: workloads.Fixed(time.Millisecond)},
-					Segments: 4, Seed: 4,
+					Params:  workloads.Params{Work: workloads.Fixed(time.Millisecond)},
+					Options: registry.Values{"stock": int64(40), "skus": 6, "keys": 30, "zipf": 1.1, "segments": 4}, Seed: 4,
 				}, []engine.Node{node}, "lockbench:clustertest:"+d+":"+c.strategy+":")
 				if err != nil {
 					t.Fatal(err)
