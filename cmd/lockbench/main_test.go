@@ -127,7 +127,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--work", "uniform:9ms-1ms"}, []string{"--work"}},
 		{[]string{"run", "--zipf", "0.5"}, []string{"--zipf"}},
 		{[]string{"run", "--keys", "0"}, []string{"--keys"}},
-		{[]string{"run", "--own-keys", "--workload", "hot-key"}, []string{"--own-keys goes with --workload lock-cycle"}},
+		{[]string{"run", "--own-keys", "--workload", "hot-key"}, []string{"--own-keys goes with lock-cycle"}},
 		{[]string{"run", "--format", "yaml"}, []string{"--format"}},
 		{[]string{"run", "--repeat", "0"}, []string{"--repeat"}},
 		{[]string{"harness", "--rounds", "0"}, []string{"--rounds must be at least 1, got 0"}},
