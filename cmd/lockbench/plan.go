@@ -174,27 +174,6 @@ func validate(f *runFlags) (*plan, error) {
 		if f.cluster && db != 0 {
 			bad("--addr selects database %d, but a Redis Cluster has only database 0", db)
 		}
-		if f.cluster || f.sentinelMaster != "" {
-			what := "--cluster"
-			if f.sentinelMaster != "" {
-				what = "--sentinel-master"
-			}
-			for _, st := range strats {
-				switch strategies.TopologyOf(st) {
-				case strategies.Masters:
-					bad("%s needs independent masters (an --addr list of them), not one server behind %s", st, what)
-				case strategies.Replicated:
-					if f.cluster {
-						bad("%s sends WAIT on its own connection to one master; it cannot run on a Cluster", st)
-					}
-				}
-			}
-			for _, fs := range f.faults {
-				if name, _, _ := strings.Cut(fs, ":"); name == "latency" {
-					bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", what)
-				}
-			}
-		}
 	} else {
 		for _, c := range []struct {
 			name string
@@ -242,44 +221,6 @@ func validate(f *runFlags) (*plan, error) {
 		if err != nil {
 			errs = append(errs, err)
 			continue
-		}
-		switch faults.NeedsOf(sp.Name) {
-		case faults.NeedsOwnServer, faults.NeedsReplica:
-			if f.addr != "" {
-				bad("fault %s acts on servers lockbench starts itself; it cannot be used with --addr", sp.Name)
-			}
-		}
-		if sp.Name == "latency" && (f.topology == "sentinel" || f.topology == "cluster") {
-			bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", f.topology)
-		}
-		if sp.Name == "failover" {
-			if f.topology == "sentinel" && sp.Hold >= 5*time.Second {
-				bad("fault failover through Sentinel: hold=%v is too long; Sentinel does not promote a replica cut off for 5 s or more", sp.Hold)
-			}
-			if f.topology != "" && f.topology != "replica" && f.topology != "sentinel" {
-				bad("fault failover needs --topology replica (by hand) or sentinel, not %s", f.topology)
-			}
-		}
-		if strings.HasPrefix(sp.Name, "node-") && sp.Node > 0 {
-			max := 1
-			for _, st := range strats {
-				if strategies.TopologyOf(st) == strategies.Masters {
-					max = f.nodes
-				}
-			}
-			switch {
-			case f.topology == "replica" || f.topology == "sentinel":
-				max = 2
-			case f.topology == "cluster":
-				max = 3
-			case strings.HasPrefix(f.topology, "masters:"):
-				if n, err := strconv.Atoi(strings.TrimPrefix(f.topology, "masters:")); err == nil {
-					max = n
-				}
-			}
-			if sp.Node >= max {
-				bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", sp.Name, sp.Node, max)
-			}
 		}
 		faultSpecs = append(faultSpecs, sp)
 	}
@@ -360,13 +301,6 @@ func validate(f *runFlags) (*plan, error) {
 	seen := map[string]bool{}
 	for _, wl := range wls {
 		for _, st := range strats {
-			nodes := 0 // the Redis nodes st runs on, when it needs several
-			if strategies.TopologyOf(st) == strategies.Masters {
-				nodes = nodesN
-				if len(addrs) > 0 {
-					nodes = len(addrs)
-				}
-			}
 			for _, pol := range pols {
 				for k, d := range drvs {
 					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
@@ -381,7 +315,7 @@ func validate(f *runFlags) (*plan, error) {
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 					}
-					for _, err := range engine.Validate(sc, nodes) {
+					for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
 						if !seen[err.Error()] {
 							seen[err.Error()] = true
 							errs = append(errs, err)
@@ -403,6 +337,30 @@ func validate(f *runFlags) (*plan, error) {
 		p.password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
 	return p, nil
+}
+
+// layoutOf is the layout scenario sc will run on, as the flags say: the
+// user's servers (--addr, as a Cluster or behind Sentinels), or what
+// lockbench starts (layoutKind). masters is the
+// number of independent masters to start (--nodes or masters:N), addrs
+// the number of --addr servers.
+func layoutOf(f *runFlags, sc engine.Scenario, topo strategies.Topology, masters, addrs int) engine.Layout {
+	kind := strategies.TopologyOf(sc.Strategy)
+	if f.addr != "" {
+		switch {
+		case f.cluster:
+			return engine.Layout{Kind: strategies.Cluster, External: true}
+		case f.sentinelMaster != "":
+			return engine.Layout{Kind: strategies.Sentinel, External: true}
+		case kind == strategies.Masters:
+			return engine.Layout{Kind: kind, Servers: addrs, External: true}
+		}
+		return engine.Layout{Kind: strategies.Standalone, External: true}
+	}
+	kind = layoutKind(sc, topo)
+	servers := map[strategies.Topology]int{strategies.Standalone: 1, strategies.Masters: masters,
+		strategies.Replicated: 2, strategies.Sentinel: 2, strategies.Cluster: 3}[kind]
+	return engine.Layout{Kind: kind, Servers: servers}
 }
 
 // unusedParams reports a plugin parameter that the command line or the

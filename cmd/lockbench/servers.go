@@ -77,11 +77,18 @@ type backend struct {
 // (redlock: masters; wait-replicas: replica), else --topology, else a
 // replica when a fault needs one, else standalone.
 func (t *topologies) kindFor(sc engine.Scenario) strategies.Topology {
+	return layoutKind(sc, t.plan.topology)
+}
+
+// layoutKind is the layout lockbench starts for sc: the strategy's own,
+// else topo (--topology), else a master with a replica when a fault needs
+// one, else a standalone server.
+func layoutKind(sc engine.Scenario, topo strategies.Topology) strategies.Topology {
 	if k := strategies.TopologyOf(sc.Strategy); k != strategies.Standalone {
 		return k
 	}
-	if t.plan.topology != "" {
-		return t.plan.topology
+	if topo != "" {
+		return topo
 	}
 	for _, f := range sc.Faults {
 		if faults.NeedsOf(f.Name) == faults.NeedsReplica {

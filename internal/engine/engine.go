@@ -186,7 +186,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		Retry: sc.Retry.String(), Clients: sc.Clients, Params: sc.ParamsMap(),
 	}
 	defer r.close()
-	if err := validate(sc); err != nil {
+	if err := validate(sc, nodes); err != nil {
 		return r.out, err
 	}
 	if err := r.prepare(); err != nil {

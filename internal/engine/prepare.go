@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -146,9 +145,6 @@ func (r *run) startProxies() error {
 			continue
 		}
 		nodes := r.nodes
-		if len(nodes[0].Sentinels) > 0 {
-			return errors.New("the latency fault cannot stand between clients and a Sentinel layout")
-		}
 		var ups []string
 		for _, n := range nodes {
 			ups = append(ups, n.Addr)

@@ -4,22 +4,57 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// Validate reports every reason sc cannot run, all at once, without
-// changing sc: an unknown strategy, workload or driver (with the nearest
-// name), a pair that does not run
-// together, a fault or write guard the strategy cannot take, a value of a
-// plugin parameter (sc.Options) that its declaration refuses, and a layout
-// of nodes Redis servers too small for the strategy (nodes <= 0: not
-// checked). Run calls it first; the command line calls it for every
-// scenario of its matrix before it starts a server.
-func Validate(sc Scenario, nodes int) []error {
+// Layout is what Validate needs to know of the Redis servers a scenario
+// runs on. The zero Layout is a standalone server of unknown origin.
+type Layout struct {
+	// Kind is the layout (Standalone when empty).
+	Kind strategies.Topology
+	// Servers is the number of redis-server processes, a replica
+	// included; 0 = unknown (node indexes and node counts go unchecked).
+	Servers int
+	// External: the user's servers (--addr), which lockbench cannot kill,
+	// pause or restart.
+	External bool
+}
+
+// LayoutOf describes the layout Run is handed: nodes, and the number of
+// servers lockbench started for it (Scenario.Servers; 0: the user's own).
+// Nodes that name Sentinels are a Sentinel layout, Cluster clients a
+// Cluster, several nodes independent masters, one node with two servers a
+// master and its replica.
+func LayoutOf(nodes []Node, servers int) Layout {
+	l := Layout{Kind: strategies.Standalone, Servers: servers, External: servers == 0}
+	switch {
+	case len(nodes) == 0:
+	case len(nodes[0].Sentinels) > 0:
+		l.Kind = strategies.Sentinel
+	case nodes[0].Cluster:
+		l.Kind = strategies.Cluster
+	case len(nodes) > 1:
+		l.Kind, l.Servers = strategies.Masters, len(nodes)
+	case servers >= 2:
+		l.Kind = strategies.Replicated
+	}
+	return l
+}
+
+// Validate reports every reason sc cannot run on layout l, all at once,
+// without changing sc: an unknown strategy, workload or driver (with the
+// nearest name), a pair that does not run together, a fault or write
+// guard the strategy or the layout cannot take, a value of a plugin
+// parameter (sc.Options) that its declaration refuses, and a layout too
+// small for the strategy. Run calls it first; the command line calls it
+// for every scenario of its matrix before it starts a server.
+func Validate(sc Scenario, l Layout) []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	info, err := strategies.Lookup(sc.Strategy)
@@ -48,16 +83,7 @@ func Validate(sc Scenario, nodes int) []error {
 	if sc.ConstantToken && !info.ConstantToken {
 		bad("--token constant: strategy %q keeps its own token (constant applies to %s)", sc.Strategy, strings.Join(constantTokenStrategies(), ", "))
 	}
-	for _, f := range sc.Faults {
-		if f.Name == "failover" && info.Topology == strategies.Masters {
-			bad("fault failover needs a master with a replica; %s runs on independent masters", sc.Strategy)
-		}
-	}
-	if nodes > 0 {
-		if err := info.CheckNodes(sc.Strategy, nodes); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, validateLayout(sc, info, l)...)
 	sp := registry.Pick(strategies.ParamsOf(sc.Strategy), sc.Options)
 	wp := registry.Pick(wparams, sc.Options)
 	errs = append(errs, registry.Check("--", strategies.ParamsOf(sc.Strategy), sp)...)
@@ -68,8 +94,53 @@ func Validate(sc Scenario, nodes int) []error {
 	return errs
 }
 
-// validate is Validate as one error, for Run.
-func validate(sc Scenario) error { return errors.Join(Validate(sc, 0)...) }
+// validateLayout checks the strategy's and the faults' needs against l.
+func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	kind := l.Kind
+	if kind == "" {
+		kind = strategies.Standalone
+	}
+	switch {
+	case info.Topology == strategies.Masters && (kind == strategies.Sentinel || kind == strategies.Cluster):
+		bad("%s needs independent masters (a list of them), not one server behind a %s layout", sc.Strategy, kind)
+	case info.Topology == strategies.Replicated && kind == strategies.Cluster:
+		bad("%s sends WAIT on its own connection to one master; it cannot run on a Cluster", sc.Strategy)
+	case info.Topology == strategies.Masters && l.Servers > 0:
+		if err := info.CheckNodes(sc.Strategy, l.Servers); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, f := range sc.Faults {
+		needs := faults.NeedsOf(f.Name)
+		if needs != faults.NeedsNothing && l.External {
+			bad("fault %s acts on servers lockbench starts itself; it cannot be used with --addr", f.Name)
+		}
+		if f.Name == "latency" && (kind == strategies.Sentinel || kind == strategies.Cluster) {
+			bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", kind)
+		}
+		if f.Name == "failover" {
+			switch {
+			case info.Topology == strategies.Masters:
+				bad("fault failover needs a master with a replica; %s runs on independent masters", sc.Strategy)
+			case kind == strategies.Sentinel && f.Hold >= 5*time.Second:
+				bad("fault failover through Sentinel: hold=%v is too long; Sentinel does not promote a replica cut off for 5 s or more", f.Hold)
+			case kind != strategies.Replicated && kind != strategies.Sentinel && !l.External:
+				bad("fault failover needs --topology replica (by hand) or sentinel, not %s", kind)
+			}
+		}
+		if strings.HasPrefix(f.Name, "node-") && l.Servers > 0 && f.Node >= l.Servers {
+			bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", f.Name, f.Node, l.Servers)
+		}
+	}
+	return errs
+}
+
+// validate is Validate on the layout nodes describe, as one error, for Run.
+func validate(sc Scenario, nodes []Node) error {
+	return errors.Join(Validate(sc, LayoutOf(nodes, len(sc.Servers)))...)
+}
 
 func constantTokenStrategies() []string {
 	var out []string
