@@ -144,21 +144,18 @@ func tlsHint(err error, usingTLS bool) error {
 // (--sentinel-master), every address for independent masters, else the
 // first address.
 func (p *plan) external(kind strategies.Topology) []engine.Node {
-	base := engine.Node{Username: p.username, Password: p.password, DB: p.db, TLS: p.tls}
-	switch {
-	case p.cluster:
-		n := base
-		n.Addr, n.Seeds, n.Cluster = p.addrs[0], p.addrs[1:], true
+	switch n := p.conn; {
+	case n.Cluster:
+		n.Addr, n.Seeds = p.addrs[0], p.addrs[1:]
 		return []engine.Node{n}
-	case p.sentinelMaster != "":
-		n := base
-		n.Addr = fmt.Sprintf("%s via Sentinel %s", p.sentinelMaster, strings.Join(p.addrs, ","))
-		n.Sentinels, n.MasterName, n.SentinelPassword = p.addrs, p.sentinelMaster, p.sentinelPassword
+	case n.MasterName != "":
+		n.Addr = fmt.Sprintf("%s via Sentinel %s", n.MasterName, strings.Join(p.addrs, ","))
+		n.Sentinels = p.addrs
 		return []engine.Node{n}
 	}
 	var nodes []engine.Node
 	for _, a := range p.addrs {
-		n := base
+		n := p.conn
 		n.Addr = a
 		nodes = append(nodes, n)
 	}
@@ -171,9 +168,9 @@ func (p *plan) external(kind strategies.Topology) []engine.Node {
 // externalName is the topology recorded for a run on the user's servers.
 func (p *plan) externalName() string {
 	switch {
-	case p.cluster:
+	case p.conn.Cluster:
 		return "external-cluster"
-	case p.sentinelMaster != "":
+	case p.conn.MasterName != "":
 		return "external-sentinel"
 	}
 	return "external"

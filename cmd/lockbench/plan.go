@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/faults"
@@ -25,7 +26,6 @@ import (
 type plan struct {
 	scenarios []engine.Scenario
 	addrs     []string
-	password  string
 	nodes     int                 // redlock masters to start
 	topology  strategies.Topology // --topology ("" = per strategy)
 	out       string              // result file
@@ -36,15 +36,11 @@ type plan struct {
 	allowNonempty bool
 	repeat        int  // runs per scenario
 	docker        bool // --backend docker: servers in containers
-
-	// username, db and tls go with addrs (the user's servers); cluster or
-	// sentinelMaster say what the addresses are.
-	username         string
-	db               int
-	tls              *tls.Config
-	cluster          bool
-	sentinelMaster   string
-	sentinelPassword string
+	// conn is how to reach addrs (the user's servers): the login, the
+	// database, TLS, and whether they are Cluster nodes (Cluster) or
+	// Sentinels of MasterName. Its Addr, Seeds and Sentinels are set per
+	// node (external).
+	conn drivers.Endpoint
 }
 
 // validate checks every flag and returns all problems at once.
@@ -329,13 +325,13 @@ func validate(f *runFlags) (*plan, error) {
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
 	}
-	p := &plan{scenarios: scenarios, addrs: addrs, password: password, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
-		docker:   f.backend == "docker",
-		username: username, db: db, tls: tlsCfg, cluster: f.cluster, sentinelMaster: f.sentinelMaster,
-		sentinelPassword: f.sentinelPassword}
-	if p.password == "" {
-		p.password = os.Getenv("LOCKBENCH_PASSWORD")
+	if password == "" {
+		password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
+	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+		docker: f.backend == "docker",
+		conn: drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
+			MasterName: f.sentinelMaster, SentinelPassword: f.sentinelPassword}}
 	return p, nil
 }
 

@@ -22,8 +22,8 @@ func TestValidateLeavesFlags(t *testing.T) {
 	if !reflect.DeepEqual(*f, before) {
 		t.Errorf("validate changed its runFlags:\nbefore %+v\nafter  %+v", before, *f)
 	}
-	if p.username != "user" || p.password != "pw" {
-		t.Errorf("plan username %q password %q, want user, pw", p.username, p.password)
+	if p.conn.Username != "user" || p.conn.Password != "pw" {
+		t.Errorf("plan username %q password %q, want user, pw", p.conn.Username, p.conn.Password)
 	}
 	if want := []string{"127.0.0.1:6390"}; !reflect.DeepEqual(p.addrs, want) {
 		t.Errorf("plan addrs %q, want %q", p.addrs, want)

@@ -265,7 +265,7 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 		}
 		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
-			return tlsHint(err, t.plan.tls != nil)
+			return tlsHint(err, t.plan.conn.TLS != nil)
 		}
 		d := ds[0]
 		if !t.plan.allowNonempty && !t.checked[n.Addr] {

@@ -29,9 +29,9 @@ func TestParse(t *testing.T) {
 		"pauze":               "unknown fault",
 		"pause:for=soon":      "not a duration",
 		"pause:node=1":        `unknown parameter "node"`,
-		"pause:point=later":   "not work or write",
+		"pause:point=later":   `"later" is not one of work, write`,
 		"node-kill:node=-1":   "not a server index",
-		"failover:after=0":    "not a count",
+		"failover:after=-1":   "after=-1: must be at least 0",
 		"crash-after-setnx:x": "not key=value",
 	} {
 		if _, err := faults.Parse(spec); err == nil || !strings.Contains(err.Error(), want) {
