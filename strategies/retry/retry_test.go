@@ -31,7 +31,7 @@ func TestParseDefaults(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	cases := map[string]string{
 		"":                                "unknown retry policy",
-		"fixd":                            `unknown retry policy "fixd" (valid: backoff, fixed, none, pubsub, spin)`,
+		"fixd":                            `unknown retry policy "fixd"; did you mean "fixed"? (valid: backoff, fixed, none, pubsub, spin)`,
 		"fixed:interval=soon":             "not a duration",
 		"fixed:interval=0s":               "interval=0s: must be > 0",
 		"fixed:speed=1":                   `unknown parameter "speed"`,
