@@ -42,7 +42,7 @@ func Runs() []Run {
 			"--ttl", "200ms", "--work", "1ms", "--clients", "8", "--retry", pol, "--acquire-timeout", "500ms",
 			"--fault", "node-kill:node=0,at=300ms", "--fault", "node-kill:node=1,at=300ms", "--fault", "node-kill:node=2,at=300ms",
 			"--fault", "node-kill:node=2,at=500ms", "--duration", "2s"}, Quick: quick("1200ms")},
-		{Name: "redlock-restart", Args: []string{"--strategy", "redlock", "--nodes", "5", "--workload", "long-task", "--keys", "1",
+		{Name: "redlock-restart", Args: []string{"--strategy", "redlock", "--nodes", "5", "--workload", "long-task",
 			"--ttl", "3s", "--work", "1s", "--clients", "6", "--retry", "fixed:interval=10ms", "--acquire-timeout", "2s",
 			"--fault", "node-restart:node=0,at=300ms", "--fault", "node-restart:node=1,at=300ms", "--fault", "node-restart:node=2,at=300ms",
 			"--duration", "1500ms"}},
