@@ -247,7 +247,7 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 		}
 		err := f.hold(ctx, w, i, true, read)
 		if err == nil {
-			w.Rec.Reads++
+			w.Obs.Read()
 		}
 		return err
 	}
@@ -291,7 +291,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 			return err
 		}
 		if n = r.Int; n < 0 {
-			w.Rec.Rejected++
+			w.Obs.WriteRejected()
 			return ErrRejected
 		}
 	} else {
@@ -310,7 +310,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 	// A holder told of its loss (watchdog found the token gone, Redlock's
 	// validity ran out) must not write: the lock may be someone else's.
 	if Lost(lease) {
-		w.Rec.Rejected++
+		w.Obs.WriteRejected()
 		return ErrRejected
 	}
 	w.BeforeWrite()
@@ -336,7 +336,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 		return err
 	}
 	if r.Int != 1 {
-		w.Rec.Rejected++
+		w.Obs.WriteRejected()
 		return ErrRejected
 	}
 	return nil
@@ -359,7 +359,7 @@ func (f *flashSale) criticalRows(ctx context.Context, w *Worker, s *slot, lease 
 		}
 		w.Work()
 		if Lost(lease) {
-			w.Rec.Rejected++
+			w.Obs.WriteRejected()
 			return ErrRejected
 		}
 		return rl.WriteRow(ctx, n-1, 1)
@@ -377,7 +377,7 @@ func (f *flashSale) criticalRows(ctx context.Context, w *Worker, s *slot, lease 
 		return err
 	}
 	if !ok {
-		w.Rec.Rejected++
+		w.Obs.WriteRejected()
 		return ErrRejected
 	}
 	return nil
