@@ -145,7 +145,7 @@ func (c *counter) Op(ctx context.Context, w *Worker) error {
 		}
 		w.Work()
 		if Lost(l) {
-			w.Rec.Rejected++
+			w.Obs.WriteRejected()
 			return ErrRejected
 		}
 		w.BeforeWrite()
@@ -169,7 +169,7 @@ func (c *counter) guarded(ctx context.Context, w *Worker, i int, l strategies.Le
 	case ok:
 		w.Work()
 		if Lost(l) {
-			w.Rec.Rejected++
+			w.Obs.WriteRejected()
 			return ErrRejected
 		}
 		err = rl.WriteRow(ctx, rl.Value()+1, 0)

@@ -259,7 +259,7 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 		}
 		err := f.hold(ctx, w, i, true, read)
 		if err == nil {
-			w.Rec.Reads++
+			w.Obs.Read()
 		}
 		return err
 	}
@@ -303,7 +303,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 			return err
 		}
 		if n = r.Int; n < 0 {
-			w.Rec.Rejected++
+			w.Obs.WriteRejected()
 			return ErrRejected
 		}
 	} else {
@@ -322,7 +322,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 	// A holder told of its loss (watchdog found the token gone, Redlock's
 	// validity ran out) must not write: the lock may be someone else's.
 	if Lost(lease) {
-		w.Rec.Rejected++
+		w.Obs.WriteRejected()
 		return ErrRejected
 	}
 	w.BeforeWrite()
@@ -348,7 +348,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 		return err
 	}
 	if r.Int != 1 {
-		w.Rec.Rejected++
+		w.Obs.WriteRejected()
 		return ErrRejected
 	}
 	return nil
@@ -371,7 +371,7 @@ func (f *flashSale) criticalRows(ctx context.Context, w *Worker, s *slot, lease 
 		}
 		w.Work()
 		if Lost(lease) {
-			w.Rec.Rejected++
+			w.Obs.WriteRejected()
 			return ErrRejected
 		}
 		return rl.WriteRow(ctx, n-1, 1)
@@ -389,7 +389,7 @@ func (f *flashSale) criticalRows(ctx context.Context, w *Worker, s *slot, lease 
 		return err
 	}
 	if !ok {
-		w.Rec.Rejected++
+		w.Obs.WriteRejected()
 		return ErrRejected
 	}
 	return nil

@@ -55,8 +55,8 @@ func TestStaleHolderFenced(t *testing.T) {
 				}
 				fast := *slow
 				fast.Params.Work = Fixed(0)
-				a := &Worker{ID: 0, Env: slow, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
-				b := &Worker{ID: 1, Env: &fast, Rng: rand.New(rand.NewPCG(1, 2)), Rec: metrics.NewRecorder()}
+				a := &Worker{ID: 0, Env: slow, Rng: rand.New(rand.NewPCG(1, 1)), Obs: metrics.NewRecorder()}
+				b := &Worker{ID: 1, Env: &fast, Rng: rand.New(rand.NewPCG(1, 2)), Obs: metrics.NewRecorder()}
 				s := &f.slots[0]
 
 				la, err := l.TryAcquire(ctx, s.lock)
@@ -82,8 +82,8 @@ func TestStaleHolderFenced(t *testing.T) {
 					t.Fatal(err)
 				}
 				if guard == GuardFence {
-					if !errors.Is(ea, ErrRejected) || a.Rec.Rejected != 1 {
-						t.Fatalf("stale write: err %v, rejected %d; want ErrRejected, 1", ea, a.Rec.Rejected)
+					if !errors.Is(ea, ErrRejected) || rec(a).Rejected != 1 {
+						t.Fatalf("stale write: err %v, rejected %d; want ErrRejected, 1", ea, rec(a).Rejected)
 					}
 					if res.Figures["sold"] != 1 || res.Violations["lost_updates"] != 0 || res.Violations["oversell"] != 0 {
 						t.Fatalf("result %+v, want 1 sold and no violation", res)
@@ -122,8 +122,8 @@ func TestGuardsRejectConflicts(t *testing.T) {
 			// the first write wins, the second is refused.
 			slow := *env
 			slow.Params.Work = Fixed(200 * time.Millisecond)
-			a := &Worker{ID: 0, Env: &slow, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
-			b := &Worker{ID: 1, Env: env, Rng: rand.New(rand.NewPCG(1, 2)), Rec: metrics.NewRecorder()}
+			a := &Worker{ID: 0, Env: &slow, Rng: rand.New(rand.NewPCG(1, 1)), Obs: metrics.NewRecorder()}
+			b := &Worker{ID: 1, Env: env, Rng: rand.New(rand.NewPCG(1, 2)), Obs: metrics.NewRecorder()}
 			errA := make(chan error, 1)
 			go func() { errA <- f.critical(ctx, a, s, nil) }()
 			time.Sleep(50 * time.Millisecond)
@@ -163,7 +163,7 @@ func TestLostLeaseDoesNotWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := &Worker{ID: 0, Env: env, Rng: rand.New(rand.NewPCG(1, 1)), Rec: metrics.NewRecorder()}
+			w := &Worker{ID: 0, Env: env, Rng: rand.New(rand.NewPCG(1, 1)), Obs: metrics.NewRecorder()}
 			go func() { time.Sleep(50 * time.Millisecond); d.Do(ctx, "DEL", s.lock) }()
 			if err := f.critical(ctx, w, s, le); !errors.Is(err, ErrRejected) {
 				t.Fatalf("write after a known loss: %v, want ErrRejected", err)

@@ -39,11 +39,14 @@ func (l *memLease) Key() string                                                 
 func (l *memLease) Token() string                                                 { return "t" }
 func (l *memLease) Release(context.Context) error                                 { l.releases++; return nil }
 
+// rec is the Recorder a test's worker reports to.
+func rec(w *Worker) *metrics.Recorder { return w.Obs.(*metrics.Recorder) }
+
 func memWorker(locks int) (*Worker, *memLocker) {
 	ml := &memLocker{}
 	env := &Env{Locker: ml, Oracle: metrics.NewOracle(locks), Clients: 1}
 	rng := rand.New(rand.NewPCG(1, 1))
-	return &Worker{ID: 0, Env: env, Rng: rng, Rec: metrics.NewRecorder()}, ml
+	return &Worker{ID: 0, Env: env, Rng: rng, Obs: metrics.NewRecorder()}, ml
 }
 
 // Hold's own work per operation — clock reads, the acquire, hold and
@@ -64,18 +67,18 @@ func TestHoldAllocatesNothing(t *testing.T) {
 		t.Errorf("Hold allocates %.1f times per operation, want 0", allocs)
 	}
 	runs := int64(1001) // AllocsPerRun adds one warm-up run
-	w.Rec.Flush()
-	if got := w.Rec.Acquire.TotalCount(); got != runs {
+	rec(w).Flush()
+	if got := rec(w).Acquire.TotalCount(); got != runs {
 		t.Errorf("acquire histogram has %d values, want %d", got, runs)
 	}
-	if got := w.Rec.Hold.TotalCount(); got != runs {
+	if got := rec(w).Hold.TotalCount(); got != runs {
 		t.Errorf("hold histogram has %d values, want %d", got, runs)
 	}
-	if got := w.Rec.Release.TotalCount(); got != runs {
+	if got := rec(w).Release.TotalCount(); got != runs {
 		t.Errorf("release histogram has %d values, want %d", got, runs)
 	}
-	if w.Rec.Attempts != runs || ml.l.releases != int(runs) || ml.recycled != int(runs) || ml.early != 0 {
-		t.Errorf("attempts %d, releases %d, leases recycled %d (%d before their release), want %d each and 0", w.Rec.Attempts, ml.l.releases, ml.recycled, ml.early, runs)
+	if rec(w).Attempts != runs || ml.l.releases != int(runs) || ml.recycled != int(runs) || ml.early != 0 {
+		t.Errorf("attempts %d, releases %d, leases recycled %d (%d before their release), want %d each and 0", rec(w).Attempts, ml.l.releases, ml.recycled, ml.early, runs)
 	}
 	if o := w.Env.Oracle.Overlaps(); o != 0 {
 		t.Errorf("overlaps %d on a single client, want 0", o)
@@ -132,7 +135,7 @@ func TestCycleOwnKeys(t *testing.T) {
 		t.Fatalf("locks %d, keys %v; want 3 (one per client)", env.Locks, c.LockKeys())
 	}
 	for id := range 3 {
-		w := &Worker{ID: id, Env: env, Rng: rand.New(rand.NewPCG(1, uint64(id))), Rec: metrics.NewRecorder()}
+		w := &Worker{ID: id, Env: env, Rng: rand.New(rand.NewPCG(1, uint64(id))), Obs: metrics.NewRecorder()}
 		for range 5 * (id + 1) {
 			if err := c.Op(ctx, w); err != nil {
 				t.Fatal(err)
@@ -157,8 +160,8 @@ func TestAcquireCountsFromBegin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Rec.Flush()
-	h := w.Rec.Acquire
+	rec(w).Flush()
+	h := rec(w).Acquire
 	if h.TotalCount() != 2 || h.Max() < 50_000 || h.Min() >= 50_000 {
 		t.Fatalf("acquire times %d values, min %d µs, max %d µs; want 2, one >= 50 ms (from Begin) and one below", h.TotalCount(), h.Min(), h.Max())
 	}

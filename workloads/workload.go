@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
-	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
@@ -105,8 +104,6 @@ type Env struct {
 	// Cluster is true when Data is a Redis Cluster client: a multi-key
 	// command must keep its keys in one slot.
 	Cluster bool
-	// Obs, when set, publishes waits, holds and failures (Prometheus).
-	Obs *export.Obs
 	// QuietIO makes the worker's Redis calls (acquire attempts, critical
 	// section writes, releases) run on contexts without cancellation, so
 	// that no driver call also waits on a done channel: for Redis-only
@@ -143,7 +140,7 @@ type Worker struct {
 	Env     *Env
 	Rng     *rand.Rand
 	Backoff retry.Backoff
-	Rec     *metrics.Recorder
+	Obs     Observer        // told the worker's events (required)
 	orders  uint64          // order ids issued by this worker
 	io      context.Context // see IO
 	// granted is when the last successful acquire returned (metrics.Now):
@@ -172,27 +169,25 @@ func (w *Worker) acquireStart() time.Duration {
 }
 
 // Lock acquires key with the scenario's strategy and the worker's retry
-// policy, records the acquire time and attempts, and returns the lease.
+// policy, reports the acquire (its time and attempts) to Obs, and returns
+// the lease.
 func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error) {
 	start := w.acquireStart()
 	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
-	w.Rec.Attempts += int64(attempts)
-	w.observe(ctx, start, err)
+	w.observe(ctx, start, attempts, err)
 	return l, err
 }
 
-// observe records an acquire's outcome.
-func (w *Worker) observe(ctx context.Context, start time.Duration, err error) {
+// observe reports an acquire's outcome.
+func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int, err error) {
 	if err == nil {
 		w.granted = metrics.Now()
-		d := w.granted - start
-		w.Rec.Observe(metrics.Acquire, d)
-		w.Env.Obs.Wait(d)
+		w.Obs.Acquired(attempts, w.granted-start)
 		if f := w.Env.Faults; f != nil {
 			f.Acquired()
 		}
-	} else if ctx.Err() == nil {
-		w.Env.Obs.Failed()
+	} else {
+		w.Obs.AcquireFailed(attempts, ctx.Err() != nil)
 	}
 }
 
@@ -201,8 +196,7 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, err error) {
 func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, error) {
 	start := w.acquireStart()
 	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
-	w.Rec.Attempts += int64(attempts)
-	w.observe(ctx, start, err)
+	w.observe(ctx, start, attempts, err)
 	return l, err
 }
 
@@ -220,9 +214,9 @@ func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, er
 func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Duration) (owned bool, err error) {
 	rctx := w.IO(ctx)
 	err = l.Release(rctx)
-	w.Rec.Observe(metrics.Release, metrics.Now()-start)
-	if errors.Is(err, strategies.ErrNotOwner) {
-		w.Rec.NotOwner++
+	notOwner := errors.Is(err, strategies.ErrNotOwner)
+	w.Obs.Released(metrics.Now()-start, notOwner)
+	if notOwner {
 		return false, nil
 	}
 	if err == nil && w.Env.Released != nil {
@@ -274,8 +268,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	left := metrics.Now()
 	held := left - start
-	w.Rec.Observe(metrics.Hold, held)
-	w.Env.Obs.Hold(held)
+	w.Obs.Held(held)
 	lost := false
 	if wl, ok := lease.(strategies.Watched); ok && wl.Context().Err() != nil {
 		lost = true
@@ -286,10 +279,10 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		lost = true
 	}
 	if lost {
-		w.Rec.LostLeases++
+		w.Obs.LeaseLost()
 	}
 	if owned && another {
-		w.Rec.ForeignReleases++
+		w.Obs.ForeignRelease()
 	}
 	if err == nil {
 		err = rerr
@@ -309,7 +302,7 @@ func (w *Worker) Unlocked(ctx context.Context, body func(ctx context.Context, l 
 // reported lost, it counts as work after loss.
 func (w *Worker) Wrote(l strategies.Lease) {
 	if wl, ok := l.(strategies.Watched); ok && wl.Context().Err() != nil {
-		w.Rec.WorkedAfterLoss++
+		w.Obs.WroteAfterLoss()
 	}
 }
 

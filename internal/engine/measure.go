@@ -13,7 +13,6 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
-	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
@@ -125,11 +124,9 @@ func (r *run) measure() error {
 	for i := 0; i < sc.Clients; i++ {
 		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(i))}
 		ws.rng = *rand.New(&ws.pcg)
-		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Rec: r.recs[i]}
+		ws.obs.init(r.recs[i], r.scratch[i], &live[i], r.prom)
+		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
 		w := &ws.w
-		if sc.Warmup > 0 {
-			w.Rec = r.scratch[i]
-		}
 		if r.hub != nil {
 			w.Backoff = sc.Retry.NewNotified(r.hub, sc.TTL)
 		}
@@ -145,11 +142,11 @@ func (r *run) measure() error {
 		cctx, ccancel := context.WithCancel(runCtx)
 		wctx := strategies.WithClient(cctx, client)
 		wg.Add(1)
-		go func(w *workloads.Worker, real *metrics.Recorder) {
+		go func(w *workloads.Worker, o *observer) {
 			defer wg.Done()
 			defer ccancel()
-			loop(wctx, r.wl, w, real, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs, &live[w.ID])
-		}(w, r.recs[i])
+			loop(wctx, r.wl, w, o, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs)
+		}(w, &ws.obs)
 	}
 	wg.Wait()
 	stop(nil)

@@ -102,8 +102,8 @@ func (r *run) prepare() error {
 	}
 	r.env = env
 	if sc.Prom != nil {
-		env.Obs = sc.Prom.For(sc.Strategy, r.out.Driver, sc.Workload)
-		env.Obs.TTL(sc.TTL)
+		r.prom = sc.Prom.For(sc.Strategy, r.out.Driver, sc.Workload)
+		r.prom.TTL(sc.TTL)
 	}
 	if sc.Retry.NeedsNotifier() {
 		hctx, hcancel := context.WithCancel(r.bg)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
@@ -38,6 +39,7 @@ type run struct {
 	locker        strategies.Locker
 	wl            workloads.Workload
 	env           *workloads.Env
+	prom          *export.Obs         // the scenario's Prometheus series (nil: none)
 	hub           *strategies.Hub     // the pubsub retry policy's notifier
 	recs, scratch []*metrics.Recorder // per client: measured, warm-up (nil without one)
 

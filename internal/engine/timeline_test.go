@@ -49,23 +49,24 @@ func (s *stopping) Op(context.Context, *workloads.Worker) error {
 func TestLoopCountsMeasuredOutcomes(t *testing.T) {
 	outcomes := []error{nil, nil, strategies.ErrAcquireTimeout, strategies.ErrNotAcquired,
 		errors.New("READONLY"), workloads.ErrSkip, workloads.ErrRejected, nil}
-	run := func(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, slot *liveSlot) {
+	run := func(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *observer, warmEnd time.Time) {
 		var streak errStreak
-		loop(ctx, wl, w, real, warmEnd, func() {}, &streak, func(error) {}, nil, nil, slot)
+		loop(ctx, wl, w, o, warmEnd, func() {}, &streak, func(error) {}, nil, nil)
 	}
 	slotCounts := func(s *liveSlot) [3]int64 { return [3]int64{s.ops.Load(), s.errors.Load(), s.acqFail.Load()} }
 
 	var slot liveSlot
 	real, scratch := metrics.NewRecorder(), metrics.NewRecorder()
-	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Rec: scratch}
-	run(context.Background(), &finite{outcomes: outcomes}, w, real, time.Now().Add(time.Hour), &slot)
+	o := newObserver(real, scratch, &slot, nil)
+	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Obs: o}
+	run(context.Background(), &finite{outcomes: outcomes}, w, o, time.Now().Add(time.Hour))
 	if got := slotCounts(&slot); got != [3]int64{} {
 		t.Fatalf("counted %v during the warm-up, want nothing", got)
 	}
 	if scratch.Ops != 3 || real.Ops != 0 {
 		t.Fatalf("warm-up ops: scratch %d, real %d, want 3 and 0", scratch.Ops, real.Ops)
 	}
-	run(context.Background(), &finite{outcomes: outcomes}, w, real, time.Now().Add(-time.Second), &slot)
+	run(context.Background(), &finite{outcomes: outcomes}, w, o, time.Now().Add(-time.Second))
 	if got := slotCounts(&slot); got != [3]int64{3, 1, 2} {
 		t.Fatalf("ops, errors, acquire failures = %v, want [3 1 2]", got)
 	}
@@ -75,7 +76,7 @@ func TestLoopCountsMeasuredOutcomes(t *testing.T) {
 	// A cancellation while the run stops is not an error.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	run(ctx, &stopping{cancel: cancel}, w, real, time.Now().Add(-time.Second), &slot)
+	run(ctx, &stopping{cancel: cancel}, w, o, time.Now().Add(-time.Second))
 	if got := slotCounts(&slot); got != [3]int64{3, 1, 2} {
 		t.Fatalf("after a cancellation at stop: %v, want still [3 1 2]", got)
 	}
@@ -101,11 +102,12 @@ func TestLoopNextStartsAtLastEnd(t *testing.T) {
 	const gap = 50 * time.Millisecond
 	outcomes := []error{nil, nil, strategies.ErrNotAcquired, nil, nil}
 	real := metrics.NewRecorder()
-	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Rec: real}
-	var streak errStreak
 	var slot liveSlot
+	o := newObserver(real, nil, &slot, nil)
+	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Obs: o}
+	var streak errStreak
 	ctx := slowErr{context.Background(), gap}
-	loop(ctx, &finite{outcomes: outcomes}, w, real, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, &slot)
+	loop(ctx, &finite{outcomes: outcomes}, w, o, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil)
 	real.Flush()
 	if real.Ops != 4 || real.Op.TotalCount() != 4 {
 		t.Fatalf("%d ops, %d op times; want 4 and 4", real.Ops, real.Op.TotalCount())
@@ -129,10 +131,11 @@ func TestLoopNextStartsAtLastEnd(t *testing.T) {
 func TestLoopFlushesBetweenOps(t *testing.T) {
 	const ops = 4000 // one Op value each, below the 4,096 a buffer holds
 	real := metrics.NewRecorder()
-	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Rec: real}
-	var streak errStreak
 	var slot liveSlot
-	loop(context.Background(), &finite{outcomes: make([]error, ops)}, w, real, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, &slot)
+	o := newObserver(real, nil, &slot, nil)
+	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Obs: o}
+	var streak errStreak
+	loop(context.Background(), &finite{outcomes: make([]error, ops)}, w, o, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil)
 	flushed := real.Op.TotalCount()
 	if real.Ops != ops || flushed == 0 || real.Due() {
 		t.Fatalf("%d ops, %d values flushed by the loop, Due %v; want %d, some, false", real.Ops, flushed, real.Due(), ops)

@@ -45,7 +45,7 @@ func (r *run) verify(all *metrics.Recorder) error {
 			k.Set(&out.Violations, res.Violations[k.Key])
 		}
 	}
-	defer func() { env.Obs.Violations(out.Violations) }()
+	defer func() { r.prom.Violations(out.Violations) }()
 	if lk, ok := r.wl.(workloads.LockKeyer); ok {
 		if out.Violations.StuckLocks, err = redisadmin.StuckLocks(vctx, r.ds, lk.LockKeys()); err != nil {
 			if r.inj == nil {

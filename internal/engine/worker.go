@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/strategies"
@@ -80,19 +79,21 @@ func classify(ctx context.Context, err error) outcome {
 // clients on two cores would otherwise slow each other down.
 type workerState struct {
 	w   workloads.Worker
+	obs observer
 	pcg rand.PCG
 	rng rand.Rand
 	_   [64]byte
 }
 
 // loop is one worker: it starts operations back to back until ctx ends
-// (closed loop) or one per arrival taken from jobs (open loop), recording
-// into a scratch recorder during the warm-up and into real afterwards,
-// and counting each measured operation's outcome in live for the
-// timeline. With jobs, each operation waits for its intended start time
+// (closed loop) or one per arrival taken from jobs (open loop), and
+// reports each operation's outcome to o, the observer the worker w reports
+// its own events to (w.Obs): o records into the warm-up's recorder before
+// warmEnd and into the real one afterwards, and counts each measured
+// operation's outcome for the timeline. With jobs, each operation waits for its intended start time
 // from the scheduler; Op latency is then measured from that intended time
 // (coordinated omission corrected) and Service from the actual start.
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real *metrics.Recorder, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time, live *liveSlot) {
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *observer, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time) {
 	var pause time.Duration
 	// Timestamps are metrics.Now (one monotonic clock read each).
 	warm := metrics.Mono(warmEnd)
@@ -118,26 +119,16 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 		if jobs == nil {
 			intended = t0
 		}
-		if w.Rec != real && intended >= warm {
-			w.Rec = real
-		}
+		o.measure(intended, warm)
 		w.Begin(t0)
 		err := wl.Op(ctx, w)
-		rec := w.Rec
 		out := classify(ctx, err)
-		if rec == real {
-			live.count(out)
-		}
+		o.outcome(out)
 		switch out {
 		case outOK:
-			rec.Ops++
 			now := metrics.Now()
-			rec.Observe(metrics.Op, now-intended)
-			if jobs != nil {
-				rec.Observe(metrics.Service, now-t0)
-			}
+			o.completed(now-intended, now-t0, jobs != nil)
 			next = now
-			w.Env.Obs.Op()
 		case outCrashed:
 			return // this client is dead: it never runs again
 		case outSkipped:
@@ -145,17 +136,13 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			done()
 			return
 		case outTimeout:
-			rec.Timeouts++
+			o.timedOut()
 		case outNotAcquired:
-			rec.Failures++
+			o.gaveUp()
 		case outStopping:
 			return // the run is stopping; not an error of the lock
 		default: // outError
-			kind := drivers.ErrorKind(err)
-			rec.Errors[kind]++
-			if _, ok := rec.Samples[kind]; !ok {
-				rec.Samples[kind] = err.Error()
-			}
+			o.errored(err)
 			if errors.Is(err, context.Canceled) {
 				return
 			}
@@ -174,11 +161,10 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, real 
 			t.Stop()
 			continue
 		}
-		if rec.Due() {
-			// The recorder's batch goes into its histograms here, between
+		if o.flushIfDue() {
+			// The recorder's batch went into its histograms here, between
 			// two operations: the next one's start is read after it, so no
 			// measured time includes it.
-			rec.Flush()
 			next = 0
 		}
 		pause = 0

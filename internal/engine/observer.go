@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// observer is one client's fan-out of events: those its worker reports
+// (workloads.Observer) and those its loop counts per operation. Each goes
+// to the client's metrics.Recorder (the warm-up's scratch recorder until
+// the measured window starts, then the real one), to the timeline's slot
+// (the outcomes of measured operations), and to the Prometheus exporter
+// (when set; warm-up included). Every method is a direct call on concrete
+// types: nothing is allocated, locked or looked up per event (an error's
+// kind excepted).
+type observer struct {
+	rec  *metrics.Recorder // where figures go now: scratch, then real
+	real *metrics.Recorder
+	live *liveSlot
+	prom *export.Obs // nil: no Prometheus (its methods do nothing)
+}
+
+var _ workloads.Observer = (*observer)(nil)
+
+// newObserver returns a client's observer recording into warmup (nil: no
+// warm-up) until measure switches it to real.
+func newObserver(real, warmup *metrics.Recorder, live *liveSlot, prom *export.Obs) *observer {
+	o := &observer{}
+	o.init(real, warmup, live, prom)
+	return o
+}
+
+func (o *observer) init(real, warmup *metrics.Recorder, live *liveSlot, prom *export.Obs) {
+	*o = observer{rec: real, real: real, live: live, prom: prom}
+	if warmup != nil {
+		o.rec = warmup
+	}
+}
+
+// measure switches to the real recorder when an operation intended at
+// intended (metrics.Now) is in the measured window, which starts at warm.
+func (o *observer) measure(intended, warm time.Duration) {
+	if o.rec != o.real && intended >= warm {
+		o.rec = o.real
+	}
+}
+
+// measured reports whether the figures go to the real recorder.
+func (o *observer) measured() bool { return o.rec == o.real }
+
+// The worker's events (workloads.Observer).
+
+func (o *observer) Acquired(attempts int, wait time.Duration) {
+	o.rec.Acquired(attempts, wait)
+	o.prom.Wait(wait)
+}
+
+func (o *observer) AcquireFailed(attempts int, stopping bool) {
+	o.rec.AcquireFailed(attempts, stopping)
+	if !stopping {
+		o.prom.Failed()
+	}
+}
+
+func (o *observer) Held(d time.Duration) {
+	o.rec.Held(d)
+	o.prom.Hold(d)
+}
+
+func (o *observer) Released(d time.Duration, notOwner bool) { o.rec.Released(d, notOwner) }
+func (o *observer) LeaseLost()                              { o.rec.LeaseLost() }
+func (o *observer) ForeignRelease()                         { o.rec.ForeignRelease() }
+func (o *observer) WroteAfterLoss()                         { o.rec.WroteAfterLoss() }
+func (o *observer) WriteRejected()                          { o.rec.WriteRejected() }
+func (o *observer) Read()                                   { o.rec.Read() }
+
+// The loop's events.
+
+// outcome counts a finished operation's outcome in the timeline's slot
+// when it was measured.
+func (o *observer) outcome(out outcome) {
+	if o.measured() {
+		o.live.count(out)
+	}
+}
+
+// completed records a completed operation: its latency (from its intended
+// start) and, in the open loop, its service time (from its actual start).
+func (o *observer) completed(latency, service time.Duration, open bool) {
+	o.rec.Completed(latency)
+	if open {
+		o.rec.Served(service)
+	}
+	o.prom.Op()
+}
+
+func (o *observer) timedOut() { o.rec.TimedOut() }
+func (o *observer) gaveUp()   { o.rec.GaveUp() }
+
+// errored counts an operation's error by its kind (drivers.ErrorKind).
+func (o *observer) errored(err error) { o.rec.Errored(drivers.ErrorKind(err), err) }
+
+// flushIfDue flushes the recorder's batch when it is Due, and reports
+// whether it did (the caller then reads the clock afresh).
+func (o *observer) flushIfDue() bool {
+	if !o.rec.Due() {
+		return false
+	}
+	o.rec.Flush()
+	return true
+}

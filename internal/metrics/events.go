@@ -1,0 +1,75 @@
+package metrics
+
+import "time"
+
+// The Recorder's events: what a worker's lock helpers report
+// (workloads.Observer, which a *Recorder implements) and what the engine's
+// worker loop counts per operation. Each is a counter or one buffered
+// value (Observe): no allocation, no lock; Errored alone, off the hot
+// path, updates a map.
+
+// Acquired counts the attempts of a granted acquire and records its time.
+func (r *Recorder) Acquired(attempts int, wait time.Duration) {
+	r.Attempts += int64(attempts)
+	r.Observe(Acquire, wait)
+}
+
+// AcquireFailed counts the attempts of an acquire that ended without the
+// lock (the failure itself is counted by the loop: GaveUp, TimedOut,
+// Errored).
+func (r *Recorder) AcquireFailed(attempts int, stopping bool) {
+	r.Attempts += int64(attempts)
+}
+
+// Held records a hold time.
+func (r *Recorder) Held(d time.Duration) { r.Observe(Hold, d) }
+
+// Released records a release time, and counts it in NotOwner when it
+// found another token in the lock.
+func (r *Recorder) Released(d time.Duration, notOwner bool) {
+	r.Observe(Release, d)
+	if notOwner {
+		r.NotOwner++
+	}
+}
+
+// LeaseLost counts a lease found lost at release.
+func (r *Recorder) LeaseLost() { r.LostLeases++ }
+
+// ForeignRelease counts a release that removed another client's lock.
+func (r *Recorder) ForeignRelease() { r.ForeignReleases++ }
+
+// WroteAfterLoss counts a write completed after its lease was reported
+// lost.
+func (r *Recorder) WroteAfterLoss() { r.WorkedAfterLoss++ }
+
+// WriteRejected counts a write a guard refused.
+func (r *Recorder) WriteRejected() { r.Rejected++ }
+
+// Read counts a read-only operation.
+func (r *Recorder) Read() { r.Reads++ }
+
+// Completed counts a completed operation and records its latency.
+func (r *Recorder) Completed(latency time.Duration) {
+	r.Ops++
+	r.Observe(Op, latency)
+}
+
+// Served records an open-loop operation's service time (from its actual
+// start).
+func (r *Recorder) Served(d time.Duration) { r.Observe(Service, d) }
+
+// TimedOut counts an acquire that hit the acquire timeout.
+func (r *Recorder) TimedOut() { r.Timeouts++ }
+
+// GaveUp counts an acquire the retry policy gave up.
+func (r *Recorder) GaveUp() { r.Failures++ }
+
+// Errored counts an operation's error under kind (drivers.ErrorKind) and
+// keeps the first message of each kind.
+func (r *Recorder) Errored(kind string, err error) {
+	r.Errors[kind]++
+	if _, ok := r.Samples[kind]; !ok {
+		r.Samples[kind] = err.Error()
+	}
+}
