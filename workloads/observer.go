@@ -36,6 +36,6 @@ type Observer interface {
 	// WriteRejected: a guard (optimistic check, fencing token, conditional
 	// decrement) refused a write.
 	WriteRejected()
-	// Read: an operation only read (Params.ReadRatio).
+	// Read: an operation only read (flash-sale's read-ratio).
 	Read()
 }
