@@ -253,7 +253,7 @@ func Lookup(name string) error {
 func Describe(name string) string { e, _ := reg.Get(name); return e.Desc }
 
 // ErrUnknown is wrapped by Open for a name that is not registered.
-var ErrUnknown = errors.New("drivers: unknown driver")
+var ErrUnknown = errors.New("unknown driver")
 
 // Open opens the adapter registered as name. An unknown name gives an error
 // wrapping ErrUnknown that lists the valid names.

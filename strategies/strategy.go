@@ -208,13 +208,6 @@ func RunsWith(name, wl string) bool {
 	return false
 }
 
-// HonoursConstantToken reports whether the strategy can run with
-// Config.ConstantToken (naive, atomic, watchdog, redlock).
-func HonoursConstantToken(name string) bool {
-	e, _ := reg.Get(name)
-	return e.Value.info.ConstantToken
-}
-
 // TopologyOf returns the layout the strategy needs (Standalone if unknown).
 func TopologyOf(name string) Topology {
 	if e, ok := reg.Get(name); ok {

@@ -187,8 +187,8 @@ func TestConstantTokenDefeatsOwnerCheck(t *testing.T) {
 		})
 	}
 	for name, want := range map[string]bool{"naive": true, "atomic": true, "watchdog": true, "redlock": true, "fencing": false, "reentrant": false, "fair": false} {
-		if got := strategies.HonoursConstantToken(name); got != want {
-			t.Errorf("HonoursConstantToken(%s) = %v, want %v", name, got, want)
+		if got := strategies.InfoOf(name).ConstantToken; got != want {
+			t.Errorf("InfoOf(%s).ConstantToken = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -72,9 +72,6 @@ var errZipf = errors.New("must be 0 (uniform) or above 1 (and at most 100)")
 
 func (c *counter) Setup(ctx context.Context, env *Env) error {
 	k := c.keys
-	if k < 1 {
-		return fmt.Errorf("%s: --keys must be >= 1", c.name)
-	}
 	c.locks, c.vals = make([]string, k), make([]string, k)
 	for i := range c.locks {
 		base := env.Prefix + "{ctr:" + strconv.Itoa(i) + "}:"

@@ -106,16 +106,7 @@ var _ Workload = (*flashSale)(nil)
 
 func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 	p := env.Params
-	if f.skus < 1 {
-		return errors.New("flash-sale: --skus must be >= 1")
-	}
-	if f.stock < 1 {
-		return errors.New("flash-sale: --stock must be >= 1")
-	}
 	f.segs = max(p.Segments, 1)
-	if int64(f.segs) > f.stock {
-		return fmt.Errorf("flash-sale: %d segments for a stock of %d leaves empty segments", f.segs, f.stock)
-	}
 	switch f.guard = p.Guard; f.guard {
 	case "":
 		f.guard = GuardNone
@@ -126,9 +117,6 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 	f.lockless = strategies.IsLockless(env.Locker)
 	if rs, ok := env.Locker.(strategies.RowStore); ok {
 		f.rows = rs
-		if want := map[bool]string{false: GuardNone, true: GuardDecr}[f.lockless]; f.guard != want {
-			return fmt.Errorf("flash-sale: on SQL rows the write guard is %s for this strategy, not %s", want, f.guard)
-		}
 	}
 	f.slots = make([]slot, f.skus*f.segs)
 	f.left.Store(int64(len(f.slots)))

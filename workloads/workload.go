@@ -85,7 +85,8 @@ type Env struct {
 	Locker strategies.Locker
 	// Prefix namespaces every key of the scenario ("lockbench:<run>:<n>:").
 	Prefix string
-	// Params are the workload parameters.
+	// Params are the settings every workload takes (the workload's own
+	// options are its factory's).
 	Params Params
 	// Oracle counts overlapping holders; Setup sizes it with NewOracle.
 	Oracle *metrics.Oracle

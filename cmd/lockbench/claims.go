@@ -35,7 +35,7 @@ func newClaimsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "claims",
 		Short: "Reproduce the articles' claims about Redis locks and give each a verdict",
-		Long: `claims runs one experiment per row of CLAIMS.md (safety claims S1-S12,
+		Long: `claims runs one experiment per row of the claims table (docs/claims.md: safety claims S1-S12,
 performance claims P1-P8 from the seed articles) on real redis-server
 processes, scaled to this machine, and computes a verdict from the measured
 figures: reproduced, not reproduced, or hardware-bound (an absolute figure of

@@ -271,11 +271,6 @@ func validate(f *runFlags) (*plan, error) {
 	default:
 		bad("--token %q is not random or constant", f.token)
 	}
-	switch f.guard {
-	case "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
-	default:
-		bad("--guard %q is not one of auto, none, cas, decr (fence comes with --strategy fencing)", f.guard)
-	}
 	if f.nodes < 1 || f.nodes > 64 {
 		bad("--nodes must be from 1 to 64, got %d", f.nodes)
 	}
@@ -287,6 +282,9 @@ func validate(f *runFlags) (*plan, error) {
 		bad("--out %q: %v", out, err)
 	}
 	errs = append(errs, unusedParams(f, strats, wls)...)
+	if len(pols) == 0 {
+		pols = []*retry.Policy{nil} // the scenarios are still checked (engine.Validate does not read Retry)
+	}
 	// The scenarios, each checked by engine.Validate (a problem common to
 	// several of them is reported once).
 	clients := f.clients
@@ -299,9 +297,6 @@ func validate(f *runFlags) (*plan, error) {
 		for _, st := range strats {
 			for _, pol := range pols {
 				for k, d := range drvs {
-					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
-						break // the SQL strategies use no Redis driver: one scenario
-					}
 					sc := engine.Scenario{
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
@@ -316,6 +311,9 @@ func validate(f *runFlags) (*plan, error) {
 							seen[err.Error()] = true
 							errs = append(errs, err)
 						}
+					}
+					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
+						continue // the SQL strategies use no Redis driver: one scenario
 					}
 					scenarios = append(scenarios, sc)
 				}
@@ -364,6 +362,16 @@ func layoutOf(f *runFlags, sc engine.Scenario, topo strategies.Topology, masters
 // the value would be silently ignored.
 func unusedParams(f *runFlags, strats, wls []string) []error {
 	var errs []error
+	for _, name := range strats {
+		if !strategies.Known(name) {
+			return nil // a misspelt name: its own error says more
+		}
+	}
+	for _, name := range wls {
+		if _, err := workloads.Lookup(name); err != nil {
+			return nil
+		}
+	}
 	for _, pp := range pluginParams() {
 		if !f.pluginSet[pp.Name] {
 			continue

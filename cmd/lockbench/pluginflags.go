@@ -16,7 +16,7 @@ import (
 // the plugins that declare it: one flag however many declare it.
 type pluginParam struct {
 	registry.Param
-	users []string // "strategy segmented", "workload flash-sale", ... sorted
+	users []string // the declaring plugins' names: strategies, then workloads, each sorted
 }
 
 // pluginParams gathers the parameters every registered strategy and

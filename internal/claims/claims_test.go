@@ -32,11 +32,11 @@ func TestTableIsComplete(t *testing.T) {
 	}
 	for _, id := range []string{"S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "S10", "S11", "S12", "P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8"} {
 		if !ids[id] {
-			t.Errorf("CLAIMS.md row %s has no experiment", id)
+			t.Errorf("claims table row %s has no experiment", id)
 		}
 	}
 	if len(ids) != 20 {
-		t.Errorf("%d claims, want the 20 rows of CLAIMS.md", len(ids))
+		t.Errorf("%d claims, want the 20 rows of the claims table (docs/claims.md)", len(ids))
 	}
 }
 

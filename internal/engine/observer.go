@@ -14,9 +14,10 @@ import (
 // to the client's metrics.Recorder (the warm-up's scratch recorder until
 // the measured window starts, then the real one), to the timeline's slot
 // (the outcomes of measured operations), and to the Prometheus exporter
-// (when set; warm-up included). Every method is a direct call on concrete
-// types: nothing is allocated, locked or looked up per event (an error's
-// kind excepted).
+// (when set; warm-up included). The worker calls it through the
+// workloads.Observer interface; it calls the recorders, the slot and the
+// exporter directly: nothing is allocated, locked or looked up per event
+// (an error's kind excepted).
 type observer struct {
 	rec  *metrics.Recorder // where figures go now: scratch, then real
 	real *metrics.Recorder

@@ -20,10 +20,9 @@ import (
 // node (wrapped in a Switch with faults), the locker, the workload and
 // its Env, the pubsub hub, the workload's Setup, and every client's
 // recorders. Each thing it opens gets its clean-up in r.undo (the
-// drivers' keys deleted unless KeepKeys). Errors: a Sentinel layout with
-// the latency fault, a connection failure, a strategy that does not run
-// the workload or keeps its data outside Redis with faults, the
-// strategy's or workload's construction, the hub, the workload's Setup.
+// drivers' keys deleted unless KeepKeys). Errors: a proxy that cannot
+// start, a connection failure, the strategy's or workload's construction,
+// the hub, the workload's Setup (Run has validated the scenario before).
 func (r *run) prepare() error {
 	sc := &r.sc
 	if err := r.startProxies(); err != nil {
@@ -138,7 +137,7 @@ func (r *run) prepare() error {
 // startProxies puts a latency proxy in front of every node when the
 // scenario has a latency fault, and points r.nodes at the proxies (a TLS
 // node's certificate still checked against its own host name). Errors: a
-// Sentinel layout, a proxy that cannot start.
+// proxy that cannot start.
 func (r *run) startProxies() error {
 	for _, f := range r.sc.Faults {
 		if f.Name != "latency" || r.proxies != nil {

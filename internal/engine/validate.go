@@ -27,7 +27,9 @@ type Layout struct {
 }
 
 // LayoutOf describes the layout Run is handed: nodes, and the number of
-// servers lockbench started for it (Scenario.Servers; 0: the user's own).
+// redis-server processes lockbench started for it and can act on
+// (Scenario.Servers; 0: none, as for the user's servers or containers,
+// so faults that kill, pause or restart a server are refused).
 // Nodes that name Sentinels are a Sentinel layout, Cluster clients a
 // Cluster, several nodes independent masters, one node with two servers a
 // master and its replica.
@@ -68,26 +70,33 @@ func Validate(sc Scenario, l Layout) []error {
 	if err := drivers.Lookup(sc.Driver); err != nil {
 		errs = append(errs, err)
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	if !strategies.RunsWith(sc.Strategy, sc.Workload) {
+	known := len(errs) == 0 // the checks below that need the plugins
+	if known && !strategies.RunsWith(sc.Strategy, sc.Workload) {
 		bad("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload, strings.Join(info.Workloads, ", "))
 	}
 	if info.Backend != strategies.NoBackend && len(sc.Faults) > 0 {
 		bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, info.Backend)
 	}
+	switch sc.Guard {
+	case "", "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
+	default:
+		bad("--guard %q is not one of auto, none, cas, decr (fence comes with --strategy fencing)", sc.Guard)
+	}
 	if info.Backend == strategies.MariaDB && sc.Guard != "" && sc.Guard != "auto" {
 		bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", sc.Guard, sc.Strategy)
 	}
-	if sc.ConstantToken && !info.ConstantToken {
+	if known && sc.ConstantToken && !info.ConstantToken {
 		bad("--token constant: strategy %q keeps its own token (constant applies to %s)", sc.Strategy, strings.Join(constantTokenStrategies(), ", "))
 	}
-	errs = append(errs, validateLayout(sc, info, l)...)
+	if known {
+		errs = append(errs, validateLayout(sc, info, l)...)
+	}
 	sp := registry.Pick(strategies.ParamsOf(sc.Strategy), sc.Options)
 	wp := registry.Pick(wparams, sc.Options)
 	errs = append(errs, registry.Check("--", strategies.ParamsOf(sc.Strategy), sp)...)
 	errs = append(errs, registry.Check("--", wparams, wp)...)
+	// The one rule across two plugins: a segmented strategy splits the
+	// workload's stock, so each segment must start with some.
 	if seg, stock := sp.Int("segments"), wp.Int64("stock"); seg > 0 && stock > 0 && int64(seg) > stock {
 		bad("--segments %d exceeds --stock %d: segments would start empty", seg, stock)
 	}

@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/strategies"
+	_ "github.com/lockbench/lockbench/strategies/baselines"
+)
+
+func fault(t *testing.T, spec string) faults.Spec {
+	t.Helper()
+	sp, err := faults.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// Validate reports every problem of a scenario at once, each once, and
+// leaves the scenario as it was.
+func TestValidate(t *testing.T) {
+	ok := engine.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Guard: "auto"}
+	standalone := engine.Layout{Kind: strategies.Standalone, Servers: 1}
+	if errs := engine.Validate(ok, standalone); len(errs) != 0 {
+		t.Fatalf("a valid scenario: %v", errs)
+	}
+	with := func(f func(*engine.Scenario)) engine.Scenario {
+		sc := ok
+		f(&sc)
+		return sc
+	}
+	cases := []struct {
+		name string
+		sc   engine.Scenario
+		l    engine.Layout
+		want []string
+	}{
+		{"names", with(func(s *engine.Scenario) { s.Strategy, s.Workload, s.Driver = "atomc", "flash-sal", "go-redis" }), standalone,
+			[]string{`unknown strategy "atomc"; did you mean "atomic"?`, `unknown workload "flash-sal"; did you mean "flash-sale"?`, `unknown driver "go-redis"; did you mean "goredis"?`}},
+		{"params", with(func(s *engine.Scenario) {
+			s.Strategy = "segmented"
+			s.Options = registry.Values{"segments": 0, "stock": int64(0), "read-ratio": 2.0}
+		}), standalone, []string{"--segments 0: must be from 1 to 100000, got 0", "--stock 0: must be from 1", "--read-ratio 2: must be from 0 to 1, got 2"}},
+		{"segments over stock", with(func(s *engine.Scenario) {
+			s.Strategy, s.Options = "segmented", registry.Values{"segments": 50, "stock": 10}
+		}), standalone, []string{"--segments 50 exceeds --stock 10: segments would start empty"}},
+		{"pairing", with(func(s *engine.Scenario) { s.Strategy, s.Workload = "sql-rowlock", "lock-cycle" }), standalone,
+			[]string{"strategy sql-rowlock does not run workload lock-cycle"}},
+		{"guard and token", with(func(s *engine.Scenario) { s.Strategy, s.Guard, s.ConstantToken = "fencing", "fence", true }), standalone,
+			[]string{`--guard "fence" is not one of auto, none, cas, decr`, `--token constant: strategy "fencing" keeps its own token (constant applies to atomic, naive, redlock, watchdog)`}},
+		{"redlock nodes", with(func(s *engine.Scenario) { s.Strategy = "redlock" }), engine.Layout{Kind: strategies.Masters, Servers: 2},
+			[]string{"redlock needs at least 3 independent masters"}},
+		{"redlock behind sentinel", with(func(s *engine.Scenario) { s.Strategy = "redlock" }), engine.Layout{Kind: strategies.Sentinel, External: true},
+			[]string{"redlock needs independent masters (a list of them), not one server behind a sentinel layout"}},
+		{"faults on the user's servers", with(func(s *engine.Scenario) {
+			s.Faults = []faults.Spec{fault(t, "node-kill"), fault(t, "latency")}
+		}), engine.Layout{Kind: strategies.Cluster, External: true},
+			[]string{"fault node-kill acts on servers lockbench starts itself", "fault latency stands between clients and fixed addresses"}},
+		{"failover", with(func(s *engine.Scenario) { s.Faults = []faults.Spec{fault(t, "failover:hold=6s")} }),
+			engine.Layout{Kind: strategies.Sentinel, Servers: 2}, []string{"hold=6s is too long"}},
+		{"failover standalone", with(func(s *engine.Scenario) { s.Faults = []faults.Spec{fault(t, "failover")} }), standalone,
+			[]string{"fault failover needs --topology replica (by hand) or sentinel, not standalone"}},
+		{"node index", with(func(s *engine.Scenario) { s.Faults = []faults.Spec{fault(t, "node-pause:node=2")} }),
+			engine.Layout{Kind: strategies.Replicated, Servers: 2}, []string{"fault node-pause: node=2, but the layout has 2 server(s)"}},
+		{"faults on a SQL strategy", with(func(s *engine.Scenario) { s.Strategy, s.Faults = "sql-rowlock", []faults.Spec{fault(t, "pause")} }),
+			standalone, []string{"--fault acts on Redis servers and Redis locks; sql-rowlock keeps its lock or data in mariadb"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := c.sc
+			errs := engine.Validate(c.sc, c.l)
+			if len(errs) != len(c.want) {
+				t.Fatalf("%d errors %v, want %d: %q", len(errs), errs, len(c.want), c.want)
+			}
+			for i, w := range c.want {
+				if !strings.Contains(errs[i].Error(), w) {
+					t.Errorf("error %d = %q, want it to contain %q", i, errs[i], w)
+				}
+			}
+			if before.Strategy != c.sc.Strategy || len(before.Options) != len(c.sc.Options) {
+				t.Fatal("Validate changed the scenario")
+			}
+		})
+	}
+	// LayoutOf reads a layout off the nodes Run is given.
+	for _, c := range []struct {
+		nodes   []engine.Node
+		servers int
+		want    engine.Layout
+	}{
+		{[]engine.Node{{Addr: "a"}}, 1, engine.Layout{Kind: strategies.Standalone, Servers: 1}},
+		{[]engine.Node{{Addr: "a"}}, 2, engine.Layout{Kind: strategies.Replicated, Servers: 2}},
+		{[]engine.Node{{Addr: "a"}, {Addr: "b"}, {Addr: "c"}}, 0, engine.Layout{Kind: strategies.Masters, Servers: 3, External: true}},
+		{[]engine.Node{{Addr: "a", Cluster: true}}, 3, engine.Layout{Kind: strategies.Cluster, Servers: 3}},
+		{[]engine.Node{{Addr: "m", Sentinels: []string{"s"}}}, 0, engine.Layout{Kind: strategies.Sentinel, External: true}},
+	} {
+		if got := engine.LayoutOf(c.nodes, c.servers); got != c.want {
+			t.Errorf("LayoutOf(%d nodes, %d servers) = %+v, want %+v", len(c.nodes), c.servers, got, c.want)
+		}
+	}
+}
