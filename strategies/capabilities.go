@@ -27,13 +27,6 @@ type Fenced interface {
 	Fence() int64
 }
 
-// Guarded is implemented by lockers that ask the workload to guard its
-// write beyond the lock: "cas" (optimistic check of the value read) or
-// "fence" (reject a write whose fencing token is below the highest seen).
-type Guarded interface {
-	Guard() string
-}
-
 // Segmented is implemented by lockers that split a resource into
 // independently locked segments (`segmented`).
 type Segmented interface {

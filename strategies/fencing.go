@@ -7,7 +7,8 @@ import (
 )
 
 func init() {
-	Register("fencing", Info{Desc: "atomic lock whose acquire script also INCRs a per-lock counter: a fencing token that only grows; writes are rejected below the highest token seen (Kleppmann 2016)"},
+	Register("fencing", Info{Desc: "atomic lock whose acquire script also INCRs a per-lock counter: a fencing token that only grows; writes are rejected below the highest token seen (Kleppmann 2016)",
+		Guard: "fence"},
 		func(c Config) (Locker, error) { return &fencing{atomicLocker{d: c.Nodes[0], ttl: c.TTL}}, nil })
 }
 
@@ -24,9 +25,8 @@ return 0`)
 type fencing struct{ atomicLocker }
 
 var (
-	_ Locker  = (*fencing)(nil)
-	_ Guarded = (*fencing)(nil)
-	_ Fenced  = (*fencedLease)(nil)
+	_ Locker = (*fencing)(nil)
+	_ Fenced = (*fencedLease)(nil)
 )
 
 func (f *fencing) TryAcquire(ctx context.Context, key string) (Lease, error) {
@@ -40,9 +40,6 @@ func (f *fencing) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	}
 	return &fencedLease{lease: lease{key: key, token: tok, owner: &f.atomicLocker}, fence: res.Int}, nil
 }
-
-// Guard asks the workload to check the fencing token on its reads and writes.
-func (f *fencing) Guard() string { return "fence" }
 
 type fencedLease struct {
 	lease

@@ -6,6 +6,7 @@ func init() {
 	Register("redis-guard", Info{
 		Desc:      "no lock: GET the stock, work, then a Lua decrement-if-positive (stock = stock - 1 where stock >= 1; hot-key: INCR in place); the articles' last line of defence on its own",
 		Workloads: []string{"flash-sale", "hot-key"},
+		Guard:     "decr",
 	}, func(c Config) (Locker, error) { return redisGuard{}, nil })
 }
 
@@ -18,14 +19,10 @@ type redisGuard struct{}
 var (
 	_ Locker   = redisGuard{}
 	_ Lockless = redisGuard{}
-	_ Guarded  = redisGuard{}
 )
 
 // Lockless: there is no lock and no holder.
 func (redisGuard) Lockless() {}
-
-// Guard asks the workload for the conditional decrement.
-func (redisGuard) Guard() string { return "decr" }
 
 // TryAcquire grants at once a lease that guards nothing: workloads with a
 // data path for lock-free strategies (flash-sale, hot-key) never call it.

@@ -9,6 +9,7 @@ import (
 
 func init() {
 	Register("multilevel", Info{Desc: "in-process mutex per key per app instance in front of the atomic Redis lock, plus an optimistic check on the stock write (the articles' three layers)",
+		Guard:  "cas",
 		Params: []registry.Param{{Name: "instances", Doc: "simulated app instances, each with its own in-process mutex per key", Default: 4, Check: registry.Between(1, 10_000)}}},
 		func(c Config) (Locker, error) {
 			n := c.Params.Int("instances")
@@ -28,14 +29,10 @@ type multilevel struct {
 
 var (
 	_ Locker   = (*multilevel)(nil)
-	_ Guarded  = (*multilevel)(nil)
 	_ blocking = (*multilevel)(nil)
 )
 
 func (m *multilevel) blocks() {}
-
-// Guard asks the workload for an optimistic check on its write.
-func (m *multilevel) Guard() string { return "cas" }
 
 func (m *multilevel) local(ctx context.Context, key string) chan struct{} {
 	id := ClientFrom(ctx).ID

@@ -160,6 +160,11 @@ type Info struct {
 	// Workloads, when set, are the only workloads it runs (the lock-free
 	// and SQL strategies have a data path in flash-sale and hot-key only).
 	Workloads []string
+	// Guard is the write guard the strategy asks the workload for when
+	// --guard is auto: "cas" (an optimistic check of the value read),
+	// "fence" (reject a write whose fencing token is below the highest
+	// seen) or "decr" (the conditional decrement). Default "": none.
+	Guard string
 	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
 	// Default 1; redlock: 3, so that a majority survives a failure.
 	MinNodes int

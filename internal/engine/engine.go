@@ -129,7 +129,7 @@ func (s Scenario) ParamsMap() map[string]string {
 		"duration":        s.Duration.String(),
 		"warmup":          s.Warmup.String(),
 		"seed":            strconv.FormatUint(s.Seed, 10),
-		"guard":           s.Guard,
+		"guard":           s.guard(),
 		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
 	}
 	for _, ps := range [][]registry.Param{strategies.ParamsOf(s.Strategy), workloads.ParamsOf(s.Workload)} {
@@ -139,6 +139,18 @@ func (s Scenario) ParamsMap() map[string]string {
 		}
 	}
 	return m
+}
+
+// guard is the write guard in force: Guard, or with "auto" (or "") the
+// strategy's own (strategies.Info.Guard), else none.
+func (s Scenario) guard() string {
+	if s.Guard != "" && s.Guard != "auto" {
+		return s.Guard
+	}
+	if g := strategies.InfoOf(s.Strategy).Guard; g != "" {
+		return g
+	}
+	return workloads.GuardNone
 }
 
 // Open opens one driver per node, with a pool sized for clients, and

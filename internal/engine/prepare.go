@@ -85,14 +85,7 @@ func (r *run) prepare() error {
 	if sg, ok := locker.(strategies.Segmented); ok {
 		params.Segments = sg.Segments()
 	}
-	params.Guard = sc.Guard
-	if params.Guard == "" || params.Guard == "auto" {
-		params.Guard = workloads.GuardNone
-		if g, ok := locker.(strategies.Guarded); ok {
-			params.Guard = g.Guard()
-		}
-	}
-	r.out.Params["guard"] = params.Guard
+	params.Guard = sc.guard()
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: r.prefix, Params: params,
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: r.nodes[0].Cluster,

@@ -30,7 +30,7 @@ func init() {
 	}, func(c strategies.Config) (strategies.Locker, error) { return open(c, true) })
 	strategies.Register("sql-guard", strategies.Info{
 		Desc:    "no lock: read, work, then UPDATE ... SET n = n - 1 WHERE k = ? AND n >= 1 (hot-key: n = n + 1) on the item's row (MariaDB; the stock lives in the database)",
-		Backend: strategies.MariaDB, Workloads: workloads,
+		Backend: strategies.MariaDB, Workloads: workloads, Guard: "decr",
 	}, func(c strategies.Config) (strategies.Locker, error) { return open(c, false) })
 }
 
@@ -199,11 +199,9 @@ type guard struct{ *Store }
 var (
 	_ strategies.Locker   = (*guard)(nil)
 	_ strategies.Lockless = (*guard)(nil)
-	_ strategies.Guarded  = (*guard)(nil)
 )
 
-func (*guard) Lockless()     {}
-func (*guard) Guard() string { return "decr" }
+func (*guard) Lockless() {}
 
 // TryAcquire grants a lease that guards nothing: flash-sale and hot-key,
 // the workloads sql-guard runs, never call it.
