@@ -153,6 +153,17 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// version and --version print the version, the commit and the Go version.
+func TestVersion(t *testing.T) {
+	want := regexp.MustCompile(`^lockbench \S+ commit \S+ .*go1\.\d+`)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		r := lockbench(t, args...)
+		if r.code != 0 || !want.MatchString(r.stdout) {
+			t.Errorf("lockbench %v: exit %d, %q", args, r.code, r.stdout)
+		}
+	}
+}
+
 func TestList(t *testing.T) {
 	r := lockbench(t, "list")
 	if r.code != 0 {
@@ -678,6 +689,51 @@ func TestCompareExitCodes(t *testing.T) {
 	if r.code != exitFailure || strings.Contains(r.stdout, "no regression") || !strings.Contains(r.stdout, "token=constant") ||
 		!strings.Contains(r.stderr, "no scenario of the new file matches") {
 		t.Fatalf("no match: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Two real runs of one scenario with --repeat 5 compare without a
+// regression; halving one file's ops/s samples is a significant drop that
+// compare reports (exit 1), and its benchstat output has a line per run.
+func TestCompareRepeatedRuns(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1000",
+		"--work", "0s", "--clients", "4", "--retry", "none", "--duration", "400ms", "--repeat", "5"}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, out := range []string{a, b} {
+		if r := lockbench(t, append(args, "--out", out)...); r.code != 0 {
+			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	run, err := report.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &run.Scenarios[0]
+	if len(sc.Samples) != 5 || run.Meta.ParamDefaults["lock-cycle"]["keys"] != "1000" {
+		t.Fatalf("%d samples, param defaults %v", len(sc.Samples), run.Meta.ParamDefaults["lock-cycle"])
+	}
+	// The machine is shared: a real difference between two runs of 30 %
+	// or more, significant over 5+5 runs, would be a finding, not noise.
+	r := lockbench(t, "compare", a, b, "--threshold", "30%", "--p99-threshold", "1000%")
+	if r.code != 0 || !strings.Contains(r.stdout, "n=5") || strings.Contains(r.stderr, "fewer than") {
+		t.Fatalf("same scenario: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for i := range sc.Samples {
+		sc.Samples[i].OpsPerSec /= 2
+	}
+	half := filepath.Join(dir, "half.json")
+	if err := report.WriteFile(half, run); err != nil {
+		t.Fatal(err)
+	}
+	r = lockbench(t, "compare", a, half, "--threshold", "30%", "--p99-threshold", "1000%")
+	if r.code != exitFailure || !strings.Contains(r.stdout, "REGRESSED: ops/s") || !strings.Contains(r.stdout, "p=0.008 n=5") {
+		t.Fatalf("halved: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = lockbench(t, "compare", a, half, "--format", "benchstat")
+	if r.code != 0 || strings.Count(r.stdout, "BenchmarkLock/strategy=atomic/driver=rueidis/workload=lock-cycle/retry=none-") != 10 ||
+		!strings.Contains(r.stdout, "run: base") || !strings.Contains(r.stdout, "run: new") {
+		t.Fatalf("benchstat: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 

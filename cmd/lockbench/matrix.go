@@ -46,6 +46,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
 		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
+		ParamDefaults: paramDefaults(),
 	}}
 
 	// Live bars on stderr when both stdout and stderr are terminals (never
@@ -184,12 +185,16 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 }
 
 // runRepeated runs sc n times, each on fresh keys (prefix + "r<k>:"), and
-// returns the run with the median ops/s with the spread of ops/s and p99
-// over all runs. One run is returned as it is. A run that fails, or an
+// returns the run whose ops/s is nearest the median (the lower middle one
+// for an even n) with ops/s and p99 set to their medians, the spread of
+// both, every run's Sample, and the violations of all runs summed. One run
+// is returned as it is, with its one Sample. A run that fails, or an
 // interruption, ends the repeats.
 func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, prefix string, n int) (report.Scenario, error) {
 	if n <= 1 {
-		return engine.Run(ctx, sc, nodes, prefix)
+		res, err := engine.Run(ctx, sc, nodes, prefix)
+		res.Samples = []report.Sample{report.SampleOf(res)}
+		return res, err
 	}
 	var runs []report.Scenario
 	for k := 0; k < n; k++ {
@@ -204,16 +209,16 @@ func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, p
 	}
 	ops := make([]float64, len(runs))
 	p99 := make([]float64, len(runs))
-	for k, r := range runs {
-		ops[k], p99[k] = r.OpsPerSec, r.LatencyMS.P99
-	}
+	samples := make([]report.Sample, len(runs))
 	order := make([]int, len(runs))
-	for k := range order {
-		order[k] = k
+	for k, r := range runs {
+		ops[k], p99[k], samples[k], order[k] = r.OpsPerSec, r.LatencyMS.P99, report.SampleOf(r), k
 	}
-	sort.Slice(order, func(a, b int) bool { return ops[order[a]] < ops[order[b]] })
-	med := runs[order[len(order)/2]]
-	med.Repeats = &report.Repeats{N: len(runs), OpsPerSec: report.NewSpread(ops, sc.Seed), P99MS: report.NewSpread(p99, sc.Seed)}
+	sort.SliceStable(order, func(a, b int) bool { return ops[order[a]] < ops[order[b]] })
+	med := runs[order[(len(order)-1)/2]] // the lower middle run for an even count
+	med.Repeats = &report.Repeats{N: len(runs), OpsPerSec: report.NewSpread(ops), P99MS: report.NewSpread(p99)}
+	med.OpsPerSec, med.LatencyMS.P99 = med.Repeats.OpsPerSec.Median, med.Repeats.P99MS.Median
+	med.Samples = samples
 	// Violations are summed over every repeat: a violation in any run counts.
 	var v report.Violations
 	for _, r := range runs {

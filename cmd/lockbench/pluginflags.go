@@ -93,3 +93,26 @@ func pluginFlags(fs *pflag.FlagSet) (registry.Values, map[string]bool) {
 	}
 	return values, set
 }
+
+// paramDefaults is every strategy's and workload's parameter defaults by
+// plugin name and result key, for Meta.ParamDefaults.
+func paramDefaults() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	add := func(name string, ps []registry.Param) {
+		if len(ps) == 0 {
+			return
+		}
+		m := map[string]string{}
+		for _, p := range ps {
+			m[p.ResultKey()] = registry.Format(p.Default)
+		}
+		out[name] = m
+	}
+	for _, e := range strategies.Entries() {
+		add(e.Name, e.Params)
+	}
+	for _, e := range workloads.Entries() {
+		add(e.Name, e.Params)
+	}
+	return out
+}

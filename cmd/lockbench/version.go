@@ -57,6 +57,9 @@ func readBuildInfo() buildInfo {
 
 func (b buildInfo) String() string {
 	s := "lockbench " + b.Version + " commit " + b.Commit
+	if b.Commit == "unknown" {
+		s += " (no VCS stamp: built outside a git checkout or with -buildvcs=false; make build stamps it)"
+	}
 	if b.Modified {
 		s += " (modified)"
 	}

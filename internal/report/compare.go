@@ -9,6 +9,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"golang.org/x/perf/benchmath"
 )
 
 // Key identifies a scenario across runs: strategy, driver, workload, retry
@@ -33,37 +34,79 @@ func (s Scenario) Name() string {
 	return s.Strategy + "/" + s.Driver + "/" + s.Workload + "/" + shortRetry(s.Retry)
 }
 
-// Delta is one scenario compared across two runs.
-type Delta struct {
-	Name                 string
-	BaseOps, NewOps      float64 // ops/s, or ratios to the reference
-	BaseP99, NewP99      float64 // ms, or ratios to the reference
-	BaseViol, NewViol    int64
-	OpsChange, P99Change float64 // relative: (new - base) / base
-	Regressed            []string
+// MinSamples is the fewest runs per side for which Compare tests a change
+// for significance; with fewer, a change is judged on the threshold
+// alone, with a warning.
+const MinSamples = 4
+
+// CompareOptions configure Compare.
+type CompareOptions struct {
+	// Threshold is the largest tolerated ops/s drop, relative (0.05 = 5 %).
+	Threshold float64
+	// P99Threshold is the largest tolerated p99 rise, relative.
+	P99Threshold float64
+	// Normalize, when set (a Name such as "atomic/rueidis/flash-sale/fixed"),
+	// divides each scenario's ops/s and p99 samples by the median of that
+	// scenario's in the same file, which stays stable on a noisy machine.
+	Normalize string
+	// Alpha is the significance level of the Mann-Whitney U test. Default
+	// (0): 0.05, benchstat's.
+	Alpha float64
 }
 
-// Compare matches the scenarios of base and cur by Key and flags, per
-// scenario, a throughput drop beyond threshold (0.05 = 5 %), a p99 rise
-// beyond p99Threshold, and any rise in violations. With normalize (a Name such as
-// "atomic/rueidis/flash-sale/fixed"), each scenario's ops/s and p99 are
-// first divided by that scenario's in the same run, which stays stable on
-// a noisy machine. Scenarios present in only one run are reported as
-// missing. Errors: a reference scenario missing from a run.
-func Compare(base, cur *Run, threshold, p99Threshold float64, normalize string) (deltas []Delta, missing []string, err error) {
+// Change is one figure of a scenario in two runs: the medians of its
+// samples (ratios to the reference with Normalize), their relative change,
+// and whether the change is significant.
+type Change struct {
+	Base, New   float64
+	BaseN, NewN int     // samples on each side
+	Rel         float64 // (New - Base) / Base
+	// P is the Mann-Whitney U test's p-value that both samples come from
+	// one distribution (golang.org/x/perf/benchmath, as benchstat); 1 when
+	// it was not computed (fewer than MinSamples on a side).
+	P float64
+	// Significant: P <= Alpha. FewSamples: a side had fewer than
+	// MinSamples, so the change was judged on the threshold alone.
+	Significant, FewSamples bool
+}
+
+// Delta is one scenario compared across two runs.
+type Delta struct {
+	Name              string
+	Ops, P99          Change
+	BaseViol, NewViol int64
+	// Regressed names what got worse beyond its threshold (and, with
+	// enough samples, significantly): "ops/s", "p99", "violations".
+	Regressed []string
+	// Notes are parameters only one side records, which were not compared.
+	Notes []string
+}
+
+// Compare matches the scenarios of base and cur (Match) and flags, per
+// scenario, an ops/s drop beyond Threshold and a p99 rise beyond
+// P99Threshold that are also significant at Alpha (Mann-Whitney U over
+// the runs' samples; judged on the threshold alone when a side has fewer
+// than MinSamples), and any rise in violations. Scenarios present in only
+// one run are reported as missing. Errors: a reference scenario
+// (Normalize) missing from a run or without figures.
+func Compare(base, cur *Run, o CompareOptions) (deltas []Delta, missing []string, err error) {
+	if o.Alpha <= 0 {
+		o.Alpha = benchmath.DefaultThresholds.CompareAlpha
+	}
 	refOf := func(r *Run, which string) (float64, float64, error) {
-		if normalize == "" {
+		if o.Normalize == "" {
 			return 1, 1, nil
 		}
 		for _, s := range r.Scenarios {
-			if s.Name() == normalize {
-				if s.OpsPerSec == 0 || s.LatencyMS.P99 == 0 {
-					return 0, 0, fmt.Errorf("reference %s has no ops/s or p99 in the %s run", normalize, which)
+			if s.Name() == o.Normalize {
+				ops, p99 := median(figures(s, opsOf)), median(figures(s, p99Of))
+				if ops == 0 || p99 == 0 {
+					return 0, 0, fmt.Errorf("reference %s has no ops/s or p99 in the %s run", o.Normalize, which)
 				}
-				return s.OpsPerSec, s.LatencyMS.P99, nil
+				return ops, p99, nil
 			}
 		}
-		return 0, 0, fmt.Errorf("reference scenario %s is not in the %s run", normalize, which)
+		return 0, 0, fmt.Errorf("reference scenario %s is not in the %s run", o.Normalize, which)
 	}
 	bOps, bP99, err := refOf(base, "base")
 	if err != nil {
@@ -73,31 +116,18 @@ func Compare(base, cur *Run, threshold, p99Threshold float64, normalize string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	byKey := map[string]Scenario{}
-	for _, s := range base.Scenarios {
-		byKey[s.Key()] = s
-	}
-	seen := map[string]bool{}
-	for _, n := range cur.Scenarios {
-		b, ok := byKey[n.Key()]
-		if !ok {
-			missing = append(missing, "only in new: "+n.Key())
-			continue
-		}
-		seen[n.Key()] = true
-		d := Delta{
-			Name:    n.Name(),
-			BaseOps: b.OpsPerSec / bOps, NewOps: n.OpsPerSec / nOps,
-			BaseP99: b.LatencyMS.P99 / bP99, NewP99: n.LatencyMS.P99 / nP99,
-			BaseViol: b.Violations.Total(), NewViol: n.Violations.Total(),
-		}
-		d.OpsChange = rel(d.BaseOps, d.NewOps)
-		d.P99Change = rel(d.BaseP99, d.NewP99)
-		if d.Name != normalize || normalize == "" {
-			if d.OpsChange < -threshold {
+	pairs, missing := Match(base, cur)
+	for _, p := range pairs {
+		b, n := p.Base, p.New
+		d := Delta{Name: n.Name(), BaseViol: b.Violations.Total(), NewViol: n.Violations.Total(), Notes: p.Notes,
+			Ops: change(scaled(figures(b, opsOf), bOps), scaled(figures(n, opsOf), nOps), o.Alpha),
+			P99: change(scaled(figures(b, p99Of), bP99), scaled(figures(n, p99Of), nP99), o.Alpha)}
+		worse := func(c Change) bool { return c.Significant || c.FewSamples }
+		if d.Name != o.Normalize || o.Normalize == "" {
+			if d.Ops.Rel < -o.Threshold && worse(d.Ops) {
 				d.Regressed = append(d.Regressed, "ops/s")
 			}
-			if d.P99Change > p99Threshold {
+			if d.P99.Rel > o.P99Threshold && worse(d.P99) {
 				d.Regressed = append(d.Regressed, "p99")
 			}
 		}
@@ -106,12 +136,164 @@ func Compare(base, cur *Run, threshold, p99Threshold float64, normalize string) 
 		}
 		deltas = append(deltas, d)
 	}
-	for _, b := range base.Scenarios {
-		if !seen[b.Key()] {
+	return deltas, missing, nil
+}
+
+func opsOf(x Sample) float64 { return x.OpsPerSec }
+func p99Of(x Sample) float64 { return x.P99MS }
+
+// figures is one figure of every run of s.
+func figures(s Scenario, of func(Sample) float64) []float64 {
+	xs := samplesOf(s)
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = of(x)
+	}
+	return out
+}
+
+func scaled(xs []float64, by float64) []float64 {
+	for i := range xs {
+		xs[i] /= by
+	}
+	return xs
+}
+
+// median is the median of xs (0 for none); xs is not changed.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	m, _, _, _ := MedianCI(xs, 0.95)
+	return m
+}
+
+// change compares two samples of one figure.
+func change(base, cur []float64, alpha float64) Change {
+	c := Change{Base: median(base), New: median(cur), BaseN: len(base), NewN: len(cur), P: 1}
+	c.Rel = rel(c.Base, c.New)
+	if c.BaseN < MinSamples || c.NewN < MinSamples {
+		c.FewSamples = true
+		return c
+	}
+	th := benchmath.Thresholds{CompareAlpha: alpha}
+	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64(nil), base...), &th),
+		benchmath.NewSample(append([]float64(nil), cur...), &th))
+	c.P, c.Significant = cmp.P, cmp.P <= alpha
+	return c
+}
+
+// Pair is a scenario of the base run and the same experiment in the new one.
+type Pair struct {
+	Base, New Scenario
+	// Notes name the parameters only one side records (not compared).
+	Notes []string
+}
+
+// Match pairs the scenarios of base and cur that are the same experiment:
+// the same strategy, driver, workload, retry and clients, and the same
+// value of every parameter but the seed. A parameter one file records and
+// the other does not is compared with its default: the one the file that
+// lacks it records for its scenario's strategy or workload
+// (Meta.ParamDefaults), else the other file's (a parameter added later
+// with a default that keeps the earlier behaviour); when neither file
+// knows a default it is noted, not a mismatch.
+// missing lists the scenarios of either run that found no partner.
+func Match(base, cur *Run) (pairs []Pair, missing []string) {
+	used := make([]bool, len(base.Scenarios))
+	for _, n := range cur.Scenarios {
+		found := false
+		for i, b := range base.Scenarios {
+			if used[i] {
+				continue
+			}
+			if notes, ok := same(base, b, cur, n); ok {
+				used[i], found = true, true
+				pairs = append(pairs, Pair{Base: b, New: n, Notes: notes})
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, "only in new: "+n.Key())
+		}
+	}
+	for i, b := range base.Scenarios {
+		if !used[i] {
 			missing = append(missing, "only in base: "+b.Key())
 		}
 	}
-	return deltas, missing, nil
+	return pairs, missing
+}
+
+// same reports whether b (of run br) and n (of run nr) are one experiment,
+// with notes on the parameters only one side records.
+func same(br *Run, b Scenario, nr *Run, n Scenario) (notes []string, ok bool) {
+	if b.Strategy != n.Strategy || b.Driver != n.Driver || b.Workload != n.Workload || b.Retry != n.Retry || b.Clients != n.Clients {
+		return nil, false
+	}
+	keys := map[string]bool{}
+	for k := range b.Params {
+		keys[k] = true
+	}
+	for k := range n.Params {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		if k != "seed" {
+			sorted = append(sorted, k)
+		}
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		vb, inB := b.Params[k]
+		vn, inN := n.Params[k]
+		switch {
+		case inB && inN:
+			if vb != vn {
+				return nil, false
+			}
+		case inB:
+			if d, known := defaultFor(nr, n, br, b, k); known {
+				if vb != d {
+					return nil, false
+				}
+			} else {
+				notes = append(notes, fmt.Sprintf("%s=%s only in the base file", k, vb))
+			}
+		default:
+			if d, known := defaultFor(br, b, nr, n, k); known {
+				if vn != d {
+					return nil, false
+				}
+			} else {
+				notes = append(notes, fmt.Sprintf("%s=%s only in the new file", k, vn))
+			}
+		}
+	}
+	return notes, true
+}
+
+// defaultFor is the value parameter key had in scenario s of run r, which
+// does not record it: the default r records for s's strategy or workload,
+// else the default the other run (or, os) records (a parameter added
+// later, with a default that keeps the earlier behaviour).
+func defaultFor(r *Run, s Scenario, or *Run, os Scenario, key string) (string, bool) {
+	if d, ok := r.Meta.defaultOf(s, key); ok {
+		return d, true
+	}
+	return or.Meta.defaultOf(os, key)
+}
+
+// defaultOf is the default the file records for parameter key of s's
+// strategy or workload.
+func (m Meta) defaultOf(s Scenario, key string) (string, bool) {
+	for _, plugin := range []string{s.Strategy, s.Workload} {
+		if d, ok := m.ParamDefaults[plugin][key]; ok {
+			return d, true
+		}
+	}
+	return "", false
 }
 
 func rel(base, cur float64) float64 {
@@ -122,7 +304,9 @@ func rel(base, cur float64) float64 {
 }
 
 // CompareTable writes the deltas as a table; normalized says whether the
-// figures are ratios to a reference.
+// figures are ratios to a reference. A change that is not significant
+// reads "~"; with too few samples it is marked "(n<4)"; the p-value and
+// the sample counts stand beside it.
 func CompareTable(w io.Writer, deltas []Delta, normalized bool) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
 	opsH, p99H := "ops/s", "p99 ms"
@@ -130,22 +314,39 @@ func CompareTable(w io.Writer, deltas []Delta, normalized bool) error {
 		opsH, p99H = "ops/s (x ref)", "p99 (x ref)"
 	}
 	t.Header("scenario", opsH+" base", "new", "change", p99H+" base", "new", "change", "violations", "verdict")
+	f := func(v float64) string {
+		if normalized {
+			return fmt.Sprintf("%.3f", v)
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
 	for _, d := range deltas {
 		verdict := "ok"
 		if len(d.Regressed) > 0 {
 			verdict = "REGRESSED: " + strings.Join(d.Regressed, ", ")
 		}
-		f := func(v float64) string {
-			if normalized {
-				return fmt.Sprintf("%.3f", v)
-			}
-			return fmt.Sprintf("%.1f", v)
-		}
-		if err := t.Append(d.Name, f(d.BaseOps), f(d.NewOps), fmt.Sprintf("%+.1f%%", 100*d.OpsChange),
-			f(d.BaseP99), f(d.NewP99), fmt.Sprintf("%+.1f%%", 100*d.P99Change),
+		if err := t.Append(d.Name, f(d.Ops.Base), f(d.Ops.New), changeString(d.Ops),
+			f(d.P99.Base), f(d.P99.New), changeString(d.P99),
 			fmt.Sprintf("%d -> %d", d.BaseViol, d.NewViol), verdict); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// changeString is a change as benchstat writes it: "~" when not
+// significant, else the relative change, with the p-value and the sample
+// counts; "(n<4)" when judged on the threshold alone.
+func changeString(c Change) string {
+	n := fmt.Sprintf("n=%d+%d", c.BaseN, c.NewN)
+	if c.BaseN == c.NewN {
+		n = fmt.Sprintf("n=%d", c.BaseN)
+	}
+	switch {
+	case c.FewSamples:
+		return fmt.Sprintf("%+.1f%% (n<%d)", 100*c.Rel, MinSamples)
+	case !c.Significant:
+		return fmt.Sprintf("~ (p=%.3f %s)", c.P, n)
+	}
+	return fmt.Sprintf("%+.1f%% (p=%.3f %s)", 100*c.Rel, c.P, n)
 }

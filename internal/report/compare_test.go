@@ -1,6 +1,8 @@
 package report
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/metrics"
@@ -20,16 +22,19 @@ func twoRuns() (*Run, *Run) {
 
 func latency(p99 float64) metrics.Latency { return metrics.Latency{P99: p99} }
 
-func TestCompare(t *testing.T) {
+// One run per side: too few samples for a test, so changes are judged on
+// the threshold alone.
+func TestCompareSingleRuns(t *testing.T) {
 	base, cur := twoRuns()
-	d, missing, err := Compare(base, cur, 0.05, 0.05, "")
+	o := CompareOptions{Threshold: 0.05, P99Threshold: 0.05}
+	d, missing, err := Compare(base, cur, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d) != 2 || len(missing) != 2 {
 		t.Fatalf("%d deltas, missing %v", len(d), missing)
 	}
-	if d[0].Name != "atomic/rueidis/flash-sale/fixed" || len(d[0].Regressed) != 2 || d[0].OpsChange != -0.5 {
+	if d[0].Name != "atomic/rueidis/flash-sale/fixed" || len(d[0].Regressed) != 2 || d[0].Ops.Rel != -0.5 || !d[0].Ops.FewSamples {
 		t.Fatalf("atomic: %+v", d[0])
 	}
 	if len(d[1].Regressed) != 3 { // ops/s, p99, violations
@@ -37,20 +42,104 @@ func TestCompare(t *testing.T) {
 	}
 	// Normalized to atomic: watchdog went from 0.8 to 0.6 of atomic's ops/s
 	// (-25 %) and p99 from 2x to 2x (no change); atomic itself is the unit.
-	d, _, err = Compare(base, cur, 0.05, 0.05, "atomic/rueidis/flash-sale/fixed")
+	o.Normalize = "atomic/rueidis/flash-sale/fixed"
+	d, _, err = Compare(base, cur, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d[0].Regressed) != 0 {
 		t.Fatalf("the reference regressed against itself: %+v", d[0])
 	}
-	if w := d[1]; w.BaseOps != 0.8 || w.NewOps != 0.6 || w.P99Change != 0 || len(w.Regressed) != 2 {
+	if w := d[1]; w.Ops.Base != 0.8 || w.Ops.New != 0.6 || w.P99.Rel != 0 || len(w.Regressed) != 2 {
 		t.Fatalf("normalized watchdog: %+v", w)
 	}
-	if d, _, _ := Compare(base, cur, 0.05, 10, ""); len(d[0].Regressed) != 1 || d[0].Regressed[0] != "ops/s" {
+	o.Normalize, o.P99Threshold = "", 10
+	if d, _, _ := Compare(base, cur, o); len(d[0].Regressed) != 1 || d[0].Regressed[0] != "ops/s" {
 		t.Fatalf("with a 1000%% p99 threshold only ops/s regresses: %+v", d[0])
 	}
-	if _, _, err := Compare(base, cur, 0.05, 0.05, "nope/x/y/z"); err == nil {
+	o.Normalize = "nope/x/y/z"
+	if _, _, err := Compare(base, cur, o); err == nil {
 		t.Fatal("a missing reference was accepted")
+	}
+}
+
+// repeated is a one-scenario run whose n repeats draw ops/s from
+// mean*(1 +- 5 %) and p99 from 10 ms (1 +- 5 %).
+func repeated(rng *rand.Rand, n int, mean float64) *Run {
+	s := Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed:interval=100ms", Clients: 50,
+		Params: map[string]string{"ttl": "100ms"}}
+	for range n {
+		s.Samples = append(s.Samples, Sample{OpsPerSec: mean * (0.95 + 0.1*rng.Float64()), P99MS: 10 * (0.95 + 0.1*rng.Float64())})
+	}
+	return &Run{Schema: Schema, Scenarios: []Scenario{s}}
+}
+
+// With repeats, a change counts only when it is beyond the threshold and
+// significant: two files drawn from one distribution compare as "~", and
+// halving one side's ops/s is a regression.
+func TestCompareSamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	o := CompareOptions{Threshold: 0.02, P99Threshold: 0.02}
+	for i := range 20 {
+		d, _, err := Compare(repeated(rng, 5, 1000), repeated(rng, 5, 1000), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// At alpha 0.05 one comparison in 20 may still come out
+		// significant; what must hold is that a change within the noise
+		// is never both beyond a 10 % threshold and significant.
+		if d[0].Ops.FewSamples || d[0].Ops.BaseN != 5 {
+			t.Fatalf("run %d: %+v", i, d[0].Ops)
+		}
+		if o2 := (CompareOptions{Threshold: 0.10, P99Threshold: 0.10}); true {
+			if d2, _, _ := Compare(repeated(rng, 5, 1000), repeated(rng, 5, 1000), o2); len(d2[0].Regressed) != 0 {
+				t.Fatalf("run %d: same distribution regressed: %+v", i, d2[0])
+			}
+		}
+	}
+	halved := repeated(rng, 5, 500)
+	d, _, _ := Compare(repeated(rng, 5, 1000), halved, o)
+	if c := d[0].Ops; !c.Significant || c.P > 0.05 || c.Rel > -0.4 || len(d[0].Regressed) != 1 || d[0].Regressed[0] != "ops/s" {
+		t.Fatalf("halved ops/s: %+v regressed %v", c, d[0].Regressed)
+	}
+	if s := changeString(d[0].Ops); !strings.HasPrefix(s, "-") || !strings.Contains(s, "n=5") {
+		t.Fatalf("change string %q", s)
+	}
+	// A large but insignificant change (2 runs against 5 would be judged
+	// on the threshold; 4 against 4 with overlapping values is "~").
+	b, c := repeated(rng, 4, 1000), repeated(rng, 4, 1000)
+	b.Scenarios[0].Samples[0].OpsPerSec = 3000 // one outlier
+	d, _, _ = Compare(b, c, CompareOptions{Threshold: 0.01, P99Threshold: 10})
+	if d[0].Ops.Significant || len(d[0].Regressed) != 0 || !strings.HasPrefix(changeString(d[0].Ops), "~") {
+		t.Fatalf("one outlier: %+v %v", d[0].Ops, d[0].Regressed)
+	}
+}
+
+// Files of different versions match: a parameter one file lacks takes the
+// default the other file records for that plugin; without a recorded
+// default it is noted, not a mismatch.
+func TestMatchAcrossVersions(t *testing.T) {
+	old := &Run{Scenarios: []Scenario{{Strategy: "segmented", Driver: "rueidis", Workload: "flash-sale", Retry: "none", Clients: 5,
+		Params: map[string]string{"ttl": "1s", "stock": "100", "seed": "1"}}}}
+	mk := func(segments string) *Run {
+		return &Run{Meta: Meta{ParamDefaults: map[string]map[string]string{"segmented": {"segments": "8"}, "flash-sale": {"stock": "1000"}}},
+			Scenarios: []Scenario{{Strategy: "segmented", Driver: "rueidis", Workload: "flash-sale", Retry: "none", Clients: 5,
+				Params: map[string]string{"ttl": "1s", "stock": "100", "segments": segments, "token": "random", "seed": "2"}}}}
+	}
+	pairs, missing := Match(old, mk("8"))
+	if len(pairs) != 1 || len(missing) != 0 {
+		t.Fatalf("segments at its default: pairs %d, missing %v", len(pairs), missing)
+	}
+	if notes := pairs[0].Notes; len(notes) != 1 || notes[0] != "token=random only in the new file" {
+		t.Fatalf("notes %v", notes)
+	}
+	if pairs, missing := Match(old, mk("4")); len(pairs) != 0 || len(missing) != 2 {
+		t.Fatalf("segments 4 against an older file (default 8): pairs %d, missing %v", len(pairs), missing)
+	}
+	// A recorded value that differs never matches.
+	other := mk("8")
+	other.Scenarios[0].Params["stock"] = "200"
+	if pairs, _ := Match(old, other); len(pairs) != 0 {
+		t.Fatal("stock 100 matched stock 200")
 	}
 }

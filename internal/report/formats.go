@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/perf/benchfmt"
 )
 
 // Formats lists the run output formats.
@@ -31,7 +32,7 @@ func Write(w io.Writer, format string, r *Run) error {
 	case "csv":
 		return writeCSV(w, r.Scenarios)
 	case "benchstat":
-		return writeBenchstat(w, r)
+		return WriteBenchstat(w, r)
 	}
 	return fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
 }
@@ -59,18 +60,82 @@ func writeCSV(w io.Writer, scs []Scenario) error {
 	return c.Error()
 }
 
-// writeBenchstat writes one Go-benchmark line per scenario, named
-// BenchmarkLock/<strategy>/<driver>/<workload>/<retry>, with the
-// operation count as the iteration count and ns/op as the mean operation
-// time, plus ops/s, p99-ms and violations as extra units.
-func writeBenchstat(w io.Writer, r *Run) error {
-	fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: lockbench\n", runtime.GOOS, runtime.GOARCH)
-	for _, s := range r.Scenarios {
-		name := "BenchmarkLock/" + strings.Join([]string{s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry)}, "/")
-		n := max(s.Ops, 1)
-		if _, err := fmt.Fprintf(w, "%s-%d\t%d\t%.0f ns/op\t%.2f ops/s\t%.3f p99-ms\t%d violations\n",
-			name, r.Meta.GOMAXPROCS, n, s.LatencyMS.Mean*1e6, s.OpsPerSec, s.LatencyMS.P99, s.Violations.Total()); err != nil {
+// benchUnits are the figures of a Sample in the Go benchmark format, with
+// the direction benchstat should call better.
+var benchUnits = []struct {
+	unit, better string
+	of           func(Sample) float64
+}{
+	{"ops/s", "higher", func(x Sample) float64 { return x.OpsPerSec }},
+	{"p50-ms", "lower", func(x Sample) float64 { return x.P50MS }},
+	{"p99-ms", "lower", func(x Sample) float64 { return x.P99MS }},
+	{"p999-ms", "lower", func(x Sample) float64 { return x.P999MS }},
+	{"acquire-p99-ms", "lower", func(x Sample) float64 { return x.AcquireP99MS }},
+	{"violations", "lower", func(x Sample) float64 { return float64(x.Violations) }},
+}
+
+// BenchName is a scenario's benchmark name, without the Benchmark prefix:
+// Lock/strategy=S/driver=D/workload=W/retry=R with R the retry policy's
+// name (benchstat groups by these keys: -col /driver, -row /strategy).
+func BenchName(s Scenario) string {
+	return "Lock/strategy=" + s.Strategy + "/driver=" + s.Driver + "/workload=" + s.Workload + "/retry=" + shortRetry(s.Retry)
+}
+
+// samplesOf is every run's Sample of s: its Samples, or for a file
+// written before they existed its repeats' ops/s and p99 (the other
+// figures of the median run), or its own figures.
+func samplesOf(s Scenario) []Sample {
+	if len(s.Samples) > 0 {
+		return s.Samples
+	}
+	if r := s.Repeats; r != nil && len(r.OpsPerSec.Values) > 0 {
+		out := make([]Sample, len(r.OpsPerSec.Values))
+		for i, v := range r.OpsPerSec.Values {
+			out[i] = SampleOf(s)
+			out[i].OpsPerSec = v
+			if i < len(r.P99MS.Values) {
+				out[i].P99MS = r.P99MS.Values[i]
+			}
+		}
+		return out
+	}
+	return []Sample{SampleOf(s)}
+}
+
+// WriteBenchstat writes r in the Go benchmark format with
+// golang.org/x/perf/benchfmt: one line per run of each scenario (every
+// --repeat), named BenchmarkLock/strategy=.../driver=.../workload=.../retry=...
+// with GOMAXPROCS as the -N suffix, the run's operations as the
+// iteration count, and ops/s, p50-ms, p99-ms, p999-ms, acquire-p99-ms and
+// violations as its values; "Unit" lines tell benchstat which direction
+// is better. extra are file configuration lines (key, value pairs) put
+// before the results, such as "run", "base" to tell two files apart.
+func WriteBenchstat(w io.Writer, r *Run, extra ...string) error {
+	bw := benchfmt.NewWriter(w)
+	for _, u := range benchUnits {
+		if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: u.unit, Key: "better"},
+			OrigUnit: u.unit, Value: u.better}); err != nil {
 			return err
+		}
+	}
+	config := []benchfmt.Config{{Key: "goos", Value: []byte(runtime.GOOS), File: true},
+		{Key: "goarch", Value: []byte(runtime.GOARCH), File: true}, {Key: "pkg", Value: []byte("lockbench"), File: true}}
+	if r.Meta.GitCommit != "" {
+		config = append(config, benchfmt.Config{Key: "commit", Value: []byte(r.Meta.GitCommit), File: true})
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		config = append(config, benchfmt.Config{Key: extra[i], Value: []byte(extra[i+1]), File: true})
+	}
+	procs := max(r.Meta.GOMAXPROCS, 1)
+	for _, s := range r.Scenarios {
+		for _, x := range samplesOf(s) {
+			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(fmt.Sprintf("%s-%d", BenchName(s), procs)), Iters: int(max(s.Ops, 1))}
+			for _, u := range benchUnits {
+				res.Values = append(res.Values, benchfmt.Value{Value: u.of(x), Unit: u.unit})
+			}
+			if err := bw.Write(res); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -1,8 +1,10 @@
 package report
 
 import (
-	"math/rand/v2"
+	"math"
 	"sort"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // Spread summarises one figure over the repeats of a scenario.
@@ -10,52 +12,80 @@ type Spread struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
-	// CI95Lo and CI95Hi bound a 95 % bootstrap interval of the median
-	// (1,000 resamples with replacement).
+	// CI95Lo and CI95Hi bound a confidence interval of the median from
+	// order statistics (MedianCI): 95 % with 6 values or more; with fewer,
+	// [Min, Max], whose confidence CIConfidence says.
 	CI95Lo float64 `json:"ci95_lo"`
 	CI95Hi float64 `json:"ci95_hi"`
+	// CIConfidence is the interval's real confidence level (0..1).
+	CIConfidence float64 `json:"ci_confidence"`
 	// Values are the figure of each repeat, in run order.
 	Values []float64 `json:"values"`
 }
 
 // Repeats is the spread of a scenario run --repeat times, each on fresh
-// keys; the scenario's other fields are those of the run with the median
-// ops/s.
+// keys. The scenario's ops/s and p99 are the medians over the repeats; its
+// other fields are those of the run whose ops/s is nearest the median
+// (the lower middle one for an even number of runs).
 type Repeats struct {
 	N         int    `json:"n"`
 	OpsPerSec Spread `json:"ops_per_sec"`
 	P99MS     Spread `json:"p99_ms"`
 }
 
-// NewSpread computes the median, range and bootstrap interval of xs; seed
-// makes the resampling repeatable.
-func NewSpread(xs []float64, seed uint64) Spread {
+// Sample is one run's headline figures: a scenario's Samples hold one per
+// repeat, in run order, for statistics across runs (compare, benchstat).
+type Sample struct {
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50MS     float64 `json:"p50_ms"`
+	P99MS     float64 `json:"p99_ms"`
+	P999MS    float64 `json:"p999_ms"`
+	// AcquireP99MS is the p99 of the acquire alone.
+	AcquireP99MS float64 `json:"acquire_p99_ms"`
+	// Violations is the run's total of every violation kind.
+	Violations int64 `json:"violations"`
+}
+
+// SampleOf is s's own figures as one Sample.
+func SampleOf(s Scenario) Sample {
+	return Sample{OpsPerSec: s.OpsPerSec, P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, P999MS: s.LatencyMS.P999,
+		AcquireP99MS: s.AcquireMS.P99, Violations: s.Violations.Total()}
+}
+
+// NewSpread computes the median, the range and MedianCI's 95 % interval
+// of xs.
+func NewSpread(xs []float64) Spread {
 	s := Spread{Values: append([]float64(nil), xs...)}
 	if len(xs) == 0 {
 		return s
 	}
 	sorted := append([]float64(nil), xs...)
 	sort.Float64s(sorted)
-	s.Min, s.Max, s.Median = sorted[0], sorted[len(sorted)-1], median(sorted)
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	meds := make([]float64, 1000)
-	buf := make([]float64, len(xs))
-	for i := range meds {
-		for j := range buf {
-			buf[j] = xs[rng.IntN(len(xs))]
-		}
-		sort.Float64s(buf)
-		meds[i] = median(buf)
-	}
-	sort.Float64s(meds)
-	s.CI95Lo, s.CI95Hi = meds[24], meds[974]
+	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
+	s.Median, s.CI95Lo, s.CI95Hi, s.CIConfidence = MedianCI(xs, 0.95)
 	return s
 }
 
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
+// MedianCI returns the median of xs and a confidence interval of it from
+// order statistics, which assumes nothing of the distribution: the one
+// benchstat reports (golang.org/x/perf/benchmath, AssumeNothing), at
+// confidence (0.95 for 95 %). When xs are too few for that confidence (n
+// < 6 at 95 %), the interval is [min, max], and conf is that interval's
+// real confidence, 1 - 2^(1-n) (0.75 for 3 values, 0.9375 for 5). One
+// value: lo = hi = the value, conf 0. xs is not changed.
+func MedianCI(xs []float64, confidence float64) (median, lo, hi, conf float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), 0
 	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
+	sorted := append([]float64(nil), xs...)
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(sorted, &benchmath.DefaultThresholds), confidence)
+	median = sum.Center
+	if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) && !math.IsNaN(sum.Lo) {
+		return median, sum.Lo, sum.Hi, sum.Confidence
+	}
+	n := len(sorted)
+	if n == 1 {
+		return median, sorted[0], sorted[0], 0
+	}
+	return median, sorted[0], sorted[n-1], 1 - math.Pow(2, float64(1-n))
 }

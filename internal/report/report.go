@@ -60,6 +60,11 @@ type Meta struct {
 	// Servers are the redis-server processes lockbench started (empty with
 	// --addr), then the baseline servers: their addresses and process ids.
 	Servers []ServerInfo `json:"servers,omitempty"`
+	// ParamDefaults are the defaults of every parameter each strategy and
+	// workload declares, by plugin name then parameter key (as in a
+	// scenario's params), so that a later version that adds a parameter
+	// can still match this file's scenarios (see Match).
+	ParamDefaults map[string]map[string]string `json:"param_defaults,omitempty"`
 }
 
 // ServerInfo is one started redis-server.
@@ -131,6 +136,10 @@ type Scenario struct {
 	LatencyHist string `json:"latency_hist,omitempty"`
 	// Repeats is the spread over --repeat runs (absent for one run).
 	Repeats *Repeats `json:"repeats,omitempty"`
+	// Samples are the headline figures of every run of the scenario, in
+	// run order: one per --repeat (absent in files written before they
+	// existed).
+	Samples []Sample `json:"samples,omitempty"`
 	// Faults are the windows in which the scenario's faults acted.
 	Faults []FaultWindow `json:"faults,omitempty"`
 	// StrategyStats are the strategy's own counts (watchdog renewals and
