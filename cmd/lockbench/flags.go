@@ -44,6 +44,7 @@ type runFlags struct {
 	sentinelMaster         string
 	sentinelPassword       string
 	file                   string // -f scenario file
+	testSlowdown           string // STRATEGY=D: see engine.Scenario.Slowdown
 	// plugin holds the values of the strategies' and workloads' own
 	// parameters (one generated flag each), defaults included; pluginSet
 	// names those the command line or the scenario file set.
@@ -142,6 +143,8 @@ section, release) in ms; violations count over the whole run.`,
 	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
 	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
 	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
+	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios, unrecorded (docs/development.md)")
+	_ = fl.MarkHidden("test-slowdown")
 	f.plugin, f.pluginSet = pluginFlags(fl)
 	return cmd, f
 }

@@ -282,6 +282,17 @@ func validate(f *runFlags) (*plan, error) {
 		bad("--out %q: %v", out, err)
 	}
 	errs = append(errs, unusedParams(f, strats, wls)...)
+	var slowName string
+	var slowBy time.Duration
+	if f.testSlowdown != "" {
+		name, d, ok := strings.Cut(f.testSlowdown, "=")
+		var err error
+		if slowName = name; !ok || !slices.Contains(strats, name) {
+			bad("--test-slowdown %q: want STRATEGY=DURATION for a strategy of --strategy", f.testSlowdown)
+		} else if slowBy, err = time.ParseDuration(d); err != nil || slowBy <= 0 || slowBy > time.Second {
+			bad("--test-slowdown %q: the duration must be above 0 and at most 1s", f.testSlowdown)
+		}
+	}
 	if len(pols) == 0 {
 		pols = []*retry.Policy{nil} // the scenarios are still checked (engine.Validate does not read Retry)
 	}
@@ -305,6 +316,9 @@ func validate(f *runFlags) (*plan, error) {
 						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+					}
+					if st == slowName {
+						sc.Slowdown = slowBy
 					}
 					for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
 						if !seen[err.Error()] {

@@ -77,6 +77,10 @@ type Scenario struct {
 	// strategy asks for (fencing: fence; multilevel: cas), else none;
 	// "none", "cas" or "decr" force one.
 	Guard string
+	// Slowdown, for tests of regression gates only, adds this much to
+	// every critical section (Params.Work must be a fixed duration) without
+	// recording it in the result's params: the same scenario, slower.
+	Slowdown time.Duration
 	// LoadSample, when > 0, samples the servers' command rate at this
 	// interval during the run (ServerLoad in the result).
 	LoadSample time.Duration

@@ -86,6 +86,9 @@ func (r *run) prepare() error {
 		params.Segments = sg.Segments()
 	}
 	params.Guard = sc.guard()
+	if sc.Slowdown > 0 {
+		params.Work = workloads.Fixed(params.Work.Mean() + sc.Slowdown)
+	}
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: r.prefix, Params: params,
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: r.nodes[0].Cluster,

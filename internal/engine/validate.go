@@ -77,6 +77,9 @@ func Validate(sc Scenario, l Layout) []error {
 	if info.Backend != strategies.NoBackend && len(sc.Faults) > 0 {
 		bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, info.Backend)
 	}
+	if sc.Slowdown > 0 && sc.Params.Work.Max() != sc.Params.Work.Mean() {
+		bad("the test slowdown needs a fixed --work, not %s", sc.Params.Work)
+	}
 	switch sc.Guard {
 	case "", "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
 	default:
