@@ -36,7 +36,7 @@ type Threshold struct {
 
 // String is the threshold's canonical text: [scope:]metric op value.
 func (t Threshold) String() string {
-	s := t.Metric.Name + t.Op + strconv.FormatFloat(t.Value, 'g', -1, 64)
+	s := t.Metric.Name + t.Op + strconv.FormatFloat(t.Value, 'f', -1, 64)
 	if t.Scope != "" {
 		s = t.Scope + ":" + s
 	}
