@@ -1,12 +1,14 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 type runFlags struct {
@@ -35,6 +37,7 @@ type runFlags struct {
 	token                                   string
 	loadSample                              time.Duration
 	backend                                 string
+	failOn                                  []string // --fail-on thresholds
 	// External servers (--addr): ACL user, TLS, Cluster, Sentinel.
 	username               string
 	tls, tlsInsecure       bool
@@ -72,7 +75,18 @@ result file (results/<UTC timestamp>.json unless --out is given).
 A scenario is a closed loop of --clients workers. It ends when --duration
 has passed after --warmup, or earlier when the workload has nothing left to
 do (flash-sale: all stock sold). Latency is per operation (acquire, critical
-section, release) in ms; violations count over the whole run.`,
+section, release) in ms; violations count over the whole run.
+
+--fail-on EXPR[,EXPR...] (repeatable; thresholds: in a scenario file) tests
+every scenario after the run: EXPR is [SCOPE:]METRIC OP VALUE, OP one of
+< <= > >= == !=, SCOPE a glob over strategy/driver/workload/retry (fewer
+parts match as a prefix: atomic/* is atomic on any driver, workload and
+retry), safety = every violation kind == 0. The result file records each
+threshold x scenario (thresholds); the table format prints them after the
+results. METRIC is one of:
+` + wrap(strings.Join(report.MetricNames(), ", ")+".", 78) + `
+
+Exit codes: ` + exitCodesDoc,
 		Example: `  # the default matrix: naive and atomic on both drivers, flash-sale
   lockbench run
 
@@ -89,7 +103,10 @@ section, release) in ms; violations count over the whole run.`,
   lockbench run --addr rediss://bench:secret@10.0.0.5:6380 --tls-ca-file ca.pem --cluster
 
   # the fields of a scenario file, with --duration overriding the file's
-  lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s`,
+  lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s
+
+  # CI gate: exit 3 if any violation, or atomic's p99 is 50 ms or more
+  lockbench run --fail-on safety --fail-on 'atomic/*:p99_ms<50'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.file != "" {
@@ -142,11 +159,30 @@ section, release) in ms; violations count over the whole run.`,
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
 	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
 	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
+	fl.StringArrayVar(&f.failOn, "fail-on", nil, "thresholds a CI can gate on, [SCOPE:]METRIC OP VALUE[,...] (repeatable): exit 3 when one fails, e.g. safety, 'p99_ms<50,ops_per_sec>1000', 'atomic/*:overlap==0' (metrics above)")
 	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
 	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios, unrecorded (docs/development.md)")
 	_ = fl.MarkHidden("test-slowdown")
 	f.plugin, f.pluginSet = pluginFlags(fl)
 	return cmd, f
+}
+
+// wrap breaks s at spaces into lines of at most width characters.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }
 
 // maxClients bounds --clients: each client keeps its own histograms

@@ -21,8 +21,16 @@ const (
 	exitOK          = 0
 	exitFailure     = 1   // the run could not be done (Redis unreachable, setup failed)
 	exitUsage       = 2   // bad flags or arguments
+	exitThresholds  = 3   // run: a --fail-on threshold failed; the results were written
 	exitInterrupted = 130 // stopped by Ctrl-C; partial results were written
 )
+
+// exitCodesDoc is the exit codes of lockbench run, for its --help.
+const exitCodesDoc = `0 done, every threshold passed; 1 the run failed (Redis
+unreachable, setup error; partial results are written with failed set); 2
+bad input (nothing was started); 3 a --fail-on threshold failed (the results
+were written); 130 interrupted. A run that fails or is interrupted keeps 1 or
+130 whatever its thresholds.`
 
 // usageError marks errors in the user's input (exit 2).
 type usageError struct{ err error }
@@ -35,6 +43,10 @@ var quitting atomic.Bool
 
 // errInterrupted is returned by a run stopped by a signal.
 var errInterrupted = errors.New("interrupted")
+
+// errThresholds is returned (wrapped) by a run whose --fail-on thresholds
+// did not all pass (exit 3).
+var errThresholds = errors.New("thresholds failed")
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
@@ -81,6 +93,8 @@ func execute(args []string) int {
 		return exitUsage
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
+	case errors.Is(err, errThresholds):
+		return exitThresholds
 	case errors.Is(err, errRegressed):
 		return exitFailure
 	default:

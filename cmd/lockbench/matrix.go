@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/thresholds"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -136,6 +137,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			err = fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
 			run.Failed = err.Error()
 			run.Meta.Topology, run.Meta.Servers = topos.describe()
+			run.Thresholds = thresholds.Evaluate(p.thresholds, run.Scenarios) // recorded; the exit stays 1
 			if len(run.Scenarios) > 0 {
 				_ = report.Table(stdout, run.Scenarios)
 			}
@@ -161,6 +163,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	run.Meta.Topology, run.Meta.Servers = topos.describe()
 	run.Meta.MaxRSSMB = maxRSSMB()
+	run.Thresholds = thresholds.Evaluate(p.thresholds, run.Scenarios)
 	prog.close() // the last bar drawn before the table
 	// The files first: a table that cannot be printed (stdout closed,
 	// `| head -1`: SIGPIPE) must not lose the results.
@@ -173,6 +176,11 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if err := report.Write(stdout, f.format, run); err != nil {
 		return err
 	}
+	if len(p.thresholds) > 0 {
+		if err := printThresholds(stdout, stderr, f.format, p.thresholds, run.Thresholds); err != nil {
+			return err
+		}
+	}
 	if f.format == "table" {
 		fmt.Fprintf(stdout, "results written to %s\n", out)
 	} else {
@@ -181,6 +189,31 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if run.Interrupted {
 		return errInterrupted
 	}
+	if n := thresholds.Failed(run.Thresholds); n > 0 {
+		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, n, len(run.Thresholds))
+	}
+	return nil
+}
+
+// printThresholds shows the thresholds' results: with --format table, a
+// table of every threshold x scenario and the summary line on stdout,
+// after the results table; with the machine-readable formats stdout keeps
+// only the format (json carries run.thresholds), and stderr gets the
+// failed rows and the summary line. Thresholds whose scope held no
+// measured scenario (skipped, or not reached) are named on stderr.
+func printThresholds(stdout, stderr io.Writer, format string, ts []thresholds.Threshold, rs []report.ThresholdResult) error {
+	for _, t := range thresholds.Untested(ts, rs) {
+		fmt.Fprintf(stderr, "lockbench: threshold %s: no scenario in its scope was measured; not tested\n", t)
+	}
+	if format == "table" {
+		return thresholds.Table(stdout, rs)
+	}
+	for _, r := range rs {
+		if !r.Pass {
+			fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, r.Scenario, r.Measured)
+		}
+	}
+	fmt.Fprintln(stderr, thresholds.Summary(rs))
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/thresholds"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -34,8 +35,10 @@ type plan struct {
 	defaultOut bool
 	// allowNonempty skips the check that --addr databases are empty.
 	allowNonempty bool
-	repeat        int  // runs per scenario
-	docker        bool // --backend docker: servers in containers
+	repeat        int // runs per scenario
+	// thresholds are --fail-on's, tested on every scenario after the run.
+	thresholds []thresholds.Threshold
+	docker     bool // --backend docker: servers in containers
 	// conn is how to reach addrs (the user's servers): the login, the
 	// database, TLS, and whether they are Cluster nodes (Cluster) or
 	// Sentinels of MasterName. Its Addr, Seeds and Sentinels are set per
@@ -293,6 +296,10 @@ func validate(f *runFlags) (*plan, error) {
 			bad("--test-slowdown %q: the duration must be above 0 and at most 1s", f.testSlowdown)
 		}
 	}
+	ths, thErrs := thresholds.ParseList(f.failOn)
+	for _, err := range thErrs {
+		errs = append(errs, fmt.Errorf("--fail-on: %w", err))
+	}
 	if len(pols) == 0 {
 		pols = []*retry.Policy{nil} // the scenarios are still checked (engine.Validate does not read Retry)
 	}
@@ -334,6 +341,13 @@ func validate(f *runFlags) (*plan, error) {
 			}
 		}
 	}
+	if len(errs) == 0 {
+		// Only on an otherwise valid matrix: a misspelt strategy would
+		// make a right scope look wrong.
+		for _, err := range thresholds.Unmatched(ths, scenarioNames(scenarios)) {
+			errs = append(errs, fmt.Errorf("--fail-on: %w", err))
+		}
+	}
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
 	}
@@ -341,10 +355,29 @@ func validate(f *runFlags) (*plan, error) {
 		password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
 	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
-		docker: f.backend == "docker",
+		thresholds: ths,
+		docker:     f.backend == "docker",
 		conn: drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
 			MasterName: f.sentinelMaster, SentinelPassword: f.sentinelPassword}}
 	return p, nil
+}
+
+// scenarioNames are the scenarios' names as their results will carry
+// them (report.Scenario.Name: strategy/driver/workload/retry), the SQL
+// strategies' driver being mysql.
+func scenarioNames(scs []engine.Scenario) []string {
+	names := make([]string, len(scs))
+	for i, sc := range scs {
+		drv, pol := sc.Driver, ""
+		if strategies.InfoOf(sc.Strategy).Backend == strategies.MariaDB {
+			drv = "mysql"
+		}
+		if sc.Retry != nil {
+			pol = sc.Retry.Name
+		}
+		names[i] = sc.Strategy + "/" + drv + "/" + sc.Workload + "/" + pol
+	}
+	return names
 }
 
 // layoutOf is the layout scenario sc will run on, as the flags say: the

@@ -19,6 +19,10 @@ var listFlags = map[string]bool{"strategy": true, "driver": true, "workload": tr
 // notInFile are run flags a scenario file cannot set.
 var notInFile = map[string]bool{"file": true, "help": true}
 
+// fileAliases are field names a scenario file may use for a flag:
+// thresholds sets --fail-on (as k6 calls them).
+var fileAliases = map[string]string{"thresholds": "fail-on"}
+
 // applyFile reads the YAML scenario file at path, a mapping whose keys are
 // the run flags' long names (strategy, clients, ttl, fault, ...), and sets
 // every flag of fs that the command line did not set (the command line
@@ -50,6 +54,9 @@ func applyFile(fs *pflag.FlagSet, path string) error {
 			names = append(names, f.Name)
 		}
 	})
+	for alias := range fileAliases {
+		names = append(names, alias)
+	}
 	sort.Strings(names)
 	// Flags the command line set, before this file sets any.
 	changed := map[string]bool{}
@@ -66,13 +73,16 @@ func applyFile(fs *pflag.FlagSet, path string) error {
 			v = v.Alias
 		}
 		name := k.Value
+		if flag, ok := fileAliases[name]; ok {
+			name = flag
+		}
 		fl := fs.Lookup(name)
 		if k.Kind != yaml.ScalarNode || fl == nil || notInFile[name] {
 			bad(k, "unknown field %q%s (fields are the run flags' names: %s)", name, suggest(name, names), strings.Join(names, ", "))
 			continue
 		}
 		if seen[name] {
-			bad(k, "%s is given twice", name)
+			bad(k, "%s is given twice%s", k.Value, aliasNote(name))
 			continue
 		}
 		seen[name] = true
@@ -101,15 +111,17 @@ func applyFile(fs *pflag.FlagSet, path string) error {
 				bad(v, "%s is an empty list", name)
 				continue
 			}
-			if fl.Value.Type() == "stringArray" {
+			switch {
+			case name == "fail-on":
+				// One threshold (or comma list of them) per item, as is.
+			case fl.Value.Type() == "stringArray":
 				// A flow list splits at every comma: [node-kill:node=2,at=1s]
 				// is one fault, its parameters put back together (as --retry's).
 				vals = splitRetry(strings.Join(vals, ","))
-			} else {
-				if !listFlags[name] {
-					bad(v, "%s takes one value, not a list", name)
-					continue
-				}
+			case !listFlags[name]:
+				bad(v, "%s takes one value, not a list", name)
+				continue
+			default:
 				vals = []string{strings.Join(vals, ",")}
 			}
 		default:
@@ -130,6 +142,16 @@ func applyFile(fs *pflag.FlagSet, path string) error {
 		return usageError{errors.Join(errs...)}
 	}
 	return nil
+}
+
+// aliasNote names the other field names of flag, for "given twice".
+func aliasNote(flag string) string {
+	for alias, f := range fileAliases {
+		if f == flag {
+			return fmt.Sprintf(" (%s and %s are one field)", alias, flag)
+		}
+	}
+	return ""
 }
 
 func kindName(n *yaml.Node) string {

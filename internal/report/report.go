@@ -36,6 +36,9 @@ type Run struct {
 	// strategy needs is not installed ("strategy/driver/workload: why").
 	Skipped   []string   `json:"skipped,omitempty"`
 	Scenarios []Scenario `json:"scenarios"`
+	// Thresholds are the --fail-on thresholds, each tested on every
+	// scenario in its scope (absent without --fail-on).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 }
 
 // Meta describes where and how the run happened.

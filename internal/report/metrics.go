@@ -1,0 +1,110 @@
+package report
+
+import "github.com/lockbench/lockbench/internal/metrics"
+
+// Metric is one figure a scenario reports, by the name thresholds
+// (lockbench run --fail-on) use for it.
+type Metric struct {
+	// Name is how --fail-on names it (p99_ms, overlap, ops_per_sec).
+	Name string
+	// Doc is one line: what it measures.
+	Doc string
+	// Of reads it from a scenario.
+	Of func(Scenario) float64
+}
+
+// Metrics are the figures thresholds can test, each defined here once:
+// every violation kind by its Key (ViolationKinds, so a new kind is a
+// metric too), their total, the latency percentiles of the whole operation
+// and of acquire and release, and the rates and counts.
+var Metrics = buildMetrics()
+
+func buildMetrics() []Metric {
+	var ms []Metric
+	for _, k := range ViolationKinds {
+		ms = append(ms, Metric{Name: k.Key, Doc: "violations: " + k.Doc,
+			Of: func(s Scenario) float64 { return float64(k.Of(s.Violations)) }})
+	}
+	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind",
+		Of: func(s Scenario) float64 { return float64(s.Violations.Total()) }})
+	latencies := []struct {
+		prefix, what string
+		of           func(Scenario) metrics.Latency
+	}{
+		{"", "whole operation (acquire with retries, critical section, release)", func(s Scenario) metrics.Latency { return s.LatencyMS }},
+		{"acquire_", "acquire, retries and waits included", func(s Scenario) metrics.Latency { return s.AcquireMS }},
+		{"release_", "release call", func(s Scenario) metrics.Latency { return s.ReleaseMS }},
+	}
+	stats := []struct {
+		name, what string
+		of         func(metrics.Latency) float64
+	}{
+		{"p50_ms", "median", func(l metrics.Latency) float64 { return l.P50 }},
+		{"p90_ms", "90th percentile", func(l metrics.Latency) float64 { return l.P90 }},
+		{"p99_ms", "99th percentile", func(l metrics.Latency) float64 { return l.P99 }},
+		{"p999_ms", "99.9th percentile", func(l metrics.Latency) float64 { return l.P999 }},
+		{"max_ms", "maximum", func(l metrics.Latency) float64 { return l.Max }},
+		{"mean_ms", "mean", func(l metrics.Latency) float64 { return l.Mean }},
+	}
+	for _, l := range latencies {
+		for _, st := range stats {
+			ms = append(ms, Metric{Name: l.prefix + st.name, Doc: st.what + " latency of the " + l.what + ", ms",
+				Of: func(s Scenario) float64 { return st.of(l.of(s)) }})
+		}
+	}
+	return append(ms,
+		Metric{"ops_per_sec", "operations completed per second of the measured window",
+			func(s Scenario) float64 { return s.OpsPerSec }},
+		Metric{"ops", "operations completed in the measured window",
+			func(s Scenario) float64 { return float64(s.Ops) }},
+		Metric{"efficiency", "ops_per_sec / the lock-bound ceiling (0 when there is no ceiling)",
+			func(s Scenario) float64 { return s.Efficiency }},
+		Metric{"jain", "Jain's fairness index over the clients' completed operations (1 = equal shares)",
+			func(s Scenario) float64 { return s.Fairness.JainIndex }},
+		Metric{"errors", "Redis and other errors (counters.errors)",
+			func(s Scenario) float64 { return float64(s.Counters.Errors) }},
+		Metric{"timeouts", "acquires that hit --acquire-timeout",
+			func(s Scenario) float64 { return float64(s.Counters.Timeouts) }},
+		Metric{"failures", "acquires given up by the retry policy",
+			func(s Scenario) float64 { return float64(s.Counters.Failures) }},
+		Metric{"dropped", "open loop: arrivals dropped for want of a free client (0 in a closed loop)",
+			func(s Scenario) float64 { return float64(s.Dropped) }},
+		Metric{"commands_per_op", "Redis commands the servers executed per operation",
+			func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }},
+	)
+}
+
+// MetricNames are the Names of Metrics, in their order.
+func MetricNames() []string {
+	names := make([]string, len(Metrics))
+	for i, m := range Metrics {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// LookupMetric returns the metric called name.
+func LookupMetric(name string) (Metric, bool) {
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// ThresholdResult is one threshold (--fail-on) tested on one scenario.
+type ThresholdResult struct {
+	// Expr is the threshold as tested, [scope:]metric op value (one of
+	// the expressions `safety` expands to, for that shortcut).
+	Expr string `json:"expr"`
+	// Scenario is the scenario's Name (strategy/driver/workload/retry).
+	Scenario string  `json:"scenario"`
+	Metric   string  `json:"metric"`
+	Op       string  `json:"op"`
+	Value    float64 `json:"value"`
+	// Measured is the scenario's figure (Metric.Of).
+	Measured float64 `json:"measured"`
+	// Pass: Measured Op Value holds.
+	Pass bool `json:"pass"`
+}
