@@ -50,7 +50,7 @@ func TestClaimsQuick(t *testing.T) {
 	}
 	// "6.5x [6.1x, 6.9x] (min-max, 75 %, n=3)": an interval and its real
 	// confidence, not called 95 %.
-	interval := regexp.MustCompile(`\[[^],]+, [^]]+\] \(min-max, 75 %, n=3\)`)
+	interval := regexp.MustCompile(`\[[^],]+, [^]]+\].*\(min-max, 75 %, n=3\)|\(min-max, 75 %, n=3\).*\[[^],]+, [^]]+\]`)
 	for _, row := range rep.Rows {
 		if !strings.HasPrefix(row.ID, "P") || row.Verdict == claims.NeedsBaseline {
 			continue

@@ -514,7 +514,7 @@ func Table() []Claim {
 				so := p.each("single_cycles_per_s", func(j *judging) float64 { return a(j).OpsPerSec })
 				ro := p.each("redlock_cycles_per_s", func(j *judging) float64 { return r(j).OpsPerSec })
 				sp := p.ratio("single_over_redlock", so, ro)
-				return within(c, 4, 6), fmt.Sprintf("%s commands per cycle %s; single/redlock cycles/s %s (medians %.0f, %.0f)",
+				return within(c, 4, 6), fmt.Sprintf("commands per cycle redlock/single %s %s; single/redlock cycles/s %s (medians %.0f, %.0f)",
 					c.Format(fx(1)), p.note(), sp.Format(fx(1)), so.Median, ro.Median)
 			})},
 	}
