@@ -24,6 +24,7 @@ func TestClaimsQuick(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("claims --quick exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
+	t.Logf("claims --quick:\n%s", r.stdout)
 	files, _ := filepath.Glob(filepath.Join(dir, "claims-*.json"))
 	mds, _ := filepath.Glob(filepath.Join(dir, "claims-*.md"))
 	if len(files) != 1 || len(mds) != 1 {
