@@ -38,13 +38,22 @@ func newClaimsCmd() *cobra.Command {
 		Long: `claims runs one experiment per row of the claims table (docs/claims.md: safety claims S1-S12,
 performance claims P1-P8 from the seed articles) on real redis-server
 processes, scaled to this machine, and computes a verdict from the measured
-figures: reproduced, not reproduced, or hardware-bound (an absolute figure of
-the articles' machines; the checkable ratio is judged). Rows whose strategies
-are not built in print "needs baseline" and are not counted.
+figures: reproduced, not reproduced, inconclusive, or hardware-bound (an
+absolute figure of the articles' machines; the checkable ratio is reported).
+Rows whose strategies are not built in print "needs baseline" and are not
+counted.
+
+Safety rows are judged on the violation counts of one run. Each performance
+row's runs are made 6 times (3 with --quick) and the row is judged on an
+interval of the median of the figure its rule uses (a ratio is taken per
+repeat): reproduced when the whole interval meets the rule, not reproduced
+when none of it does, inconclusive otherwise. With 6 runs the interval is a
+95 % order-statistic interval (as benchstat's); with 3 it is [min, max],
+a 75 % interval, and the table says so.
 
 It prints a table and writes results/claims-<UTC>.json and .md, plus the
 result file of every run behind them in results/claims-<UTC>/.`,
-		Example: `  # every claim at reduced size (under 3 minutes on 2 cores)
+		Example: `  # every claim at reduced size, performance rows 3 times each
   lockbench claims --quick
 
   # two rows, full size
@@ -108,12 +117,16 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 	if f.quick {
 		mode = "quick"
 	}
-	rep := &claims.Report{Schema: 1, Meta: claims.Meta{
+	rep := &claims.Report{Schema: 2, Meta: claims.Meta{
 		StartedAt: started.Format(time.RFC3339), Mode: mode, Driver: f.driver, GitCommit: commit(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(), ResultFiles: map[string]string{},
 	}}
 	runner := func(ctx context.Context, r claims.Run, args []string) (*report.Run, error) {
-		out := filepath.Join(runDir, r.Name+".json")
+		name := r.Name
+		if r.Repeat > 0 {
+			name = fmt.Sprintf("%s-r%d", r.Name, r.Repeat)
+		}
+		out := filepath.Join(runDir, name+".json")
 		var errBuf bytes.Buffer
 		cmd := newRunCmd()
 		cmd.SetArgs(append(args, "--quiet", "--format", "json", "--out", out))
@@ -131,7 +144,7 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 		if rerr != nil {
 			return nil, rerr
 		}
-		rep.Meta.ResultFiles[r.Name] = out
+		rep.Meta.ResultFiles[name] = out
 		if rep.Meta.RedisVersion == "" {
 			rep.Meta.RedisVersion = res.Meta.RedisVersion
 		}
@@ -158,9 +171,9 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 		return err
 	}
 	counts := rep.Counts()
-	fmt.Fprintf(stdout, "%d reproduced, %d not reproduced, %d hardware-bound, %d need a baseline, %d failed (%s mode, %.0f s)\n",
-		counts[claims.Reproduced], counts[claims.NotReproduced], counts[claims.HardwareBound], counts[claims.NeedsBaseline],
-		counts[claims.Failed], mode, rep.Meta.DurationS)
+	fmt.Fprintf(stdout, "%d reproduced, %d not reproduced, %d inconclusive, %d hardware-bound, %d need a baseline, %d failed (%s mode, %.0f s)\n",
+		counts[claims.Reproduced], counts[claims.NotReproduced], counts[claims.Inconclusive], counts[claims.HardwareBound],
+		counts[claims.NeedsBaseline], counts[claims.Failed], mode, rep.Meta.DurationS)
 	fmt.Fprintf(stdout, "report written to %s.json and %s.md (runs in %s/)\n", base, base, runDir)
 	if rep.Interrupted {
 		return errInterrupted

@@ -7,6 +7,13 @@
 // (Table), how the article's figure is scaled to this machine, and the rule
 // that turns measured values into a verdict. No figure is typed in: a
 // verdict comes only from the result files of the runs.
+//
+// A safety row (S1..S12) is judged on violation counts of one run of each
+// experiment. A performance row (P1..P8) runs its experiments several times
+// (FullRepeats, QuickRepeats) and is judged on a confidence interval of the
+// median of the figure its rule uses (NewInterval): reproduced when the
+// whole interval meets the rule, not reproduced when none of it does,
+// inconclusive otherwise.
 package claims
 
 import (
@@ -29,6 +36,9 @@ const (
 	Reproduced Verdict = "reproduced"
 	// NotReproduced: they do not; Measured says what was seen.
 	NotReproduced Verdict = "not reproduced"
+	// Inconclusive: a performance row whose interval straddles the rule's
+	// threshold: part of it meets the rule, part does not.
+	Inconclusive Verdict = "inconclusive"
 	// HardwareBound: the article's figure is an absolute one that depends
 	// on its machines; the ratio or shape that can be checked is reported.
 	HardwareBound Verdict = "hardware-bound"
@@ -40,10 +50,19 @@ const (
 )
 
 // Counted reports whether v is a verdict on the claim (reproduced, not
-// reproduced or hardware-bound).
+// reproduced, inconclusive or hardware-bound).
 func (v Verdict) Counted() bool {
-	return v == Reproduced || v == NotReproduced || v == HardwareBound
+	return v == Reproduced || v == NotReproduced || v == Inconclusive || v == HardwareBound
 }
+
+// Repeats of each performance experiment: 6 in full mode, the fewest for
+// which the order-statistic interval of the median reaches 95 % (it is
+// [min, max], 96.9 %); 3 in --quick mode, where [min, max] is only a 75 %
+// interval (and says so).
+const (
+	FullRepeats  = 6
+	QuickRepeats = 3
+)
 
 // Run is one `lockbench run` an experiment needs.
 type Run struct {
@@ -54,6 +73,9 @@ type Run struct {
 	// Quick are flags appended in --quick mode (a later flag wins), for a
 	// shorter or smaller run.
 	Quick []string
+	// Repeat, set by Execute for the runs of performance rows, is which
+	// run of the experiment this is (1..n); 0 for a run made once.
+	Repeat int
 }
 
 // Claim is one row of the claims table (docs/claims.md) with its experiment.
@@ -74,17 +96,28 @@ type Claim struct {
 	// this build (the baselines); without them the verdict is
 	// NeedsBaseline.
 	Needs []string
-	// Judge computes the verdict from the runs' results.
+	// Judge computes the verdict of a safety row from the runs' results.
 	Judge func(r Results) Outcome
+	// Perf, set instead of Judge on a performance row, computes the
+	// verdict from every repeat of its runs (rs[k] are the results of
+	// repeat k), on intervals.
+	Perf func(rs []Results) Outcome
 }
+
+// Performance reports whether c is a performance row (judged on repeats).
+func (c Claim) Performance() bool { return c.Perf != nil }
 
 // Outcome is what a judge found.
 type Outcome struct {
 	Verdict Verdict
 	// Measured is the measured figure(s), in a few words.
 	Measured string
-	// Figures are the measured values the verdict used, by name.
+	// Figures are the measured values the verdict used, by name (for a
+	// performance row, the medians over the repeats).
 	Figures map[string]float64
+	// Intervals are, for a performance row, each figure's interval over
+	// the repeats, by the same names.
+	Intervals map[string]Interval
 }
 
 // Results are the result files of the runs, by run name.
@@ -121,6 +154,10 @@ type Options struct {
 	Quick bool
 	// Extra flags appended to every run (for example --driver rueidis).
 	Extra []string
+	// Repeats is how many times the runs of performance rows are made
+	// (0: FullRepeats, or QuickRepeats with Quick). Repeat k (from 0) gets
+	// --seed k+1 appended after Extra.
+	Repeats int
 	// Progress, when set, is called before each run and after each claim.
 	Progress func(msg string)
 }
@@ -136,7 +173,13 @@ type Row struct {
 	Measured string             `json:"measured"`
 	Verdict  Verdict            `json:"verdict"`
 	Figures  map[string]float64 `json:"figures,omitempty"`
-	Runs     []string           `json:"runs"`
+	// Intervals, on a performance row, are its figures' intervals over
+	// the repeats.
+	Intervals map[string]Interval `json:"intervals,omitempty"`
+	// Repeats is how many times a performance row's runs were made (0 on
+	// a safety row).
+	Repeats int      `json:"repeats,omitempty"`
+	Runs    []string `json:"runs"`
 }
 
 // Select returns the claims named by only (all when empty), in table
@@ -174,15 +217,33 @@ func Select(only []string) ([]Claim, error) {
 	return out, nil
 }
 
-// Execute runs the experiments of claims (each run once, shared between
-// claims) and judges them. A run that fails makes its claims Failed; the
-// others go on. It stops early when ctx ends, returning the rows judged.
+// Execute runs the experiments of claims (each run shared between claims)
+// and judges them. A run that a performance row of the Table uses is made
+// o.Repeats times, each a separate `lockbench run` on fresh servers with
+// its own seed; the others once. A run that fails makes its claims Failed;
+// the others go on. It stops early when ctx ends, returning the rows
+// judged.
 func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 	runs := map[string]Run{}
 	for _, r := range Runs() {
 		runs[r.Name] = r
 	}
-	results := Results{}
+	n := o.Repeats
+	if n <= 0 {
+		n = FullRepeats
+		if o.Quick {
+			n = QuickRepeats
+		}
+	}
+	repeated := map[string]bool{}
+	for _, c := range Table() {
+		if c.Performance() {
+			for _, r := range c.Runs {
+				repeated[r] = true
+			}
+		}
+	}
+	results := map[string][]*report.Run{}
 	failed := map[string]error{}
 	var rows []Row
 	for _, c := range cs {
@@ -210,33 +271,65 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 				runErr = fmt.Errorf("claims: %s names unknown run %q", c.ID, name)
 				break
 			}
-			args := append(append([]string{}, r.Args...), o.Extra...)
-			if o.Quick {
-				args = append(args, r.Quick...)
+			times := 1
+			if repeated[name] {
+				times = n
 			}
-			if o.Progress != nil {
-				o.Progress(fmt.Sprintf("%s: run %s", c.ID, name))
+			var reps []*report.Run
+			for k := 0; k < times; k++ {
+				args := append(append([]string{}, r.Args...), o.Extra...)
+				if o.Quick {
+					args = append(args, r.Quick...)
+				}
+				rk, what := r, name
+				if repeated[name] {
+					rk.Repeat = k + 1
+					args = append(args, "--seed", fmt.Sprint(k+1))
+					what = fmt.Sprintf("%s (%d/%d)", name, k+1, times)
+				}
+				if o.Progress != nil {
+					o.Progress(fmt.Sprintf("%s: run %s", c.ID, what))
+				}
+				res, err := run(ctx, rk, args)
+				if ctx.Err() != nil {
+					// Ctrl-C: the claim is not judged (neither failed nor
+					// counted); the rows so far are returned.
+					return rows
+				}
+				if err == nil && res.Interrupted {
+					err = errors.New("interrupted")
+				}
+				if err != nil {
+					failed[name] = fmt.Errorf("run %s: %w", what, err)
+					runErr = failed[name]
+					break
+				}
+				reps = append(reps, res)
 			}
-			res, err := run(ctx, r, args)
-			if ctx.Err() != nil {
-				// Ctrl-C: the claim is not judged (neither failed nor
-				// counted); the rows so far are returned.
-				return rows
-			}
-			if err == nil && res.Interrupted {
-				err = errors.New("interrupted")
-			}
-			if err != nil {
-				failed[name] = fmt.Errorf("run %s: %w", name, err)
-				runErr = failed[name]
+			if runErr != nil {
 				break
 			}
-			results[name] = res
+			results[name] = reps
 		}
-		if runErr != nil {
+		switch {
+		case runErr != nil:
 			row.Verdict, row.Measured = Failed, runErr.Error()
-		} else {
-			out := c.Judge(results)
+		case c.Performance():
+			rs := make([]Results, n)
+			for k := range rs {
+				rs[k] = Results{}
+				for _, name := range c.Runs {
+					rs[k][name] = results[name][min(k, len(results[name])-1)]
+				}
+			}
+			out := c.Perf(rs)
+			row.Verdict, row.Measured, row.Figures, row.Intervals, row.Repeats = out.Verdict, out.Measured, out.Figures, out.Intervals, n
+		default:
+			one := Results{}
+			for _, name := range c.Runs {
+				one[name] = results[name][0]
+			}
+			out := c.Judge(one)
 			row.Verdict, row.Measured, row.Figures = out.Verdict, out.Measured, out.Figures
 		}
 		if o.Progress != nil {

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,8 +24,11 @@ func TestTableIsComplete(t *testing.T) {
 	ids := map[string]bool{}
 	for _, c := range Table() {
 		ids[c.ID] = true
-		if c.Claim == "" || c.Article == "" || c.Scaling == "" || c.Rule == "" || c.Judge == nil || len(c.Runs) == 0 {
-			t.Errorf("%s: incomplete row %+v", c.ID, c)
+		if c.Claim == "" || c.Article == "" || c.Scaling == "" || c.Rule == "" || (c.Judge == nil) == (c.Perf == nil) || len(c.Runs) == 0 {
+			t.Errorf("%s: incomplete row %+v (want a Judge or a Perf)", c.ID, c)
+		}
+		if perf := strings.HasPrefix(c.ID, "P"); perf != c.Performance() {
+			t.Errorf("%s: Performance() = %v, want the P rows judged on repeats and the S rows once", c.ID, c.Performance())
 		}
 		for _, r := range c.Runs {
 			if !runs[r] {
@@ -128,5 +134,197 @@ func TestExecute(t *testing.T) {
 	}
 	if c := rep.Counts(); c[Reproduced] != 3 || c[Failed] != 1 || c[NeedsBaseline] != 1 {
 		t.Fatalf("counts %v", c)
+	}
+}
+
+// NewInterval: [min, max] with its real confidence 1 - 2^(1-n) below 6
+// values, benchmath's order-statistic 95 % interval from 6 on; the values
+// stay in run order.
+func TestNewInterval(t *testing.T) {
+	cases := []struct {
+		values         []float64
+		median, lo, hi float64
+		conf           float64
+		minMax         bool
+		note           string
+	}{
+		{[]float64{5, 3, 4}, 4, 3, 5, 0.75, true, "(min-max, 75 %, n=3)"},
+		{[]float64{5, 1, 4, 2, 3}, 3, 1, 5, 0.9375, true, "(min-max, 93.8 %, n=5)"},
+		{[]float64{6, 1, 5, 2, 4, 3}, 3.5, 1, 6, 0.96875, false, "(96.9 %, n=6)"},
+		// From 9 values the interval no longer reaches the extremes:
+		// order statistics 2 and 8, 1 - 2 x 10/512.
+		{[]float64{9, 1, 8, 2, 7, 3, 6, 4, 5}, 5, 2, 8, 1 - 20.0/512, false, "(96.1 %, n=9)"},
+	}
+	for _, c := range cases {
+		in := slices.Clone(c.values)
+		iv := NewInterval(in)
+		if iv.N != len(c.values) || iv.Median != c.median || iv.Lo != c.lo || iv.Hi != c.hi ||
+			math.Abs(iv.Confidence-c.conf) > 1e-12 || iv.MinMax != c.minMax || iv.Note() != c.note {
+			t.Errorf("NewInterval(%v) = %+v %q, want median %v [%v, %v] at %v (min-max %v) %q",
+				c.values, iv, iv.Note(), c.median, c.lo, c.hi, c.conf, c.minMax, c.note)
+		}
+		if !slices.Equal(in, c.values) || !slices.Equal(iv.Values, c.values) {
+			t.Errorf("NewInterval(%v): input %v, values %v; want both in run order", c.values, in, iv.Values)
+		}
+	}
+	if got := NewInterval([]float64{2, 4, 3}).Format(fx(1)); got != "3.0x [2.0x, 4.0x]" {
+		t.Errorf("Format = %q", got)
+	}
+}
+
+func TestPairedRatios(t *testing.T) {
+	got := pairedRatios([]float64{700, 1400, 1050, 5}, []float64{100, 200, 150, 0})
+	if !slices.Equal(got, []float64{7, 7, 7, math.Inf(1)}) {
+		t.Fatalf("pairedRatios = %v, want 7, 7, 7, +Inf (repeat k over repeat k)", got)
+	}
+}
+
+// The tests of an interval against a threshold, and their combinations.
+func TestIntervalTests(t *testing.T) {
+	iv := func(lo, hi float64) Interval { return Interval{Lo: lo, Hi: hi} }
+	cases := []struct {
+		name string
+		got  tri
+		want tri
+	}{
+		{"[6.3, 7] >= 6.2", atLeast(iv(6.3, 7), 6.2), yes},
+		{"[6.2, 7] >= 6.2", atLeast(iv(6.2, 7), 6.2), yes},
+		{"[5, 6.1] >= 6.2", atLeast(iv(5, 6.1), 6.2), no},
+		{"[5, 7] >= 6.2", atLeast(iv(5, 7), 6.2), maybe},
+		{"[0.2, 0.5] <= 0.5", atMost(iv(0.2, 0.5), 0.5), yes},
+		{"[0.6, 0.9] <= 0.5", atMost(iv(0.6, 0.9), 0.5), no},
+		{"[0.4, 0.9] <= 0.5", atMost(iv(0.4, 0.9), 0.5), maybe},
+		{"[1, 2] > 1", above(iv(1, 2), 1), maybe},
+		{"[0.5, 1] > 1", above(iv(0.5, 1), 1), no},
+		{"[-0.3, -0.1] < 0", below(iv(-0.3, -0.1), 0), yes},
+		{"[0, 0.1] < 0", below(iv(0, 0.1), 0), no},
+		{"[4.5, 5.5] in [4, 6]", within(iv(4.5, 5.5), 4, 6), yes},
+		{"[6.1, 7] in [4, 6]", within(iv(6.1, 7), 4, 6), no},
+		{"[3, 5] in [4, 6]", within(iv(3, 5), 4, 6), maybe},
+		{"yes and maybe", and(yes, maybe), maybe},
+		{"yes and no", and(yes, maybe, no), no},
+		{"2 of yes, yes, no", atLeastOf(2, yes, yes, no), yes},
+		{"2 of yes, maybe, no", atLeastOf(2, yes, maybe, no), maybe},
+		{"2 of yes, no, no", atLeastOf(2, yes, no, no), no},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// segmentsRepeats are the results of the P1 run, one per repeat, with the
+// given ops/s of the global (atomic) and segmented locks.
+func segmentsRepeats(global, segmented []float64) []Results {
+	var rs []Results
+	for k := range global {
+		rs = append(rs, Results{"segments": {Scenarios: []report.Scenario{
+			sc("atomic", func(s *report.Scenario) { s.OpsPerSec = global[k] }),
+			sc("segmented", func(s *report.Scenario) { s.OpsPerSec, s.CeilingOpsPerSec = segmented[k], 1600 }),
+		}}})
+	}
+	return rs
+}
+
+// A performance row is judged on the interval of its figure: P1's
+// segmented/global ratio, taken repeat by repeat.
+func TestJudgeOnIntervals(t *testing.T) {
+	p1, _ := Select([]string{"P1"})
+	cases := []struct {
+		name              string
+		global, segmented []float64
+		want              Verdict
+		lo, hi            float64
+	}{
+		// The throughput swings 2x between repeats but the ratio of
+		// each repeat is 7: paired, the interval is [7, 7]. (Unpaired,
+		// min over max would give 700/200 = 3.5.)
+		{"whole interval >= 6.2", []float64{100, 200, 150}, []float64{700, 1400, 1050}, Reproduced, 7, 7},
+		{"none of it", []float64{100, 100, 100}, []float64{300, 500, 400}, NotReproduced, 3, 5},
+		{"straddles 6.2", []float64{100, 100, 100}, []float64{500, 700, 650}, Inconclusive, 5, 7},
+	}
+	for _, c := range cases {
+		out := p1[0].Perf(segmentsRepeats(c.global, c.segmented))
+		r := out.Intervals["ratio"]
+		if out.Verdict != c.want || r.Lo != c.lo || r.Hi != c.hi || r.N != 3 {
+			t.Errorf("%s: %s, ratio %+v; want %s on [%v, %v]", c.name, out.Verdict, r, c.want, c.lo, c.hi)
+		}
+		if !strings.Contains(out.Measured, fmt.Sprintf("[%.1fx, %.1fx] (min-max, 75 %%, n=3)", c.lo, c.hi)) {
+			t.Errorf("%s: measured %q, want the interval and its confidence", c.name, out.Measured)
+		}
+		if out.Figures["ratio"] != r.Median || len(out.Intervals) != len(out.Figures) {
+			t.Errorf("%s: figures %v, want the medians of the intervals", c.name, out.Figures)
+		}
+	}
+	// A scenario missing from one repeat fails the row.
+	rs := segmentsRepeats([]float64{100, 100, 100}, []float64{700, 700, 700})
+	rs[1]["segments"] = &report.Run{}
+	if out := p1[0].Perf(rs); out.Verdict != Failed || !strings.Contains(out.Measured, "no atomic") {
+		t.Errorf("missing scenario in a repeat: %+v", out)
+	}
+	// P7 stays hardware-bound, with its intervals.
+	p7, _ := Select([]string{"P7"})
+	var rs7 []Results
+	for k := 0; k < 3; k++ {
+		rs7 = append(rs7, Results{"redlock-orders": {Scenarios: []report.Scenario{
+			sc("atomic", func(s *report.Scenario) { s.OpsPerSec = 1000 }),
+			sc("redlock", func(s *report.Scenario) {
+				s.OpsPerSec, s.Counters.Attempts, s.Counters.Failures = float64(300+10*k), 100, int64(k)
+			}),
+		}}})
+	}
+	out := p7[0].Perf(rs7)
+	if fr := out.Intervals["redlock_failure_rate"]; out.Verdict != HardwareBound || fr.Lo != 0 || fr.Hi != 0.02 ||
+		!strings.Contains(out.Measured, "redlock 310 [300, 320] orders/s") {
+		t.Errorf("P7: %+v", out)
+	}
+}
+
+// Execute makes the runs of a performance row Repeats times, each with
+// its own --seed and Repeat number, and judges the row on all of them.
+func TestExecuteRepeats(t *testing.T) {
+	cs, _ := Select([]string{"P1", "S2"})
+	var calls []string
+	quick := " --duration 1s"
+	runner := func(_ context.Context, r Run, args []string) (*report.Run, error) {
+		calls = append(calls, fmt.Sprintf("%s/%d", r.Name, r.Repeat))
+		a := strings.Join(args, " ")
+		if r.Name == "segments" && !strings.HasSuffix(a, fmt.Sprintf("5s%s --seed %d", quick, r.Repeat)) {
+			t.Errorf("repeat %d args %v: want the quick flags then its own seed", r.Repeat, args)
+		}
+		k := float64(r.Repeat)
+		return &report.Run{Scenarios: []report.Scenario{
+			sc("atomic", func(s *report.Scenario) { s.OpsPerSec, s.Violations.Overlap = 100*k, 1 }),
+			sc("naive", func(s *report.Scenario) { s.Violations.Overlap = 1 }),
+			sc("segmented", func(s *report.Scenario) { s.OpsPerSec = 700 * k }),
+		}}, nil
+	}
+	rows := Execute(context.Background(), cs, Options{Quick: true}, runner)
+	if strings.Join(calls, ",") != "long-task/0,segments/1,segments/2,segments/3" {
+		t.Fatalf("runs %v, want long-task once and segments 3 times", calls)
+	}
+	if rows[0].ID != "S2" || rows[0].Repeats != 0 || rows[0].Intervals != nil {
+		t.Errorf("S2: %+v, want a safety row judged once", rows[0])
+	}
+	p1 := rows[1]
+	if p1.Verdict != Reproduced || p1.Repeats != 3 || p1.Intervals["ratio"].N != 3 || p1.Intervals["global_ops_per_s"].Lo != 100 {
+		t.Errorf("P1: %+v", p1)
+	}
+	quick = ""
+	if rows := Execute(context.Background(), cs[1:], Options{}, runner); rows[0].Repeats != FullRepeats {
+		t.Errorf("full mode: %d repeats, want %d", rows[0].Repeats, FullRepeats)
+	}
+	var tbl, md bytes.Buffer
+	if err := WriteTable(&tbl, rows); err != nil || !strings.Contains(tbl.String(), "ran 3 times") || !strings.Contains(tbl.String(), "75 % confidence only") {
+		t.Errorf("table %v:\n%s", err, tbl.String())
+	}
+	rep := &Report{Meta: Meta{Mode: "quick"}, Rows: append(rows, Row{ID: "P9", Verdict: Inconclusive})}
+	if err := WriteMarkdown(&md, rep); err != nil || !strings.Contains(md.String(), "| ratio | 7 | [7, 7] | min-max, 75 %, n=3 | 7, 7, 7 |") ||
+		!strings.Contains(md.String(), "each made 3 times") || !strings.Contains(md.String(), "**inconclusive**") {
+		t.Errorf("markdown %v:\n%s", err, md.String())
+	}
+	if c := rep.Counts(); c[Inconclusive] != 1 || !Inconclusive.Counted() {
+		t.Errorf("counts %v: want inconclusive counted", c)
 	}
 }

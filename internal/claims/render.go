@@ -3,17 +3,22 @@ package claims
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/lockbench/lockbench/internal/report"
 	"io"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 // Report is a `lockbench claims` result: one row per claim.
 type Report struct {
+	// Schema 2: performance rows carry intervals and repeats; the
+	// inconclusive verdict.
 	Schema int   `json:"schema"`
 	Meta   Meta  `json:"meta"`
 	Rows   []Row `json:"rows"`
@@ -58,7 +63,33 @@ func WriteTable(w io.Writer, rows []Row) error {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if note := IntervalNote(rows); note != "" {
+		_, err := fmt.Fprintln(w, note)
+		return err
+	}
+	return nil
+}
+
+// IntervalNote explains the performance rows' intervals ("" when no row
+// has repeats): how many runs, and what the brackets are.
+func IntervalNote(rows []Row) string {
+	n := 0
+	for _, r := range rows {
+		n = max(n, r.Repeats)
+	}
+	if n == 0 {
+		return ""
+	}
+	iv := NewInterval(make([]float64, n))
+	what := fmt.Sprintf("the order-statistic %s %% confidence interval of the median (as benchstat)", pct(iv.Confidence))
+	if iv.MinMax {
+		what = fmt.Sprintf("[min, max] of the %d runs: too few for a 95 %% interval, it holds the median with %s %% confidence only", n, pct(iv.Confidence))
+	}
+	return fmt.Sprintf("Performance rows (P): each experiment ran %d times; a figure is the median [lo, hi], %s. "+
+		"Verdict: reproduced if the whole interval meets the rule, not reproduced if none of it does, inconclusive otherwise.", n, what)
 }
 
 // WriteJSON writes r as indented JSON to path, atomically (directories
@@ -99,17 +130,46 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for _, row := range r.Rows {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | **%s** |\n", row.ID, md(row.Claim), md(row.Article), md(row.Measured), row.Verdict)
 	}
+	if note := IntervalNote(r.Rows); note != "" {
+		fmt.Fprintf(&b, "\n%s\n", note)
+	}
 	b.WriteString("\n## Experiments\n")
 	for _, row := range r.Rows {
 		fmt.Fprintf(&b, "\n### %s: %s\n\nSeeds: %s. Scaled: %s.\n\nRule: %s.\n\nVerdict: **%s** (%s).\n",
 			row.ID, row.Claim, row.Seeds, row.Scaling, row.Rule, row.Verdict, row.Measured)
 		if len(row.Runs) > 0 {
-			fmt.Fprintf(&b, "\nRuns: %s.\n", strings.Join(row.Runs, ", "))
+			times := ""
+			if row.Repeats > 0 {
+				times = fmt.Sprintf(", each made %d times", row.Repeats)
+			}
+			fmt.Fprintf(&b, "\nRuns: %s%s.\n", strings.Join(row.Runs, ", "), times)
+		}
+		if len(row.Intervals) > 0 {
+			names := make([]string, 0, len(row.Intervals))
+			for name := range row.Intervals {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			b.WriteString("\n| figure | median | interval | confidence | values (run order) |\n|---|---|---|---|---|\n")
+			for _, name := range names {
+				iv := row.Intervals[name]
+				vals := make([]string, len(iv.Values))
+				for k, v := range iv.Values {
+					vals[k] = num(v)
+				}
+				fmt.Fprintf(&b, "| %s | %s | [%s, %s] | %s | %s |\n", name, num(iv.Median), num(iv.Lo), num(iv.Hi),
+					strings.Trim(iv.Note(), "()"), strings.Join(vals, ", "))
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// num prints a figure with 4 significant digits.
+func num(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+func pct(c float64) string { return strconv.FormatFloat(100*c, 'g', 3, 64) }
 
 func md(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 

@@ -8,6 +8,11 @@ import (
 	"github.com/lockbench/lockbench/internal/report"
 )
 
+// perfQuick is the --quick flags of the performance runs: each is made
+// QuickRepeats times, so each repeat measures 1 s per scenario (instead of
+// 1.5-2 s once), keeping `claims --quick` within ~2.5x its single-run time.
+var perfQuick = []string{"--duration", "1s"}
+
 // Runs are the `lockbench run` invocations the experiments use. Each is
 // scaled to a 2-core machine: the articles' seconds become milliseconds,
 // their thousands of clients tens or hundreds.
@@ -22,7 +27,7 @@ func Runs() []Run {
 	guardNone := Run{Name: "guard-none", Args: []string{"--strategy", "atomic", "--guard", "none", "--workload", "flash-sale", "--stock", "200",
 		"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "10s"}}
 	sqlLow := Run{Name: "sql-low", Args: []string{"--strategy", "atomic,sql-rowlock", "--workload", "flash-sale", "--stock", "1000000",
-		"--work", "1ms", "--clients", "10", "--duration", "5s"}, Quick: quick("2s")}
+		"--work", "1ms", "--clients", "10", "--duration", "5s"}, Quick: perfQuick}
 	return []Run{
 		{Name: "crash", Args: []string{"--strategy", "naive,atomic", "--workload", "flash-sale", "--stock", "1000000",
 			"--work", "1ms", "--ttl", "200ms", "--clients", "8", "--retry", pol, "--acquire-timeout", "1s",
@@ -54,18 +59,18 @@ func Runs() []Run {
 			"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "4s"}, Quick: quick("2s")},
 		{Name: "segments", Args: []string{"--strategy", "atomic,segmented", "--segments", "8", "--workload", "flash-sale",
 			"--stock", "1000000", "--work", "5ms", "--ttl", "100ms", "--clients", "50", "--retry", "fixed:interval=1ms",
-			"--duration", "5s"}, Quick: quick("2s")},
+			"--duration", "5s"}, Quick: perfQuick},
 		retryRun(10), retryRun(100), retryRun(500),
 		{Name: "async", Args: []string{"--strategy", "atomic", "--workload", "flash-sale", "--skus", "10", "--stock", "1000000",
-			"--work", "5ms", "--retry", "none,fixed", "--clients", "50", "--duration", "5s"}, Quick: quick("2s")},
+			"--work", "5ms", "--retry", "none,fixed", "--clients", "50", "--duration", "5s"}, Quick: perfQuick},
 		sqlLow,
 		derive(sqlLow, "sql-high", "--clients", "200"),
 		{Name: "zk", Args: []string{"--strategy", "atomic,zk,etcd", "--workload", "lock-cycle", "--keys", "1000",
-			"--clients", "50", "--duration", "5s"}, Quick: quick("2s")},
+			"--clients", "50", "--duration", "5s"}, Quick: perfQuick},
 		{Name: "redlock-orders", Args: []string{"--strategy", "atomic,redlock", "--nodes", "5", "--workload", "flash-sale",
-			"--skus", "1000", "--stock", "1000000", "--work", "1ms", "--clients", "50", "--duration", "5s"}, Quick: quick("2s")},
+			"--skus", "1000", "--stock", "1000000", "--work", "1ms", "--clients", "50", "--duration", "5s"}, Quick: perfQuick},
 		{Name: "uncontended", Args: []string{"--strategy", "atomic,redlock", "--nodes", "5", "--workload", "lock-cycle",
-			"--keys", "100000", "--clients", "50", "--duration", "5s"}, Quick: quick("2s")},
+			"--keys", "100000", "--clients", "50", "--duration", "5s"}, Quick: perfQuick},
 	}
 }
 
@@ -81,7 +86,7 @@ var retryClients = []int{10, 100, 500}
 func retryRun(n int) Run {
 	return Run{Name: fmt.Sprintf("retry-%d", n), Args: []string{"--strategy", "atomic", "--workload", "hot-key", "--keys", "1",
 		"--zipf", "0", "--work", "5ms", "--retry", "fixed,backoff,spin,pubsub", "--clients", fmt.Sprint(n),
-		"--load-sample", "10ms", "--duration", "5s"}, Quick: []string{"--duration", "1500ms"}}
+		"--load-sample", "10ms", "--duration", "5s"}, Quick: perfQuick}
 }
 
 // judging collects the first lookup error, so a judge reads as a list of
@@ -130,6 +135,94 @@ func judgeAs(yes Verdict, f func(j *judging) (bool, string)) func(Results) Outco
 		return Outcome{Verdict: v, Measured: measured, Figures: j.fig}
 	}
 }
+
+// fail records err as the judging's error (the first one wins).
+func (j *judging) fail(err error) {
+	if j.err == nil {
+		j.err = err
+	}
+}
+
+// perf collects a performance row's figures over its repeats: each
+// figure's value in every repeat and its interval.
+type perf struct {
+	rs  []Results
+	err error
+	ivs map[string]Interval
+}
+
+// each computes fig on every repeat's results (its lookups go through
+// j.s, so a missing scenario fails the row) and records the values'
+// interval as name.
+func (p *perf) each(name string, fig func(j *judging) float64) Interval {
+	vals := make([]float64, len(p.rs))
+	for k, r := range p.rs {
+		j := &judging{r: r, fig: map[string]float64{}}
+		vals[k] = fig(j)
+		if j.err != nil && p.err == nil {
+			p.err = j.err
+		}
+	}
+	return p.record(name, vals)
+}
+
+// ratio records num/den taken repeat by repeat (pairedRatios) as name.
+func (p *perf) ratio(name string, num, den Interval) Interval {
+	return p.record(name, pairedRatios(num.Values, den.Values))
+}
+
+// diff records a - b taken repeat by repeat as name.
+func (p *perf) diff(name string, a, b Interval) Interval {
+	out := make([]float64, len(a.Values))
+	for k := range out {
+		out[k] = a.Values[k] - b.Values[k]
+	}
+	return p.record(name, out)
+}
+
+func (p *perf) record(name string, vals []float64) Interval {
+	iv := NewInterval(vals)
+	p.ivs[name] = iv
+	return iv
+}
+
+// note is the intervals' confidence and size, "(95 %, n=6)".
+func (p *perf) note() string { return NewInterval(make([]float64, len(p.rs))).Note() }
+
+// judgePerf wraps a performance rule: the test's verdict (always
+// HardwareBound when hw), the medians as Figures, every interval; a
+// missing scenario in any repeat makes the verdict Failed.
+func judgePerf(hw bool, f func(p *perf) (tri, string)) func([]Results) Outcome {
+	return func(rs []Results) Outcome {
+		p := &perf{rs: rs, ivs: map[string]Interval{}}
+		t, measured := f(p)
+		if p.err != nil {
+			return Outcome{Verdict: Failed, Measured: p.err.Error()}
+		}
+		figs := map[string]float64{}
+		for name, iv := range p.ivs {
+			figs[name] = iv.Median
+		}
+		v := t.verdict()
+		if hw {
+			v = HardwareBound
+		}
+		return Outcome{Verdict: v, Measured: measured, Figures: figs, Intervals: p.ivs}
+	}
+}
+
+// scaled is iv with every bound multiplied by k (for percentages).
+func scaled(iv Interval, k float64) Interval {
+	iv.Median, iv.Lo, iv.Hi = k*iv.Median, k*iv.Lo, k*iv.Hi
+	return iv
+}
+
+// f is a formatter for Interval.Format; fx(d) prints d decimals and "x".
+func f(format string) func(float64) string {
+	return func(v float64) string { return fmt.Sprintf(format, v) }
+}
+
+func fx(decimals int) func(float64) string { return f(fmt.Sprintf("%%.%dfx", decimals)) }
 
 // lastWindow is the fault window that acted last (-1 ops if none).
 func lastWindow(s *report.Scenario) report.FaultWindow {
@@ -279,131 +372,150 @@ func Table() []Claim {
 			})},
 		{ID: "P1", Claim: "per-product segmented locks raised QPS from 200 to 1,500 (7.5x)", Seeds: "002, 000",
 			Article: "200 -> 1,500 QPS (7.5x)", Scaling: "5 ms critical section (global lock ~200 ops/s), 8 segments, 50 clients",
-			Rule: "segmented / global ops/s >= 6.2 (80 % of the article's 6.5x gain); the ceiling is 8 / 5 ms = 1,600 ops/s",
+			Rule: "segmented / global ops/s >= 6.2 (80 % of the article's 6.5x gain), ratio taken per repeat; the ceiling is 8 / 5 ms = 1,600 ops/s",
 			Runs: []string{"segments"},
-			Judge: judge(func(j *judging) (bool, string) {
-				g, s := j.s("segments", "atomic", "", 0), j.s("segments", "segmented", "", 0)
-				go_, so := j.set("global_ops_per_s", g.OpsPerSec), j.set("segmented_ops_per_s", s.OpsPerSec)
-				r := j.set("ratio", ratio(so, go_))
-				e := j.set("segmented_efficiency", s.Efficiency)
-				return r >= 6.2, fmt.Sprintf("%.0f -> %.0f ops/s (%.1fx); segmented at %.0f %% of its ceiling %.0f ops/s", go_, so, r, 100*e, s.CeilingOpsPerSec)
+			Perf: judgePerf(false, func(p *perf) (tri, string) {
+				g := p.each("global_ops_per_s", func(j *judging) float64 { return j.s("segments", "atomic", "", 0).OpsPerSec })
+				s := p.each("segmented_ops_per_s", func(j *judging) float64 { return j.s("segments", "segmented", "", 0).OpsPerSec })
+				r := p.ratio("ratio", s, g)
+				e := p.each("segmented_efficiency", func(j *judging) float64 { return j.s("segments", "segmented", "", 0).Efficiency })
+				c := p.each("segmented_ceiling_ops_per_s", func(j *judging) float64 { return j.s("segments", "segmented", "", 0).CeilingOpsPerSec })
+				return atLeast(r, 6.2), fmt.Sprintf("%s %s segmented/global; medians %.0f -> %.0f ops/s, segmented at %.0f %% of its ceiling %.0f ops/s",
+					r.Format(fx(1)), p.note(), g.Median, s.Median, 100*e.Median, c.Median)
 			})},
 		{ID: "P2", Claim: "jittered backoff beats polling every 100 ms in throughput, with worse fairness", Seeds: "000",
 			Article: "clearly higher throughput, worse fairness", Scaling: "one hot key, 5 ms work, 10 / 100 / 500 clients",
-			Rule: "at >= 2 of the 3 client counts: backoff ops/s >= 1.1 x fixed ops/s, and Jain index backoff < fixed",
+			Rule: "at >= 2 of the 3 client counts: backoff ops/s >= 1.1 x fixed ops/s, and Jain index backoff - fixed < 0 (both per repeat)",
 			Runs: []string{"retry-10", "retry-100", "retry-500"},
-			Judge: judge(func(j *judging) (bool, string) {
-				faster, lessFair := 0, 0
+			Perf: judgePerf(false, func(p *perf) (tri, string) {
+				var tests []tri
 				var parts []string
 				for _, n := range retryClients {
 					run := fmt.Sprintf("retry-%d", n)
-					f, b := j.s(run, "atomic", "fixed", n), j.s(run, "atomic", "backoff", n)
-					s, p := j.s(run, "atomic", "spin", n), j.s(run, "atomic", "pubsub", n)
-					r := j.set(fmt.Sprintf("backoff_over_fixed_%d", n), ratio(b.OpsPerSec, f.OpsPerSec))
-					jf, jb := j.set(fmt.Sprintf("jain_fixed_%d", n), f.Fairness.JainIndex), j.set(fmt.Sprintf("jain_backoff_%d", n), b.Fairness.JainIndex)
-					for name, sc := range map[string]*report.Scenario{"fixed": f, "backoff": b, "spin": s, "pubsub": p} {
-						j.set(fmt.Sprintf("ops_per_s_%s_%d", name, n), sc.OpsPerSec)
-						j.set(fmt.Sprintf("acquire_p99_ms_%s_%d", name, n), sc.AcquireMS.P99)
-						j.set(fmt.Sprintf("commands_per_success_%s_%d", name, n), sc.RedisCost.CommandsPerOp)
+					ops := map[string]Interval{}
+					for _, pol := range []string{"fixed", "backoff", "spin", "pubsub"} {
+						ops[pol] = p.each(fmt.Sprintf("ops_per_s_%s_%d", pol, n), func(j *judging) float64 { return j.s(run, "atomic", pol, n).OpsPerSec })
+						p.each(fmt.Sprintf("acquire_p99_ms_%s_%d", pol, n), func(j *judging) float64 { return j.s(run, "atomic", pol, n).AcquireMS.P99 })
+						p.each(fmt.Sprintf("commands_per_success_%s_%d", pol, n), func(j *judging) float64 { return j.s(run, "atomic", pol, n).RedisCost.CommandsPerOp })
 					}
-					if r >= 1.1 {
-						faster++
-					}
-					if jb < jf {
-						lessFair++
-					}
-					parts = append(parts, fmt.Sprintf("%d clients: %.2fx, Jain %.2f vs %.2f", n, r, jb, jf))
+					r := p.ratio(fmt.Sprintf("backoff_over_fixed_%d", n), ops["backoff"], ops["fixed"])
+					jf := p.each(fmt.Sprintf("jain_fixed_%d", n), func(j *judging) float64 { return j.s(run, "atomic", "fixed", n).Fairness.JainIndex })
+					jb := p.each(fmt.Sprintf("jain_backoff_%d", n), func(j *judging) float64 { return j.s(run, "atomic", "backoff", n).Fairness.JainIndex })
+					d := p.diff(fmt.Sprintf("jain_backoff_minus_fixed_%d", n), jb, jf)
+					tests = append(tests, and(atLeast(r, 1.1), below(d, 0)))
+					parts = append(parts, fmt.Sprintf("%d clients: %s, Jain %s", n, r.Format(fx(2)), d.Format(f("%+.2f"))))
 				}
-				return faster >= 2 && lessFair >= 2, "backoff/fixed " + strings.Join(parts, "; ")
+				return atLeastOf(2, tests...), "backoff/fixed ops/s and Jain backoff - fixed " + p.note() + ": " + strings.Join(parts, "; ")
 			})},
 		{ID: "P3", Claim: "lockstep polling makes Redis load spike when all waiters retry together", Seeds: "000",
 			Article: "thundering herd", Scaling: "the P2 runs, servers' command rate sampled every 10 ms",
-			Rule: "at >= 2 of the 3 client counts: the p99 of the servers' command rate (commands/s over 10 ms) under fixed-interval polling >= 2 x under jittered backoff (the single highest sample is reported but too noisy to judge on)",
+			Rule: "at >= 2 of the 3 client counts: the p99 of the servers' command rate (commands/s over 10 ms) under fixed-interval polling >= 2 x under jittered backoff, ratio taken per repeat (the single highest sample is reported but too noisy to judge on)",
 			Runs: []string{"retry-10", "retry-100", "retry-500"},
-			Judge: judge(func(j *judging) (bool, string) {
-				spiky := 0
+			Perf: judgePerf(false, func(p *perf) (tri, string) {
+				var tests []tri
 				var parts []string
 				for _, n := range retryClients {
 					run := fmt.Sprintf("retry-%d", n)
-					f, b := j.s(run, "atomic", "fixed", n), j.s(run, "atomic", "backoff", n)
-					if f.ServerLoad == nil || b.ServerLoad == nil {
-						return false, fmt.Sprintf("%d clients: no server load samples", n)
+					load := func(pol string, fig func(l *report.ServerLoad) float64) func(j *judging) float64 {
+						return func(j *judging) float64 {
+							s := j.s(run, "atomic", pol, n)
+							if s.ServerLoad == nil {
+								j.fail(fmt.Errorf("run %s: %s at %d clients has no server load samples", run, pol, n))
+								return 0
+							}
+							return fig(s.ServerLoad)
+						}
 					}
-					r := j.set(fmt.Sprintf("p99_rate_fixed_over_backoff_%d", n), ratio(f.ServerLoad.P99PerSec, b.ServerLoad.P99PerSec))
-					j.set(fmt.Sprintf("p99_commands_per_s_fixed_%d", n), f.ServerLoad.P99PerSec)
-					j.set(fmt.Sprintf("p99_commands_per_s_backoff_%d", n), b.ServerLoad.P99PerSec)
-					j.set(fmt.Sprintf("peak_to_mean_fixed_%d", n), f.ServerLoad.PeakToMean)
-					j.set(fmt.Sprintf("peak_to_mean_backoff_%d", n), b.ServerLoad.PeakToMean)
-					j.set(fmt.Sprintf("commands_per_success_fixed_%d", n), f.RedisCost.CommandsPerOp)
-					j.set(fmt.Sprintf("commands_per_success_backoff_%d", n), b.RedisCost.CommandsPerOp)
-					if r >= 2 {
-						spiky++
+					p99 := func(l *report.ServerLoad) float64 { return l.P99PerSec }
+					peak := func(l *report.ServerLoad) float64 { return l.PeakToMean }
+					fr := p.each(fmt.Sprintf("p99_commands_per_s_fixed_%d", n), load("fixed", p99))
+					br := p.each(fmt.Sprintf("p99_commands_per_s_backoff_%d", n), load("backoff", p99))
+					r := p.ratio(fmt.Sprintf("p99_rate_fixed_over_backoff_%d", n), fr, br)
+					p.each(fmt.Sprintf("peak_to_mean_fixed_%d", n), load("fixed", peak))
+					p.each(fmt.Sprintf("peak_to_mean_backoff_%d", n), load("backoff", peak))
+					for _, pol := range []string{"fixed", "backoff"} {
+						p.each(fmt.Sprintf("commands_per_success_%s_%d", pol, n), func(j *judging) float64 { return j.s(run, "atomic", pol, n).RedisCost.CommandsPerOp })
 					}
-					parts = append(parts, fmt.Sprintf("%d clients: %.2fx (%.0f vs %.0f/s)", n, r, f.ServerLoad.P99PerSec, b.ServerLoad.P99PerSec))
+					tests = append(tests, atLeast(r, 2))
+					parts = append(parts, fmt.Sprintf("%d clients: %s (medians %.0f vs %.0f/s)", n, r.Format(fx(2)), fr.Median, br.Median))
 				}
-				return spiky >= 2, "p99 command rate, fixed vs backoff: " + strings.Join(parts, "; ")
+				return atLeastOf(2, tests...), "p99 command rate, fixed/backoff " + p.note() + ": " + strings.Join(parts, "; ")
 			})},
 		{ID: "P4", Claim: "async acquisition (try-lock, serve another item) raised throughput by 40 %", Seeds: "002",
 			Article: "+40 %", Scaling: "10 items, 50 clients, 5 ms work; waiting = poll every 100 ms",
-			Rule: "try-lock (retry none, next item) / waiting (fixed 100 ms) ops/s >= 1.32 (80 % of the article's gain)",
+			Rule: "try-lock (retry none, next item) / waiting (fixed 100 ms) ops/s >= 1.32 (80 % of the article's gain), ratio taken per repeat",
 			Runs: []string{"async"},
-			Judge: judge(func(j *judging) (bool, string) {
-				a, w := j.s("async", "atomic", "none", 0), j.s("async", "atomic", "fixed", 0)
-				r := j.set("ratio", ratio(a.OpsPerSec, w.OpsPerSec))
-				j.set("async_ops_per_s", a.OpsPerSec)
-				j.set("waiting_ops_per_s", w.OpsPerSec)
-				return r >= 1.32, fmt.Sprintf("%.0f vs %.0f ops/s (%+.0f %%)", a.OpsPerSec, w.OpsPerSec, 100*(r-1))
+			Perf: judgePerf(false, func(p *perf) (tri, string) {
+				a := p.each("async_ops_per_s", func(j *judging) float64 { return j.s("async", "atomic", "none", 0).OpsPerSec })
+				w := p.each("waiting_ops_per_s", func(j *judging) float64 { return j.s("async", "atomic", "fixed", 0).OpsPerSec })
+				r := p.ratio("ratio", a, w)
+				return atLeast(r, 1.32), fmt.Sprintf("%s %s try-lock/waiting; medians %.0f vs %.0f ops/s", r.Format(fx(2)), p.note(), a.Median, w.Median)
 			})},
 		{ID: "P5", Claim: "a MySQL row lock fell from 2,000 TPS to under 300 under high concurrency", Seeds: "004",
 			Article: "2,000 -> < 300 TPS", Scaling: "MariaDB SELECT ... FOR UPDATE on one stock row, 10 vs 200 clients",
-			Rule: "sql-rowlock ops/s at 200 clients <= 0.5 x at 10 clients, and the Redis lock (atomic) at 200 clients is faster than sql-rowlock",
+			Rule: "sql-rowlock ops/s at 200 clients <= 0.5 x at 10 clients (repeat k of the 200-client run over repeat k of the 10-client run), and the Redis lock (atomic) / sql-rowlock ops/s at 200 clients > 1",
 			Runs: []string{"sql-low", "sql-high"}, Needs: []string{"sql-rowlock"},
-			Judge: judge(func(j *judging) (bool, string) {
-				lo, hi := j.s("sql-low", "sql-rowlock", "", 0), j.s("sql-high", "sql-rowlock", "", 0)
-				ah := j.s("sql-high", "atomic", "", 0)
-				r := j.set("rowlock_high_over_low", ratio(hi.OpsPerSec, lo.OpsPerSec))
-				j.set("rowlock_ops_per_s_10", lo.OpsPerSec)
-				j.set("rowlock_ops_per_s_200", hi.OpsPerSec)
-				j.set("atomic_ops_per_s_200", ah.OpsPerSec)
-				return r <= 0.5 && ah.OpsPerSec > hi.OpsPerSec,
-					fmt.Sprintf("row lock %.0f -> %.0f ops/s (%.2fx); atomic at 200 clients %.0f", lo.OpsPerSec, hi.OpsPerSec, r, ah.OpsPerSec)
+			Perf: judgePerf(false, func(p *perf) (tri, string) {
+				lo := p.each("rowlock_ops_per_s_10", func(j *judging) float64 { return j.s("sql-low", "sql-rowlock", "", 0).OpsPerSec })
+				hi := p.each("rowlock_ops_per_s_200", func(j *judging) float64 { return j.s("sql-high", "sql-rowlock", "", 0).OpsPerSec })
+				ah := p.each("atomic_ops_per_s_200", func(j *judging) float64 { return j.s("sql-high", "atomic", "", 0).OpsPerSec })
+				r := p.ratio("rowlock_high_over_low", hi, lo)
+				a := p.ratio("atomic_over_rowlock_200", ah, hi)
+				return and(atMost(r, 0.5), above(a, 1)), fmt.Sprintf("row lock 200/10 clients %s, atomic/row lock at 200 clients %s %s; medians %.0f -> %.0f ops/s, atomic %.0f",
+					r.Format(fx(2)), a.Format(fx(2)), p.note(), lo.Median, hi.Median, ah.Median)
 			})},
 		{ID: "P6", Claim: "Redis locks ~100k QPS, ZooKeeper ~10k QPS", Seeds: "004",
 			Article: "10x", Scaling: "uncontended lock cycles, 50 clients, 1,000 keys; etcd beside",
-			Rule: "atomic / zk ops/s >= 5 (the article's 10x within a factor of 2)",
+			Rule: "atomic / zk ops/s >= 5 (the article's 10x within a factor of 2), ratio taken per repeat",
 			Runs: []string{"zk"}, Needs: []string{"zk", "etcd"},
-			Judge: judge(func(j *judging) (bool, string) {
-				a, z, e := j.s("zk", "atomic", "", 0), j.s("zk", "zk", "", 0), j.s("zk", "etcd", "", 0)
-				r := j.set("redis_over_zk", ratio(a.OpsPerSec, z.OpsPerSec))
-				re := j.set("redis_over_etcd", ratio(a.OpsPerSec, e.OpsPerSec))
-				return r >= 5, fmt.Sprintf("redis %.0f, zk %.0f (%.1fx), etcd %.0f (%.1fx) ops/s", a.OpsPerSec, z.OpsPerSec, r, e.OpsPerSec, re)
+			Perf: judgePerf(false, func(p *perf) (tri, string) {
+				a := p.each("redis_ops_per_s", func(j *judging) float64 { return j.s("zk", "atomic", "", 0).OpsPerSec })
+				z := p.each("zk_ops_per_s", func(j *judging) float64 { return j.s("zk", "zk", "", 0).OpsPerSec })
+				e := p.each("etcd_ops_per_s", func(j *judging) float64 { return j.s("zk", "etcd", "", 0).OpsPerSec })
+				r := p.ratio("redis_over_zk", a, z)
+				re := p.ratio("redis_over_etcd", a, e)
+				return atLeast(r, 5), fmt.Sprintf("redis/zk %s %s, redis/etcd %s; medians redis %.0f, zk %.0f, etcd %.0f ops/s",
+					r.Format(fx(1)), p.note(), re.Format(fx(1)), a.Median, z.Median, e.Median)
 			})},
 		{ID: "P7", Claim: "an improved Redlock carried 120,000 orders/s at peak with 0.001 % failures", Seeds: "004",
 			Article: "120,000 orders/s, 0.001 % failures", Scaling: "5 local masters, 1,000 items, 50 clients on 2 cores",
-			Rule: "hardware-bound: Redlock's orders/s and failure rate here, and its cost against single-node locking",
+			Rule: "hardware-bound: Redlock's orders/s and failure rate here, and its cost against single-node locking (ratios per repeat), each with its interval",
 			Runs: []string{"redlock-orders"},
-			Judge: judgeAs(HardwareBound, func(j *judging) (bool, string) {
-				a, r := j.s("redlock-orders", "atomic", "", 0), j.s("redlock-orders", "redlock", "", 0)
-				fails := f64(r.Counters.Failures + r.Counters.Timeouts + r.Counters.Errors)
-				fr := j.set("redlock_failure_rate", ratio(fails, f64(max(r.Counters.Attempts, 1))))
-				j.set("redlock_orders_per_s", r.OpsPerSec)
-				rel := j.set("redlock_over_single", ratio(r.OpsPerSec, a.OpsPerSec))
-				cost := j.set("commands_ratio", ratio(r.RedisCost.CommandsPerOp, a.RedisCost.CommandsPerOp))
-				return true, fmt.Sprintf("redlock %.0f orders/s (%.2fx single-node, %.1fx commands/order), %.4f %% failed attempts",
-					r.OpsPerSec, rel, cost, 100*fr)
+			Perf: judgePerf(true, func(p *perf) (tri, string) {
+				sc := func(strategy string) func(j *judging) *report.Scenario {
+					return func(j *judging) *report.Scenario { return j.s("redlock-orders", strategy, "", 0) }
+				}
+				a, r := sc("atomic"), sc("redlock")
+				fr := p.each("redlock_failure_rate", func(j *judging) float64 {
+					s := r(j)
+					return ratio(f64(s.Counters.Failures+s.Counters.Timeouts+s.Counters.Errors), f64(max(s.Counters.Attempts, 1)))
+				})
+				ro := p.each("redlock_orders_per_s", func(j *judging) float64 { return r(j).OpsPerSec })
+				so := p.each("single_orders_per_s", func(j *judging) float64 { return a(j).OpsPerSec })
+				rel := p.ratio("redlock_over_single", ro, so)
+				rc := p.each("redlock_commands_per_order", func(j *judging) float64 { return r(j).RedisCost.CommandsPerOp })
+				ac := p.each("single_commands_per_order", func(j *judging) float64 { return a(j).RedisCost.CommandsPerOp })
+				cost := p.ratio("commands_ratio", rc, ac)
+				return yes, fmt.Sprintf("redlock %s orders/s, %s single-node, %s commands/order, %s %% failed attempts %s",
+					ro.Format(f("%.0f")), rel.Format(fx(2)), cost.Format(fx(1)), scaled(fr, 100).Format(f("%.4f")), p.note())
 			})},
 		{ID: "P8", Claim: "single-node ~10^5 acquisitions/s; Redlock costs about N round trips more", Seeds: "004",
 			Article: "10^5/s; N x the round trips", Scaling: "uncontended lock-cycle, 50 clients, N = 5",
-			Rule: "Redis commands per Redlock cycle / per single-node cycle within [0.8 N, 1.2 N]; cycles/s reported (absolute figure hardware-bound)",
+			Rule: "Redis commands per Redlock cycle / per single-node cycle (per repeat) within [0.8 N, 1.2 N]; cycles/s reported (absolute figure hardware-bound)",
 			Runs: []string{"uncontended"},
-			Judge: judge(func(j *judging) (bool, string) {
-				a, r := j.s("uncontended", "atomic", "", 0), j.s("uncontended", "redlock", "", 0)
-				c := j.set("commands_ratio", ratio(r.RedisCost.CommandsPerOp, a.RedisCost.CommandsPerOp))
-				j.set("single_cycles_per_s", a.OpsPerSec)
-				j.set("redlock_cycles_per_s", r.OpsPerSec)
-				sp := j.set("single_over_redlock", ratio(a.OpsPerSec, r.OpsPerSec))
-				return c >= 4 && c <= 6, fmt.Sprintf("single %.0f, redlock %.0f cycles/s (%.1fx); %.1fx commands per cycle",
-					a.OpsPerSec, r.OpsPerSec, sp, c)
+			Perf: judgePerf(false, func(p *perf) (tri, string) {
+				sc := func(strategy string) func(j *judging) *report.Scenario {
+					return func(j *judging) *report.Scenario { return j.s("uncontended", strategy, "", 0) }
+				}
+				a, r := sc("atomic"), sc("redlock")
+				rc := p.each("redlock_commands_per_cycle", func(j *judging) float64 { return r(j).RedisCost.CommandsPerOp })
+				ac := p.each("single_commands_per_cycle", func(j *judging) float64 { return a(j).RedisCost.CommandsPerOp })
+				c := p.ratio("commands_ratio", rc, ac)
+				so := p.each("single_cycles_per_s", func(j *judging) float64 { return a(j).OpsPerSec })
+				ro := p.each("redlock_cycles_per_s", func(j *judging) float64 { return r(j).OpsPerSec })
+				sp := p.ratio("single_over_redlock", so, ro)
+				return within(c, 4, 6), fmt.Sprintf("commands per cycle redlock/single %s %s; single/redlock cycles/s %s (medians %.0f, %.0f)",
+					c.Format(fx(1)), p.note(), sp.Format(fx(1)), so.Median, ro.Median)
 			})},
 	}
 }
