@@ -2,10 +2,8 @@ package claims
 
 import (
 	"fmt"
-	"math"
-	"sort"
 
-	"golang.org/x/perf/benchmath"
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 // Confidence is the confidence level performance rows ask for.
@@ -30,28 +28,13 @@ type Interval struct {
 }
 
 // NewInterval computes the median of values and the order-statistic
-// confidence interval of the median at 95 %, as benchstat does
-// (benchmath.AssumeNothing). With fewer values than that needs (n < 6,
-// where benchmath's bounds are infinite) the interval is [min, max] with
-// its real confidence 1 - 2^(1-n).
+// confidence interval of the median at 95 % (report.MedianCI, as
+// benchstat computes it). With fewer values than that needs (n < 6) the
+// interval is [min, max] with its real confidence 1 - 2^(1-n).
 func NewInterval(values []float64) Interval {
 	iv := Interval{N: len(values), Values: append([]float64(nil), values...)}
-	if len(values) == 0 {
-		iv.Median, iv.Lo, iv.Hi = math.NaN(), math.NaN(), math.NaN()
-		return iv
-	}
-	sorted := append([]float64(nil), values...)
-	sort.Float64s(sorted)
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), sorted...), &benchmath.DefaultThresholds), Confidence)
-	iv.Median = s.Center
-	if !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0) {
-		iv.Lo, iv.Hi, iv.Confidence = s.Lo, s.Hi, s.Confidence
-		return iv
-	}
-	// The median lies between the min and the max unless every value is
-	// on one side of it: probability 2 x 2^-n.
-	iv.Lo, iv.Hi, iv.MinMax = sorted[0], sorted[len(sorted)-1], true
-	iv.Confidence = 1 - math.Pow(2, 1-float64(len(values)))
+	iv.Median, iv.Lo, iv.Hi, iv.Confidence = report.MedianCI(values, Confidence)
+	iv.MinMax = len(values) > 0 && iv.Confidence < Confidence
 	return iv
 }
 
