@@ -285,7 +285,7 @@ func TestOpenLoopStall(t *testing.T) {
 // The exported metrics carry the scenario's figures: per scenario (its
 // strategy/driver/workload labels) lockbench_operations_total is the
 // result's ops, redis_lock_failed_total its acquires given up or timed
-// out, the wait and hold histograms count its acquires and holds (their
+// out (less those ended by the run's stop), the wait and hold histograms count its acquires and holds (their
 // sums the result's mean times count), lockbench_violations_total has one
 // series per non-zero violation kind with the result's count and none for
 // the others, and lockbench_lock_ttl_seconds is the TTL. Two scenarios
@@ -365,9 +365,14 @@ func TestPrometheusMetrics(t *testing.T) {
 		if got := one("lockbench_operations_total").GetCounter().GetValue(); got != float64(res.Ops) || res.Ops == 0 {
 			t.Errorf("%s: lockbench_operations_total %v, result ops %d", name, got, res.Ops)
 		}
+		// The exporter leaves out an acquire that ended because the run
+		// was stopping (AcquireFailed's stopping); the result counts a
+		// busy lock given up then among its failures: at most one such
+		// acquire per client, when the sale ends.
 		failed := res.Counters.Failures + res.Counters.Timeouts
-		if got := one("redis_lock_failed_total").GetCounter().GetValue(); got != float64(failed) {
-			t.Errorf("%s: redis_lock_failed_total %v, result failures + timeouts %d (%+v)", name, got, failed, res.Counters)
+		if got := one("redis_lock_failed_total").GetCounter().GetValue(); got > float64(failed) || got < float64(failed-int64(sc.Clients)) {
+			t.Errorf("%s: redis_lock_failed_total %v, result failures + timeouts %d (%+v): want at most that and at least %d less",
+				name, got, failed, res.Counters, sc.Clients)
 		}
 		for _, h := range []struct {
 			metric string
