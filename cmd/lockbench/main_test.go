@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -830,21 +831,37 @@ func TestHarnessInterrupt(t *testing.T) {
 }
 
 // harness measures the three ways and ends with one harness-ratio and one
-// harness-overhead line per driver, each a positive ratio; every round's
-// ratios are printed (the values themselves depend on the machine).
+// harness-overhead line per driver. Each final figure is the median of the
+// per-round figures the harness printed above it (to the rounding of the
+// printed digits), agrees with the medians of its own summary lines (the
+// lockbench, bare loop and redis-benchmark cycles/s, within a factor 1.5:
+// a median of ratios is not a ratio of medians), and lies in a plausible
+// range: lockbench against the bare loop between 0.3 and 3 (both run the
+// same cycle on the same driver in the same round), against
+// redis-benchmark between 0.1 and 10. No figure is compared with a speed.
 func TestHarnessLines(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
 	}
-	r := lockbench(t, "harness", "--rounds", "2", "--duration", "300ms", "--requests", "2000")
+	const rounds = 2
+	r := lockbench(t, "harness", "--rounds", strconv.Itoa(rounds), "--duration", "300ms", "--requests", "2000")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	num := func(s string) float64 {
+		t.Helper()
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("%q is not a number:\n%s", s, r.stdout)
+		}
+		return v
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	drvs := []string{"goredis", "rueidis"}
 	if len(lines) < 2*len(drvs) {
 		t.Fatalf("too few lines:\n%s", r.stdout)
 	}
+	final := map[string]map[string]float64{"harness-ratio": {}, "harness-overhead": {}}
 	last := lines[len(lines)-2*len(drvs):]
 	for i, kind := range []string{"harness-ratio", "harness-overhead"} {
 		for j, d := range drvs {
@@ -852,16 +869,58 @@ func TestHarnessLines(t *testing.T) {
 			if len(f) != 3 || f[0] != kind || f[1] != d {
 				t.Fatalf("line %q, want %q %q <ratio>\n%s", last[i*len(drvs)+j], kind, d, r.stdout)
 			}
-			if v, err := strconv.ParseFloat(f[2], 64); err != nil || v <= 0 {
-				t.Fatalf("%s %s: ratio %q", kind, d, f[2])
-			}
+			final[kind][d] = num(f[2])
+		}
+	}
+	rbRe := regexp.MustCompile(`(?m)^redis-benchmark .* -> ([0-9.]+) cycles/s`)
+	m := rbRe.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no redis-benchmark summary line:\n%s", r.stdout)
+	}
+	rb := num(m[1])
+	within := func(what string, got, want, factor float64) {
+		t.Helper()
+		if !(got >= want/factor && got <= want*factor) {
+			t.Errorf("%s: %.2f, want within a factor %.1f of %.2f\n%s", what, got, factor, want, r.stdout)
 		}
 	}
 	for _, d := range drvs {
-		for _, what := range []string{"lockbench / bare loop by round:", "lockbench / redis-benchmark by round:"} {
-			re := regexp.MustCompile(`(?m)^` + d + ` +` + regexp.QuoteMeta(what) + `( [0-9.]+){2}$`)
-			if !re.MatchString(r.stdout) {
-				t.Errorf("no %q line with 2 rounds for %s:\n%s", what, d, r.stdout)
+		sumRe := regexp.MustCompile(`(?m)^` + d + ` +bare loop ([0-9.]+) cycles/s .*; lockbench ([0-9.]+) cycles/s`)
+		m := sumRe.FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("no summary line for %s:\n%s", d, r.stdout)
+		}
+		bare, lb := num(m[1]), num(m[2])
+		if bare <= 0 || lb <= 0 || rb <= 0 {
+			t.Fatalf("%s: bare %v, lockbench %v, redis-benchmark %v cycles/s; want all > 0", d, bare, lb, rb)
+		}
+		for _, c := range []struct {
+			what, kind string
+			summary    float64 // the same ratio from the summary's medians
+			lo, hi     float64
+		}{
+			{"lockbench / bare loop", "harness-overhead", lb / bare, 0.3, 3},
+			{"lockbench / redis-benchmark", "harness-ratio", lb / rb, 0.1, 10},
+		} {
+			re := regexp.MustCompile(`(?m)^` + d + ` +` + regexp.QuoteMeta(c.what+" by round:") + `((?: [0-9.]+)+)$`)
+			m := re.FindStringSubmatch(r.stdout)
+			if m == nil {
+				t.Fatalf("no %q line for %s:\n%s", c.what, d, r.stdout)
+			}
+			var per []float64
+			for _, f := range strings.Fields(m[1]) {
+				per = append(per, num(f))
+			}
+			if len(per) != rounds {
+				t.Fatalf("%s %s: %d rounds printed, want %d\n%s", d, c.what, len(per), rounds, r.stdout)
+			}
+			got := final[c.kind][d]
+			if want := median(per); math.Abs(got-want) > 0.011 {
+				t.Errorf("%s %s %.2f, but the median of its rounds %v is %.3f\n%s", c.kind, d, got, per, want, r.stdout)
+			}
+			within(c.kind+" "+d+" against the summary's medians", got, c.summary, 1.5)
+			if got < c.lo || got > c.hi {
+				t.Errorf("%s %s %.2f, want between %v and %v\n%s", c.kind, d, got, c.lo, c.hi, r.stdout)
 			}
 		}
 	}

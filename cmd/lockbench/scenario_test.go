@@ -38,11 +38,146 @@ func fileList(t *testing.T, doc map[string]any, name string) []string {
 	return nil
 }
 
-// Every example in scenarios/ runs (with a 1 s duration from the command
-// line) and exits 0 with exactly the strategy x driver x workload x retry
-// scenarios its file lists, on the file's parameters. external-tls.yaml
-// runs against a TLS server the test starts, its address and CA given on
-// the command line.
+// exampleEffects holds, for every example in scenarios/, the duration it
+// runs with in TestScenarioExamples and a check of the effect its comment
+// header documents; a new example needs an entry here.
+var exampleEffects = map[string]struct {
+	duration string
+	check    func(t *testing.T, run *report.Run)
+}{
+	// "A Redis Cluster of three masters that lockbench starts ... every
+	// lock's keys in one slot": three servers, cluster mode, no error (a
+	// CROSSSLOT would be one), the stock sold with no violation.
+	"cluster.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		if run.Meta.Topology != "cluster" || len(run.Meta.Servers) != 3 {
+			t.Errorf("meta topology %q with %d servers, want cluster with 3 masters", run.Meta.Topology, len(run.Meta.Servers))
+		}
+		for _, sc := range run.Scenarios {
+			if sc.Topology != "cluster" || sc.Counters.Errors != 0 || sc.Ops == 0 || sc.Violations != (report.Violations{}) {
+				t.Errorf("%s/%s: topology %q, errors %d %v, ops %d, violations %+v; want cluster, no error, ops > 0, no violation",
+					sc.Strategy, sc.Driver, sc.Topology, sc.Counters.Errors, sc.Counters.ErrorSamples, sc.Ops, sc.Violations)
+			}
+		}
+	}},
+	// "naive dies between SETNX and EXPIRE: its lock has no TTL and the
+	// shop sells nothing more (stuck_locks 1, ops_after 0 in the fault
+	// window). atomic's lock expires after one TTL and sales go on."
+	"crash-after-setnx.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if len(sc.Faults) != 1 {
+				t.Errorf("%s/%s: fault windows %+v, want 1", sc.Strategy, sc.Driver, sc.Faults)
+				continue
+			}
+			w := sc.Faults[0]
+			switch sc.Strategy {
+			case "naive":
+				if sc.Violations.StuckLocks < 1 || w.StuckAfter < 1 || w.OpsAfter != 0 {
+					t.Errorf("naive/%s: stuck_locks %d, stuck_after %d, ops_after %d; want a stuck lock and no sale after the crash",
+						sc.Driver, sc.Violations.StuckLocks, w.StuckAfter, w.OpsAfter)
+				}
+			case "atomic":
+				if sc.Violations.StuckLocks != 0 || w.StuckAfter != 0 || w.OpsAfter == 0 {
+					t.Errorf("atomic/%s: stuck_locks %d, stuck_after %d, ops_after %d; want no stuck lock and sales after the crash",
+						sc.Driver, sc.Violations.StuckLocks, w.StuckAfter, w.OpsAfter)
+				}
+			}
+		}
+	}},
+	// "lockbench refuses a database that holds keys ..., writes only under
+	// lockbench:<run-id>: and deletes those keys afterwards": checked in
+	// the test's own external-tls branch, which has the server.
+	"external-tls.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Topology != "external" || sc.Ops == 0 || sc.Counters.Errors != 0 {
+				t.Errorf("%s/%s: topology %q, ops %d, errors %d; want external, ops > 0, no error", sc.Strategy, sc.Driver, sc.Topology, sc.Ops, sc.Counters.Errors)
+			}
+		}
+	}},
+	// "A lease shorter than the critical section ...: both strategies
+	// oversell once a lease runs out mid-section, and naive's plain DEL
+	// also frees the next holder's lock (foreign releases)." 3 s: atomic
+	// sells about 160 a second and oversells once past the stock of 200.
+	"flash-sale-short-ttl.yaml": {"3s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			v := sc.Violations
+			if v.Oversell == 0 || v.Overlap == 0 {
+				t.Errorf("%s/%s: oversell %d, overlap %d; want both > 0 (the lease runs out mid-section)", sc.Strategy, sc.Driver, v.Oversell, v.Overlap)
+			}
+			if sc.Strategy == "naive" && v.ForeignReleases == 0 {
+				t.Errorf("naive/%s: no foreign release; its plain DEL frees the next holder's lock", sc.Driver)
+			}
+			if sc.Strategy == "atomic" && v.ForeignReleases != 0 {
+				t.Errorf("atomic/%s: %d foreign releases; its compare-and-delete frees only its own lock", sc.Driver, v.ForeignReleases)
+			}
+		}
+	}},
+	// "naive and atomic let holders overlap when the lease expires
+	// mid-task; the watchdog renews the lease every TTL/3 and keeps the
+	// task safe."
+	"long-task-watchdog.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			switch sc.Strategy {
+			case "naive", "atomic":
+				if sc.Violations.Overlap == 0 {
+					t.Errorf("%s/%s: no overlap; want holders overlapping once the lease expires mid-task", sc.Strategy, sc.Driver)
+				}
+			case "watchdog":
+				if sc.Violations != (report.Violations{}) || sc.Ops == 0 {
+					t.Errorf("watchdog/%s: violations %+v, ops %d; want none and ops > 0", sc.Driver, sc.Violations, sc.Ops)
+				}
+			}
+		}
+	}},
+	// "300 operations/s arrive as a Poisson process whatever the latency,
+	// served by up to 20 clients; latency counts from the intended start,
+	// and an arrival with no free client within 100 ms is dropped.
+	// hot-key: 100 counters": an open loop at 300/s whose arrivals are
+	// the rate times the window (generously), its latency at least its
+	// service time, and every increment counted.
+	"open-loop.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			name := sc.Strategy + "/" + sc.Driver
+			if sc.Loop != "open" || sc.OfferedRate != 300 || sc.Clients != 20 {
+				t.Errorf("%s: loop %q at %v/s with %d clients, want open at 300/s with 20", name, sc.Loop, sc.OfferedRate, sc.Clients)
+			}
+			if want := 300 * sc.DurationS; float64(sc.Offered) < want/2 || float64(sc.Offered) > want*2 {
+				t.Errorf("%s: %d arrivals in %.2f s, want about %.0f", name, sc.Offered, sc.DurationS, want)
+			}
+			if sc.Ops == 0 || sc.Ops+sc.Dropped > sc.Offered {
+				t.Errorf("%s: ops %d + dropped %d against %d arrivals; want ops > 0 and no more than the arrivals", name, sc.Ops, sc.Dropped, sc.Offered)
+			}
+			if sc.ServiceMS == nil || sc.LatencyMS.Max < sc.ServiceMS.Max || sc.LatencyMS.Mean < sc.ServiceMS.Mean*0.99 {
+				t.Errorf("%s: latency %+v, service %+v; want latency from the intended start, at least the service time", name, sc.LatencyMS, sc.ServiceMS)
+			}
+			if inc, sum := sc.Figures["increments"], sc.Figures["counter_sum"]; inc == 0 || inc != sum || sc.Violations != (report.Violations{}) {
+				t.Errorf("%s: increments %d, counter_sum %d, violations %+v; want equal, > 0, none", name, inc, sum, sc.Violations)
+			}
+		}
+	}},
+	// "Redlock over five independent masters; one of them is killed after
+	// 500 ms. A majority (3 of 5) still answers, so locking goes on."
+	"redlock-node-kill.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Topology != "masters:5" || len(sc.Faults) != 1 {
+				t.Fatalf("%s: topology %q, fault windows %+v; want masters:5 and one window", sc.Strategy, sc.Topology, sc.Faults)
+			}
+			if w := sc.Faults[0]; w.OpsAfter == 0 || !strings.Contains(w.Note, "killed") {
+				t.Errorf("%s: ops_after %d, note %q; want a node killed and locking going on", sc.Strategy, w.OpsAfter, w.Note)
+			}
+			if sc.Violations != (report.Violations{}) {
+				t.Errorf("%s: violations %+v, want none with a majority up", sc.Strategy, sc.Violations)
+			}
+		}
+	}},
+}
+
+// Every example in scenarios/ runs (with the short duration of its
+// exampleEffects entry from the command line) and exits 0 with exactly the
+// strategy x driver x workload x retry scenarios its file lists, on the
+// file's parameters, showing the effect its comment header documents.
+// external-tls.yaml runs against a TLS server the test starts, its address
+// and CA given on the command line; the server holds no key after the run,
+// and a database holding one is refused.
 func TestScenarioExamples(t *testing.T) {
 	files, err := filepath.Glob("../../scenarios/*.yaml")
 	if err != nil || len(files) < 5 {
@@ -58,8 +193,13 @@ func TestScenarioExamples(t *testing.T) {
 			if err := yaml.Unmarshal(raw, &doc); err != nil {
 				t.Fatal(err)
 			}
+			effect, ok := exampleEffects[filepath.Base(path)]
+			if !ok {
+				t.Fatalf("no entry in exampleEffects: add the check of what %s's header documents", filepath.Base(path))
+			}
 			out := filepath.Join(t.TempDir(), "r.json")
-			args := []string{"run", "-q", "-f", path, "--duration", "1s", "--out", out}
+			args := []string{"run", "-q", "-f", path, "--duration", effect.duration, "--out", out}
+			var external *topology.Server
 			if _, ok := doc["addr"]; ok {
 				pki, err := topology.NewTLSFiles(t.TempDir())
 				if err != nil {
@@ -70,7 +210,8 @@ func TestScenarioExamples(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer topo.Stop()
-				args = append(args, "--addr", "rediss://:"+topo.Servers[0].Password+"@"+addr, "--tls-ca-file", pki.CA)
+				external = topo.Servers[0]
+				args = append(args, "--addr", "rediss://:"+external.Password+"@"+addr, "--tls-ca-file", pki.CA)
 			}
 			r := lockbench(t, args...)
 			if r.code != 0 {
@@ -103,8 +244,8 @@ func TestScenarioExamples(t *testing.T) {
 				if n, ok := doc["clients"].(int); ok && sc.Clients != n {
 					t.Errorf("%s: %d clients, want the file's %d", sc.Strategy, sc.Clients, n)
 				}
-				if d := sc.Params["duration"]; d != "1s" {
-					t.Errorf("%s: duration %s, want the command line's 1s", sc.Strategy, d)
+				if d := sc.Params["duration"]; d != effect.duration {
+					t.Errorf("%s: duration %s, want the command line's %s", sc.Strategy, d, effect.duration)
 				}
 			}
 			sort.Strings(want)
@@ -118,6 +259,22 @@ func TestScenarioExamples(t *testing.T) {
 					if len(sc.Faults) != len(fs) {
 						t.Errorf("%s/%s: %d fault windows, want %d", sc.Strategy, sc.Driver, len(sc.Faults), len(fs))
 					}
+				}
+			}
+			effect.check(t, run)
+			if external != nil {
+				if n := dbsize(t, external.Addr, external.Password); n != "0" {
+					t.Errorf("DBSIZE after the run = %s, want 0 (the run's keys deleted)", n)
+				}
+				if _, err := topology.Command(external.Addr, external.Password, time.Second, "SET", "user:data", "precious"); err != nil {
+					t.Fatal(err)
+				}
+				r := lockbench(t, args...)
+				if r.code == 0 || !strings.Contains(r.stderr, "allow-nonempty") {
+					t.Errorf("a database holding a key: exit %d, want a refusal naming allow-nonempty\n%s", r.code, r.stderr)
+				}
+				if v, _ := topology.Command(external.Addr, external.Password, time.Second, "GET", "user:data"); v != "precious" || dbsize(t, external.Addr, external.Password) != "1" {
+					t.Errorf("after the refused run: user key %q, DBSIZE %s; want it untouched and nothing else", v, dbsize(t, external.Addr, external.Password))
 				}
 			}
 		})

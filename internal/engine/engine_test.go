@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
@@ -279,36 +282,143 @@ func TestOpenLoopStall(t *testing.T) {
 	t.Logf("corrected p99 %.1f ms, uncorrected p99 %.1f ms, ops %d, dropped %d", res.LatencyMS.P99, res.ServiceMS.P99, res.Ops, res.Dropped)
 }
 
-// The Prometheus endpoint carries the articles' metric names with exact
-// counts for a known run.
+// The exported metrics carry the scenario's figures: per scenario (its
+// strategy/driver/workload labels) lockbench_operations_total is the
+// result's ops, redis_lock_failed_total its acquires given up or timed
+// out (less those ended by the run's stop), the wait and hold histograms count its acquires and holds (their
+// sums the result's mean times count), lockbench_violations_total has one
+// series per non-zero violation kind with the result's count and none for
+// the others, and lockbench_lock_ttl_seconds is the TTL. Two scenarios
+// share the exporter: a safe one (atomic) and one whose 5 ms lease runs
+// out in a 20 ms section (naive, no retry: busy locks are failures), so
+// that failures and violations are not zero. /metrics serves the same
+// registry.
 func TestPrometheusMetrics(t *testing.T) {
 	prom := export.New()
 	if err := prom.Serve("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	defer prom.Close()
-	sc := engine.Scenario{
+	scs := []engine.Scenario{{
 		Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: policy(t, "fixed:interval=1ms"),
 		Clients: 4, Duration: time.Minute, TTL: time.Second, Prom: prom,
 		Params: workloads.Params{}, Options: registry.Values{"stock": int64(50), "skus": 1}, Seed: 8,
+	}, {
+		Strategy: "naive", Driver: "rueidis", Workload: "flash-sale", Retry: policy(t, "none"),
+		Clients: 8, Duration: time.Minute, TTL: 5 * time.Millisecond, Prom: prom,
+		Params: workloads.Params{Work: workloads.Fixed(20 * time.Millisecond)}, Options: registry.Values{"stock": int64(30), "skus": 1}, Seed: 8,
+	}}
+	var results []report.Scenario
+	for i, sc := range scs {
+		res, err := engine.Run(context.Background(), sc, nodes, fmt.Sprintf("lockbench:test:prom%d:", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
 	}
-	if _, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:prom:"); err != nil {
+	if v := results[1].Violations; v.Overlap == 0 {
+		t.Fatalf("naive with a 5 ms lease over 20 ms: violations %+v, want overlaps to export", v)
+	}
+	if results[1].Counters.Failures == 0 {
+		t.Fatalf("naive without retry: no failed acquire to export (counters %+v)", results[1].Counters)
+	}
+
+	families, err := prom.Gatherer().Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
+	// find returns the metrics of family name whose labels include want.
+	find := func(name string, want map[string]string) []*dto.Metric {
+		var out []*dto.Metric
+		for _, f := range families {
+			if f.GetName() != name {
+				continue
+			}
+		next:
+			for _, m := range f.GetMetric() {
+				have := map[string]string{}
+				for _, l := range m.GetLabel() {
+					have[l.GetName()] = l.GetValue()
+				}
+				for k, v := range want {
+					if have[k] != v {
+						continue next
+					}
+				}
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	for i, res := range results {
+		sc := scs[i]
+		name := sc.Strategy + "/" + sc.Driver
+		lv := map[string]string{"strategy": sc.Strategy, "driver": res.Driver, "workload": sc.Workload}
+		one := func(metric string) *dto.Metric {
+			t.Helper()
+			ms := find(metric, lv)
+			if len(ms) != 1 {
+				t.Fatalf("%s: %d series of %s, want 1", name, len(ms), metric)
+			}
+			return ms[0]
+		}
+		if got := one("lockbench_operations_total").GetCounter().GetValue(); got != float64(res.Ops) || res.Ops == 0 {
+			t.Errorf("%s: lockbench_operations_total %v, result ops %d", name, got, res.Ops)
+		}
+		// The exporter leaves out an acquire that ended because the run
+		// was stopping (AcquireFailed's stopping); the result counts a
+		// busy lock given up then among its failures: at most one such
+		// acquire per client, when the sale ends.
+		failed := res.Counters.Failures + res.Counters.Timeouts
+		if got := one("redis_lock_failed_total").GetCounter().GetValue(); got > float64(failed) || got < float64(failed-int64(sc.Clients)) {
+			t.Errorf("%s: redis_lock_failed_total %v, result failures + timeouts %d (%+v): want at most that and at least %d less",
+				name, got, failed, res.Counters, sc.Clients)
+		}
+		for _, h := range []struct {
+			metric string
+			lat    metrics.Latency
+		}{{"redis_lock_wait_duration_seconds", res.AcquireMS}, {"redis_lock_hold_duration_seconds", res.HoldMS}} {
+			hist := one(h.metric).GetHistogram()
+			if hist.GetSampleCount() != uint64(h.lat.Count) || h.lat.Count == 0 {
+				t.Errorf("%s: %s count %d, result count %d", name, h.metric, hist.GetSampleCount(), h.lat.Count)
+			}
+			// The result's mean is from an HdrHistogram (3 digits) of µs.
+			wantSum := h.lat.Mean * float64(h.lat.Count) / 1e3
+			if got := hist.GetSampleSum(); math.Abs(got-wantSum) > 0.01*wantSum+1e-3 {
+				t.Errorf("%s: %s sum %.6f s, result mean x count %.6f s", name, h.metric, got, wantSum)
+			}
+		}
+		if got := one("lockbench_lock_ttl_seconds").GetGauge().GetValue(); got != sc.TTL.Seconds() {
+			t.Errorf("%s: lockbench_lock_ttl_seconds %v, want %v", name, got, sc.TTL.Seconds())
+		}
+		for _, k := range report.ViolationKinds {
+			kl := map[string]string{"kind": k.Key}
+			for l, v := range lv {
+				kl[l] = v
+			}
+			ms, want := find("lockbench_violations_total", kl), k.Of(res.Violations)
+			switch {
+			case want == 0 && len(ms) != 0:
+				t.Errorf("%s: lockbench_violations_total{kind=%q} = %v, want no series for a zero count", name, k.Key, ms[0].GetCounter().GetValue())
+			case want != 0 && (len(ms) != 1 || ms[0].GetCounter().GetValue() != float64(want)):
+				t.Errorf("%s: lockbench_violations_total{kind=%q}: %v, want %d", name, k.Key, ms, want)
+			}
+		}
+	}
+
 	resp, err := http.Get("http://" + prom.Addr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	text := string(body)
 	for _, want := range []string{
-		`lockbench_operations_total{driver="goredis",strategy="atomic",workload="flash-sale"} 50`,
-		`redis_lock_hold_duration_seconds_count{driver="goredis",strategy="atomic",workload="flash-sale"}`,
-		`redis_lock_wait_duration_seconds_bucket`,
+		fmt.Sprintf(`lockbench_operations_total{driver="goredis",strategy="atomic",workload="flash-sale"} %d`, results[0].Ops),
+		fmt.Sprintf(`redis_lock_hold_duration_seconds_count{driver="goredis",strategy="atomic",workload="flash-sale"} %d`, results[0].HoldMS.Count),
+		fmt.Sprintf(`lockbench_violations_total{driver="rueidis",kind="overlap",strategy="naive",workload="flash-sale"} %d`, results[1].Violations.Overlap),
 	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("metrics lack %q", want)
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
 		}
 	}
 }

@@ -31,9 +31,51 @@ func TestOracleCountsOverlaps(t *testing.T) {
 }
 
 // With a real mutex around Enter/Leave there is never an overlap, however
-// many goroutines contend; without one there usually is — the oracle is
-// only as strict as the exclusion it watches.
+// many goroutines contend; without one, holders inside at once are counted
+// — the oracle is only as strict as the exclusion it watches. The unlocked
+// case forces the interleaving: in each round every goroutine enters, and
+// none leaves before all have entered, so each round has exactly
+// goroutines-1 overlaps.
 func TestOracleUnderMutex(t *testing.T) {
+	t.Run("unlocked", func(t *testing.T) {
+		const goroutines, rounds = 16, 50
+		o := NewOracle(1)
+		var overlapped [goroutines]int
+		for r := 0; r < rounds; r++ {
+			var entered, done sync.WaitGroup
+			entered.Add(goroutines)
+			done.Add(goroutines)
+			allIn := make(chan struct{})
+			for g := 0; g < goroutines; g++ {
+				go func() {
+					defer done.Done()
+					if o.Enter(0) {
+						overlapped[g]++
+					}
+					entered.Done()
+					<-allIn // no one leaves before everyone is inside
+					o.Leave(0)
+				}()
+			}
+			entered.Wait()
+			close(allIn)
+			done.Wait()
+		}
+		if want := int64((goroutines - 1) * rounds); o.Overlaps() != want {
+			t.Fatalf("overlaps = %d without a mutex, want %d (%d holders inside at once, %d rounds)", o.Overlaps(), want, goroutines, rounds)
+		}
+		sum := 0
+		for _, n := range overlapped {
+			sum += n
+		}
+		if int64(sum) != o.Overlaps() {
+			t.Fatalf("Enter reported %d overlaps, Overlaps counts %d", sum, o.Overlaps())
+		}
+		if o.Enter(0) { // everyone left: a lone holder is no overlap
+			t.Fatal("a holder after all left counted as an overlap")
+		}
+	})
+
 	o := NewOracle(1)
 	var mu sync.Mutex
 	var wg sync.WaitGroup

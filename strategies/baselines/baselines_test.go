@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,12 +24,32 @@ import (
 var (
 	nodes    []engine.Node
 	backends strategies.Backends
-	missing  = map[strategies.Backend]string{} // backend -> why it is not there
+	missing  = map[strategies.Backend]string{} // backend -> why it is not installed (the tests skip)
+	broken   = map[strategies.Backend]error{}  // backend -> why it is installed but did not start (the tests fail)
 	servers  []*topology.Server
 )
 
+// startBackend starts one baseline server with start. A server that is not
+// installed (topology.ErrNoMariaDB, ErrNoZooKeeper, ErrNoEtcd) gives a skip
+// reason naming its package; any other failure, such as a server that is
+// installed but exits at start, is returned as err (with the server's log
+// tail, which topology's start functions put in it), so that the tests
+// needing it fail rather than skip.
+func startBackend(ctx context.Context, name string, start func(context.Context) (*topology.Server, error)) (s *topology.Server, skip string, err error) {
+	s, err = start(ctx)
+	switch {
+	case err == nil:
+		return s, "", nil
+	case engine.Missing(err):
+		return nil, fmt.Sprintf("%s is not installed: %v", name, err), nil
+	default:
+		return nil, "", fmt.Errorf("%s is installed but did not start: %w", name, err)
+	}
+}
+
 // TestMain starts one redis-server and, where installed, one MariaDB, one
-// ZooKeeper and one etcd; a strategy whose server is not installed skips.
+// ZooKeeper and one etcd; a strategy whose server is not installed skips,
+// one whose server is installed but did not start fails.
 func TestMain(m *testing.M) {
 	ctx := context.Background()
 	topo, err := topology.Start(ctx, 1)
@@ -38,13 +59,16 @@ func TestMain(m *testing.M) {
 	}
 	nodes = []engine.Node{{Addr: topo.Servers[0].Addr, Password: topo.Servers[0].Password}}
 	start := func(b strategies.Backend, f func(context.Context) (*topology.Server, error), set func(*topology.Server)) {
-		s, err := f(ctx)
-		if err != nil {
-			missing[b] = err.Error()
-			return
+		s, skip, err := startBackend(ctx, string(b), f)
+		switch {
+		case err != nil:
+			broken[b] = err
+		case skip != "":
+			missing[b] = skip
+		default:
+			servers = append(servers, s)
+			set(s)
 		}
-		servers = append(servers, s)
-		set(s)
 	}
 	start(strategies.MariaDB, topology.StartMariaDB, func(s *topology.Server) { backends.MySQL = s.MySQLDSN() })
 	start(strategies.ZooKeeper, topology.StartZooKeeper, func(s *topology.Server) { backends.ZooKeeper = []string{s.Addr} })
@@ -70,12 +94,53 @@ func TestMain(m *testing.M) {
 
 var baselines = []string{"sql-rowlock", "sql-guard", "zk", "etcd", "redis-guard"}
 
+// need skips a test whose server is not installed and fails one whose
+// server is installed but did not start.
 func need(t *testing.T, strategy string) {
 	t.Helper()
 	if b := strategies.InfoOf(strategy).Backend; b != strategies.NoBackend {
+		if err, ok := broken[b]; ok {
+			t.Fatalf("%s needs %s: %v", strategy, b, err)
+		}
 		if why, ok := missing[b]; ok {
 			t.Skipf("%s needs %s: %s", strategy, b, why)
 		}
+	}
+}
+
+// An etcd that is installed but exits at start is a failure carrying the
+// server's log tail, not a skip; one that is not installed is a skip
+// naming the package. The fake etcd is first on PATH, where
+// topology.StartEtcd looks it up.
+func TestStartBackendFailsOnBrokenServer(t *testing.T) {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho 'fake etcd: cannot bind its port' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "etcd"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	if !topology.HaveEtcd() {
+		t.Fatal("HaveEtcd is false with a fake etcd first on PATH")
+	}
+	s, skip, err := startBackend(context.Background(), "etcd", topology.StartEtcd)
+	if s != nil {
+		s.Stop()
+		t.Fatalf("the fake etcd started (pid %d)", s.Pid)
+	}
+	if skip != "" {
+		t.Fatalf("skip %q, want a failure", skip)
+	}
+	if err == nil || !strings.Contains(err.Error(), "fake etcd: cannot bind its port") || !strings.Contains(err.Error(), "did not start") {
+		t.Fatalf("err %v, want a start failure with the log tail", err)
+	}
+
+	// Not installed: a skip with the package's name, no error.
+	notInstalled := func(context.Context) (*topology.Server, error) {
+		return nil, fmt.Errorf("wrapped: %w", topology.ErrNoEtcd)
+	}
+	s, skip, err = startBackend(context.Background(), "etcd", notInstalled)
+	if s != nil || err != nil || !strings.Contains(skip, "etcd-server") {
+		t.Fatalf("not installed: server %v, skip %q, err %v; want a skip naming etcd-server", s, skip, err)
 	}
 }
 
