@@ -114,14 +114,18 @@ func TestCrashAfterSetnx(t *testing.T) {
 
 // A pause longer than the TTL: the watchdog's renewals stop with the
 // holder, another client enters (overlap); fencing rejects the paused
-// holder's stale write and nothing is oversold.
+// holder's stale write and nothing is oversold. The lease is 1 s (the
+// pause 1.3 s, so others hold the lock for at least 0.3 s of it): a
+// holder that is not paused keeps its lease through any delay a loaded
+// machine makes in 5 ms of work or a renewal every 333 ms, so the counts
+// of exactly one are the paused holder's alone.
 func TestPauseBeatsWatchdogNotFencing(t *testing.T) {
 	each(t, func(t *testing.T, d string) {
-		w := scenario(t, "watchdog", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms", 6, 1200*time.Millisecond)
+		w := scenario(t, "watchdog", d, "flash-sale", "", time.Second, "5ms", "pause:for=1300ms,at=200ms", 6, 1800*time.Millisecond)
 		if w.Violations.Overlap == 0 || w.StrategyStats["lost_leases"] != 1 {
 			t.Fatalf("watchdog: overlap %d, lost %v; want > 0 and 1", w.Violations.Overlap, w.StrategyStats["lost_leases"])
 		}
-		f := scenario(t, "fencing", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms", 6, 1200*time.Millisecond)
+		f := scenario(t, "fencing", d, "flash-sale", "", time.Second, "5ms", "pause:for=1300ms,at=200ms", 6, 1800*time.Millisecond)
 		if f.Counters.Rejected == 0 || f.Violations.Oversell != 0 || f.Violations.LostUpdates != 0 {
 			t.Fatalf("fencing: rejected %d oversell %d lost %d; want > 0, 0, 0", f.Counters.Rejected, f.Violations.Oversell, f.Violations.LostUpdates)
 		}
@@ -131,15 +135,16 @@ func TestPauseBeatsWatchdogNotFencing(t *testing.T) {
 // A pause between the holder's loss check and its write (point=write): the
 // watchdog's holder writes on a lock it lost, so its stale stock value
 // overwrites every decrement made while it slept; the
-// fencing token rejects that write and the data stays right.
+// fencing token rejects that write and the data stays right. Leases of
+// 1 s and a 1.3 s pause, as above.
 func TestPauseBeforeWrite(t *testing.T) {
 	each(t, func(t *testing.T, d string) {
-		w := scenario(t, "watchdog", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms,point=write", 6, 1200*time.Millisecond)
+		w := scenario(t, "watchdog", d, "flash-sale", "", time.Second, "5ms", "pause:for=1300ms,at=200ms,point=write", 6, 1800*time.Millisecond)
 		if w.Violations.Overlap == 0 || w.Violations.LostUpdates == 0 || w.Violations.WorkedAfterLoss != 1 {
 			t.Fatalf("watchdog: overlap %d, lost updates %d, worked after loss %d; want > 0, > 0 (its stale stock value overwrote the others' decrements), 1 (%s)",
 				w.Violations.Overlap, w.Violations.LostUpdates, w.Violations.WorkedAfterLoss, w.Faults[0].Note)
 		}
-		f := scenario(t, "fencing", d, "flash-sale", "", 100*time.Millisecond, "5ms", "pause:for=400ms,at=200ms,point=write", 6, 1200*time.Millisecond)
+		f := scenario(t, "fencing", d, "flash-sale", "", time.Second, "5ms", "pause:for=1300ms,at=200ms,point=write", 6, 1800*time.Millisecond)
 		if f.Counters.Rejected != 1 || f.Violations.Oversell != 0 || f.Violations.LostUpdates != 0 {
 			t.Fatalf("fencing: rejected %d oversell %d lost %d; want 1, 0, 0", f.Counters.Rejected, f.Violations.Oversell, f.Violations.LostUpdates)
 		}
@@ -203,6 +208,12 @@ func TestRedlockMajorityRestart(t *testing.T) {
 
 // long-task with work > TTL: fixed leases overlap, the watchdog does not;
 // plain DEL releases other clients' locks, the Lua release never does.
+// naive and atomic run 80 ms of work on 50 ms leases (a loaded machine
+// only makes their overlaps likelier); the watchdog, asserted to have no
+// violation at all, runs one 1.5 s section on a 1 s lease renewed every
+// 333 ms, so only a renewal late by more than 667 ms would lose it, and a
+// watchdog that did not renew would let a waiter in at 1 s, half a second
+// before the run ends.
 func TestLongTaskPattern(t *testing.T) {
 	each(t, func(t *testing.T, d string) {
 		ctx := context.Background()
@@ -214,10 +225,14 @@ func TestLongTaskPattern(t *testing.T) {
 		s := topo.Servers[0]
 		pol, _ := retry.Parse("fixed:interval=5ms")
 		for _, strat := range []string{"naive", "atomic", "watchdog"} {
+			dur, ttl, work := 1200*time.Millisecond, 50*time.Millisecond, 80*time.Millisecond
+			if strat == "watchdog" {
+				dur, ttl, work = 1500*time.Millisecond, time.Second, 1500*time.Millisecond
+			}
 			res, err := engine.Run(ctx, engine.Scenario{
 				Strategy: strat, Driver: d, Workload: "long-task", Retry: pol, Clients: 8,
-				Duration: 1200 * time.Millisecond, TTL: 50 * time.Millisecond, AcquireTimeout: 2 * time.Second, Seed: 1,
-				Params: workloads.Params{Work: workloads.Fixed(80 * time.Millisecond)}, Options: registry.Values{"keys": 1},
+				Duration: dur, TTL: ttl, AcquireTimeout: 2 * time.Second, Seed: 1,
+				Params: workloads.Params{Work: workloads.Fixed(work)}, Options: registry.Values{"keys": 1},
 			}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:faulttest:lt:"+strat+":")
 			if err != nil {
 				t.Fatal(err)
@@ -233,8 +248,8 @@ func TestLongTaskPattern(t *testing.T) {
 					t.Fatalf("atomic: %+v, want overlap and lost leases, no foreign release", v)
 				}
 			case "watchdog":
-				if v.Total() != 0 {
-					t.Fatalf("watchdog: %+v, want no violation", v)
+				if v.Total() != 0 || res.StrategyStats["renewals"] < 2 || res.StrategyStats["lost_leases"] != 0 {
+					t.Fatalf("watchdog: %+v, stats %v; want no violation, >= 2 renewals, no lost lease", v, res.StrategyStats)
 				}
 			}
 		}
@@ -275,12 +290,17 @@ func TestSentinelFailover(t *testing.T) {
 		}
 		defer topo.Stop()
 		defer link.Close()
-		sp, _ := faults.Parse("failover:at=200ms,hold=3500ms")
+		sp, _ := faults.Parse("failover:after=1,hold=3800ms")
 		pol, _ := retry.Parse("fixed:interval=10ms")
 		node := engine.Node{Addr: "sentinel", Password: topo.Servers[0].Password, Sentinels: topo.SentinelAddrs(), MasterName: topology.MasterName}
-		// Holders follow each other every 3.5 s; the replica saw only the
-		// first lock (expired on it at 4.5 s); the second holder works on
-		// until 7 s, past the promotion.
+		// Holders follow each other every 3.5 s. The replica is cut off
+		// when the first lock is granted (after=1: timed from that grant,
+		// not from the start, so a slow start shifts nothing) and the
+		// master killed 3.8 s later, 0.3 s into the second holder's
+		// section; the replica saw at most the first lock (expired on it
+		// at 4.5 s), and the second holder works on until 7 s: Sentinel
+		// (down-after 500 ms, about 1 s to promote) has 3.2 s to promote
+		// the replica while it still holds.
 		res, err := engine.Run(ctx, engine.Scenario{
 			Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: pol, Clients: 6,
 			Duration: 8 * time.Second, TTL: 4500 * time.Millisecond, AcquireTimeout: 3 * time.Second, Seed: 1,

@@ -102,8 +102,8 @@ func Start(ctx context.Context, n int) (*Topology, error) {
 
 // StartReplicated launches a master and one replica of it (replicaof,
 // with masterauth), both on loopback with the same random password, and
-// waits until the replica reports master_link_status:up. Servers[0] is the
-// master, Servers[1] the replica.
+// waits until the replica reports master_link_status:up and the master's
+// WAIT 1 counts it. Servers[0] is the master, Servers[1] the replica.
 func StartReplicated(ctx context.Context) (*Topology, error) {
 	bin, err := redisServer()
 	if err != nil {
@@ -123,13 +123,19 @@ func StartReplicated(ctx context.Context) (*Topology, error) {
 	t.Servers = append(t.Servers, r)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
+		// The replica's link is up, and the master counts it online and
+		// acknowledging: a WAIT then returns 1 at once (wait-replicas
+		// depends on it from its first acquire).
 		info, err := Command(r.Addr, r.Password, time.Second, "INFO", "replication")
 		if err == nil && strings.Contains(info, "master_link_status:up") {
-			return t, nil
+			var acked string
+			if acked, err = Command(m.Addr, m.Password, time.Second, "WAIT", "1", "100"); err == nil && strings.TrimSpace(acked) == "1" {
+				return t, nil
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Stop()
-			return nil, fmt.Errorf("topology: replica %s did not link to master %s within 10 s (%v)", r.Addr, m.Addr, err)
+			return nil, fmt.Errorf("topology: replica %s did not link to master %s and acknowledge a WAIT within 10 s (%v)", r.Addr, m.Addr, err)
 		}
 		select {
 		case <-ctx.Done():
