@@ -419,6 +419,11 @@ func acquireRetry(ctx, io context.Context, l Locker, key string, b retry.Backoff
 			return lease, attempts, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
+			if cerr := att.Err(); cerr != nil {
+				// The attempt was cut short by the caller's context: its
+				// error (a driver's i/o timeout at the deadline) is that.
+				return nil, attempts, cerr
+			}
 			return nil, attempts, err
 		}
 	}

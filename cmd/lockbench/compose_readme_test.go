@@ -74,7 +74,10 @@ func TestComposeReadmeCommands(t *testing.T) {
 				args[i] = strings.ReplaceAll(args[i], ":9091", "127.0.0.1:0")
 			}
 			out := filepath.Join(t.TempDir(), "r.json")
-			args = append(args, "-q", "--driver", "rueidis", "--duration", "1s", "--stock", "100", "--out", out)
+			// Each run ends when its stock of 100 is sold; the 30 s bound only
+			// keeps a slow machine from cutting it short (the checks want the
+			// whole stock sold).
+			args = append(args, "-q", "--driver", "rueidis", "--duration", "30s", "--stock", "100", "--out", out)
 			r := lockbench(t, args...)
 			if r.code != 0 {
 				t.Fatalf("lockbench %v: exit %d\n%s", args, r.code, r.stderr)
