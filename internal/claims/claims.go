@@ -14,6 +14,11 @@
 // median of the figure its rule uses (NewInterval): reproduced when the
 // whole interval meets the rule, not reproduced when none of it does,
 // inconclusive otherwise.
+//
+// No judge returns a constant, and none judges a run in which a strategy
+// it reads did no work (0 operations or 0 locks granted in the measured
+// window, in any repeat): such a row is Failed, since an empty run shows
+// neither that a lock is safe nor that it is not.
 package claims
 
 import (
@@ -39,13 +44,17 @@ const (
 	// Inconclusive: a performance row whose interval straddles the rule's
 	// threshold: part of it meets the rule, part does not.
 	Inconclusive Verdict = "inconclusive"
-	// HardwareBound: the article's figure is an absolute one that depends
-	// on its machines; the ratio or shape that can be checked is reported.
+	// HardwareBound: the article's headline figure is an absolute one of
+	// its machines (P7: 120,000 orders/s) and is reported, not judged;
+	// what can be checked here (P7: the failure rate, Redlock's cost
+	// against single-node locking) meets the rule. When it does not, the
+	// row is not reproduced or inconclusive like any other.
 	HardwareBound Verdict = "hardware-bound"
 	// NeedsBaseline: a strategy the experiment needs (sql-rowlock, zk, etcd)
 	// is not built into this lockbench; not counted as a verdict.
 	NeedsBaseline Verdict = "needs baseline"
-	// Failed: a run the experiment needs failed; Measured holds the error.
+	// Failed: a run the experiment needs failed, or a strategy the judge
+	// reads did no work in it (ErrNoWork); Measured holds the error.
 	Failed Verdict = "failed"
 )
 
