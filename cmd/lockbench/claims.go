@@ -38,8 +38,10 @@ func newClaimsCmd() *cobra.Command {
 		Long: `claims runs one experiment per row of the claims table (docs/claims.md: safety claims S1-S12,
 performance claims P1-P8 from the seed articles) on real redis-server
 processes, scaled to this machine, and computes a verdict from the measured
-figures: reproduced, not reproduced, inconclusive, or hardware-bound (an
-absolute figure of the articles' machines; the checkable ratio is reported).
+figures: reproduced, not reproduced, inconclusive, or hardware-bound (the
+article's absolute figure is its machines'; what can be checked here, such
+as a failure rate or a cost ratio, is judged and the absolute figure shown
+beside it).
 Rows whose strategies are not built in print "needs baseline" and are not
 counted.
 
