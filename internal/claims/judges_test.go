@@ -294,7 +294,8 @@ func judgeOf(c Claim, rs []Results) Outcome {
 // noWork empties s as a run in which its strategy did nothing does: no
 // operation, no lock granted, nothing sold.
 func noWork(s *report.Scenario) {
-	s.Ops, s.OpsPerSec, s.AcquireMS, s.Efficiency = 0, 0, metrics.Latency{}, 0
+	s.Ops, s.OpsPerSec, s.AcquireMS, s.Efficiency, s.Counters.Attempts = 0, 0, metrics.Latency{}, 0, 0
+	delete(s.StrategyStats, "not_replicated")
 	if _, ok := s.Figures["sold"]; ok {
 		s.Figures["sold"], s.Figures["acked_orders"] = 0, 0
 	}
@@ -437,5 +438,29 @@ func TestJudgesOnRecordedRuns(t *testing.T) {
 			}
 			r[name] = load(name)
 		}
+	}
+}
+
+// S7 judges wait-replicas when it refused every acquire (the replica cut
+// off for the whole window, as on a loaded machine): 0 overlaps in 0 locks
+// granted but 5 refused is a result; 0 attempts is not.
+func TestS7RefusedAcquires(t *testing.T) {
+	cs, _ := Select([]string{"S7"})
+	mk := func(refused float64, attempts int64) Results {
+		return Results{"failover": run(
+			worked("atomic", "flash-sale", func(s *report.Scenario) { s.Topology, s.Violations.Overlap = "replica", 90 }),
+			worked("wait-replicas", "flash-sale", func(s *report.Scenario) {
+				s.Topology, s.Ops, s.AcquireMS, s.Counters.Attempts = "replica", 0, metrics.Latency{}, attempts
+				s.Figures["sold"], s.StrategyStats["not_replicated"] = 0, refused
+			}))}
+	}
+	if out := cs[0].Judge(mk(5, 250)); out.Verdict != Reproduced || !strings.Contains(out.Measured, "5 refused") {
+		t.Fatalf("refused every acquire: %s (%s), want reproduced", out.Verdict, out.Measured)
+	}
+	if out := cs[0].Judge(mk(0, 250)); out.Verdict != Failed {
+		t.Fatalf("neither held nor refused: %s (%s), want failed", out.Verdict, out.Measured)
+	}
+	if out := cs[0].Judge(mk(5, 0)); out.Verdict != Failed {
+		t.Fatalf("no attempt: %s (%s), want failed", out.Verdict, out.Measured)
 	}
 }

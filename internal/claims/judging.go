@@ -35,6 +35,24 @@ func (j *judging) acquired(run, strategy, retry string, clients int) *report.Sce
 	return j.lookup(run, strategy, retry, clients, false)
 }
 
+// refused is s for a strategy whose safety comes from refusing locks it
+// cannot vouch for (S7: wait-replicas releases every lock no replica
+// acknowledged): a scenario in which it refused acquires
+// (strategy_stats.not_replicated > 0) exercised it as much as one in
+// which it held locks; one that made no attempt, or neither held nor
+// refused a lock, did no work.
+func (j *judging) refused(run, strategy string) *report.Scenario {
+	s, err := j.r.Find(run, strategy, "", 0)
+	if err != nil {
+		j.fail(err)
+		return &report.Scenario{Figures: map[string]int64{}, StrategyStats: map[string]float64{}}
+	}
+	if s.Counters.Attempts == 0 || s.AcquireMS.Count == 0 && s.StrategyStats["not_replicated"] == 0 {
+		return j.lookup(run, strategy, "", 0, false)
+	}
+	return s
+}
+
 func (j *judging) lookup(run, strategy, retry string, clients int, needOps bool) *report.Scenario {
 	empty := &report.Scenario{Figures: map[string]int64{}, StrategyStats: map[string]float64{}}
 	s, err := j.r.Find(run, strategy, retry, clients)
