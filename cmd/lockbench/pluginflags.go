@@ -37,12 +37,7 @@ func pluginParams() []pluginParam {
 			pp.users = append(pp.users, user)
 		}
 	}
-	for _, e := range strategies.Entries() {
-		add(e.Name, e.Params)
-	}
-	for _, e := range workloads.Entries() {
-		add(e.Name, e.Params)
-	}
+	eachPlugin(add)
 	out := make([]pluginParam, 0, len(byName))
 	for _, pp := range byName {
 		out = append(out, *pp)
@@ -108,11 +103,17 @@ func paramDefaults() map[string]map[string]string {
 		}
 		out[name] = m
 	}
+	eachPlugin(add)
+	return out
+}
+
+// eachPlugin calls f with the name and declared parameters of every
+// registered strategy, then of every workload.
+func eachPlugin(f func(name string, ps []registry.Param)) {
 	for _, e := range strategies.Entries() {
-		add(e.Name, e.Params)
+		f(e.Name, e.Params)
 	}
 	for _, e := range workloads.Entries() {
-		add(e.Name, e.Params)
+		f(e.Name, e.Params)
 	}
-	return out
 }
