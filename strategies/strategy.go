@@ -78,6 +78,9 @@ type Config struct {
 	// an owner check compares against a value every client shares. Only
 	// strategies whose Info sets ConstantToken honour it.
 	ConstantToken bool
+	// Tokens, when set, is told of every token the strategy may store and
+	// of every renewal it sends (the liveness oracle). Nil: not told.
+	Tokens TokenTracker
 }
 
 // ConstantValue is the lock value every client writes with
