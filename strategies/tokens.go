@@ -36,3 +36,10 @@ func (c Config) Renewing(key, token string) {
 		c.Tokens.Renewing(key, token)
 	}
 }
+
+// ClientID returns the ID of the Client in ctx (see WithClient), and false
+// when ctx carries none. Unlike ClientFrom it makes no token.
+func ClientID(ctx context.Context) (int, bool) {
+	c, ok := ctx.Value(clientKey{}).(Client)
+	return c.ID, ok
+}

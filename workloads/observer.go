@@ -15,9 +15,15 @@ type Observer interface {
 	// after its acquire began (retries and waits included).
 	Acquired(attempts int, wait time.Duration)
 	// AcquireFailed: an acquire ended without the lock (gave up, timed
-	// out, an error) after attempts TryAcquire calls; stopping says the
-	// run's stop ended it, which is no failure of the lock.
-	AcquireFailed(attempts int, stopping bool)
+	// out, an error) after attempts TryAcquire calls and wait; stopping
+	// says the run's stop ended it, which is no failure of the lock.
+	AcquireFailed(attempts int, wait time.Duration, stopping bool)
+	// Overshot: an acquire took more than twice its deadline (the acquire
+	// timeout), granted or not.
+	Overshot()
+	// Cancelled: the caller's context was cancelled inside the critical
+	// section (the cancel fault).
+	Cancelled()
 	// Held: a critical section held its lock for d, from the acquire's
 	// return to leaving the section (before the release).
 	Held(d time.Duration)

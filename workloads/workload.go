@@ -6,10 +6,12 @@ package workloads
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
@@ -43,6 +45,9 @@ var (
 	// ErrRejected: a guard on the write (optimistic check, fencing token,
 	// conditional decrement) refused it; the operation did not happen.
 	ErrRejected = errors.New("workloads: write rejected by its guard")
+	// ErrCancelled: the caller cancelled the operation inside its critical
+	// section (the cancel fault); what failed after it is wrapped.
+	ErrCancelled = errors.New("workloads: cancelled by its caller")
 )
 
 // Guards on the workload's write, beyond the lock.
@@ -65,7 +70,18 @@ type Params struct {
 	Segments int
 	// Guard is the write guard (Guard* constants). Default GuardNone.
 	Guard string
+	// Release is the context a holder releases on: ReleaseDetached
+	// (default, ""), a context the caller's cancellation cannot reach, or
+	// ReleaseCaller, the caller's own context (the common bug: a request
+	// cancelled inside its critical section cannot release its lock).
+	Release string
 }
+
+// Release contexts (Params.Release, --release).
+const (
+	ReleaseDetached = "detached"
+	ReleaseCaller   = "caller"
+)
 
 // Result is what Verify returns.
 type Result struct {
@@ -102,6 +118,9 @@ type Env struct {
 	Clients int
 	// Faults, when set, is the scenario's fault injector.
 	Faults FaultHooks
+	// Live, when set, is the liveness oracle's token registry: the worker
+	// tells it of every acquire's outcome and every holder's exit.
+	Live *liveness.Tracker
 	// Cluster is true when Data is a Redis Cluster client: a multi-key
 	// command must keep its keys in one slot.
 	Cluster bool
@@ -131,6 +150,10 @@ type FaultHooks interface {
 	Crash(point string) bool
 	// Acquired counts one lock granted (the fault windows' clock).
 	Acquired()
+	// Cancels reports whether the caller's context of this critical
+	// section is to be cancelled (the cancel fault), and if so at which
+	// share (0..1) of its work.
+	Cancels(client int) (at float64, ok bool)
 }
 
 // Worker is one client's state. Only its own goroutine uses it.
@@ -151,6 +174,10 @@ type Worker struct {
 	// acquire has used it yet.
 	opStart time.Duration
 	begun   bool
+	// cancel, when set, cancels the caller's context of the critical
+	// section in progress (the cancel fault) at cancelAt of its work.
+	cancel   context.CancelFunc
+	cancelAt float64
 }
 
 // Begin tells the worker that an operation starts at t (metrics.Now): the
@@ -175,20 +202,32 @@ func (w *Worker) acquireStart() time.Duration {
 func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error) {
 	start := w.acquireStart()
 	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
-	w.observe(ctx, start, attempts, err)
+	w.observe(ctx, start, attempts, key, l, err)
 	return l, err
 }
 
-// observe reports an acquire's outcome.
-func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int, err error) {
+// observe reports an acquire's outcome: to Obs (its time, attempts, an
+// overshoot of twice the acquire timeout), to the fault injector and to
+// the liveness registry.
+func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int, key string, l strategies.Lease, err error) {
+	now := metrics.Now()
+	if t := w.Env.AcquireTimeout; t > 0 && now-start > 2*t {
+		w.Obs.Overshot()
+	}
 	if err == nil {
-		w.granted = metrics.Now()
-		w.Obs.Acquired(attempts, w.granted-start)
+		w.granted = now
+		w.Obs.Acquired(attempts, now-start)
 		if f := w.Env.Faults; f != nil {
 			f.Acquired()
 		}
+		if lv := w.Env.Live; lv != nil {
+			lv.Acquired(w.ID, l.Key(), l.Token())
+		}
 	} else {
-		w.Obs.AcquireFailed(attempts, ctx.Err() != nil)
+		w.Obs.AcquireFailed(attempts, now-start, ctx.Err() != nil)
+		if lv := w.Env.Live; lv != nil {
+			lv.Failed(w.ID)
+		}
 	}
 }
 
@@ -197,12 +236,13 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int,
 func (w *Worker) LockRead(ctx context.Context, key string) (strategies.Lease, error) {
 	start := w.acquireStart()
 	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), strategies.ReadSide(w.Env.Locker), key, w.Backoff, w.Env.AcquireTimeout)
-	w.observe(ctx, start, attempts, err)
+	w.observe(ctx, start, attempts, key, l, err)
 	return l, err
 }
 
 // Unlock releases the lease on a context the run's cancellation cannot
-// skip and records the release time. ErrNotOwner does not fail the
+// skip (ctx itself with Params.Release = ReleaseCaller) and records the
+// release time. ErrNotOwner does not fail the
 // operation (the lease had expired; the oracle judges the damage): it is
 // counted, and owned is false. The lease is then handed back to the
 // strategy (strategies.Recycler): l must not be used afterwards.
@@ -214,9 +254,23 @@ func (w *Worker) Unlock(ctx context.Context, l strategies.Lease) (owned bool, er
 // read.
 func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Duration) (owned bool, err error) {
 	rctx := w.IO(ctx)
+	if w.Env.Params.Release == ReleaseCaller {
+		rctx = ctx
+	}
+	key, token := l.Key(), l.Token() // l may be recycled below
 	err = l.Release(rctx)
 	notOwner := errors.Is(err, strategies.ErrNotOwner)
 	w.Obs.Released(metrics.Now()-start, notOwner)
+	if lv := w.Env.Live; lv != nil {
+		how := liveness.Released
+		switch {
+		case notOwner:
+			how = liveness.NotOwner
+		case err != nil:
+			how = liveness.Abandoned
+		}
+		lv.Exit(w.ID, key, token, how, start)
+	}
 	if notOwner {
 		return false, nil
 	}
@@ -247,6 +301,9 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		return err
 	}
 	if f := w.Env.Faults; f != nil && f.Crash("after-acquire") {
+		if lv := w.Env.Live; lv != nil {
+			lv.Exit(w.ID, lease.Key(), lease.Token(), liveness.Abandoned, metrics.Now())
+		}
 		if a, ok := lease.(strategies.Abandonable); ok {
 			a.Abandon()
 		}
@@ -254,6 +311,19 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	o := w.Env.Oracle
 	ioctx := w.IO(ctx)
+	// The cancel fault: the caller's context of this section is cancelled
+	// at a random point of its work; the section's calls and, with
+	// ReleaseCaller, the release run on it.
+	var cancelled context.Context
+	if f := w.Env.Faults; f != nil {
+		if at, ok := f.Cancels(w.ID); ok {
+			var cancel context.CancelFunc
+			cancelled, cancel = context.WithCancel(ctx)
+			defer cancel()
+			w.cancel, w.cancelAt = cancel, at
+			ioctx, ctx = cancelled, cancelled
+		}
+	}
 	start := w.granted // the hold starts when the acquire returns
 	if read {
 		o.EnterRead(i)
@@ -262,6 +332,10 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		o.Enter(i)
 	}
 	err = body(ioctx, lease)
+	if w.cancel != nil { // a section that did no work is cancelled at its end
+		w.cancel()
+		w.cancel = nil
+	}
 	if read {
 		o.LeaveRead(i)
 	} else {
@@ -287,6 +361,12 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	if err == nil {
 		err = rerr
+	}
+	if cancelled != nil {
+		w.Obs.Cancelled()
+		if err != nil && cancelled.Err() != nil {
+			err = fmt.Errorf("%w: %w", ErrCancelled, err)
+		}
 	}
 	return err
 }
@@ -351,6 +431,14 @@ func (w *Worker) Work() {
 		f.Paused(w.ID, w.Gate)
 	}
 	d := w.Env.Params.Work.Sample(w.Rng)
+	if w.cancel != nil { // the cancel fault strikes at its share of the work
+		if at := time.Duration(w.cancelAt * float64(d)); at <= 0 {
+			w.cancel()
+		} else {
+			t := time.AfterFunc(at, w.cancel)
+			defer t.Stop()
+		}
+	}
 	if d <= 0 {
 		return
 	}

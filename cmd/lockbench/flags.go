@@ -35,6 +35,8 @@ type runFlags struct {
 	maxClients                              int
 	dropAfter                               time.Duration
 	token                                   string
+	release                                 string
+	livenessInterval, errorStreak           time.Duration
 	loadSample                              time.Duration
 	backend                                 string
 	failOn                                  []string // --fail-on thresholds
@@ -157,6 +159,9 @@ Exit codes: ` + exitCodesDoc,
 	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
 	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
 	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
+	fl.StringVar(&f.release, "release", "detached", "context a holder releases on: detached (the caller's cancellation cannot skip the release; correct) or caller (the caller's own context: a request cancelled inside its critical section leaves its lock until the TTL)")
+	fl.DurationVar(&f.livenessInterval, "liveness-interval", 5*time.Millisecond, "liveness oracle: read the lock keys' tokens this often to find orphaned locks and time to free (0 = off)")
+	fl.DurationVar(&f.errorStreak, "error-streak", 5*time.Second, "stop a scenario, keeping what it measured (stop_reason aborted), after this long of nothing but failed operations (0 = never: outage experiments)")
 	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
 	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "thresholds a CI can gate on, [SCOPE:]METRIC OP VALUE[,...] (repeatable): exit 3 when one fails, e.g. safety, 'p99_ms<50,ops_per_sec>1000', 'atomic/*:overlap==0' (metrics above)")

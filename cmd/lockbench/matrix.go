@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -96,6 +97,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
 	out := p.out
+	var aborted []string // scenarios the failure-streak guard stopped
 	for i, sc := range p.scenarios {
 		if ctx.Err() != nil {
 			break
@@ -125,6 +127,14 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		sc.Prom = prom
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
+		if errors.Is(err, engine.ErrAborted) {
+			// The failure-streak guard stopped it: its figures are kept
+			// (stop_reason aborted), the run goes on, and exits 1.
+			msg := fmt.Sprintf("scenario %d (%s/%s/%s): %v", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
+			fmt.Fprintf(prog, "lockbench: %s (--error-streak 0 turns this guard off)\n", msg)
+			aborted = append(aborted, msg)
+			err = nil
+		}
 		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			// Ctrl-C before the scenario measured anything (while
 			// connecting): an interruption, not a failure.
@@ -161,6 +171,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if ctx.Err() != nil {
 		run.Interrupted = true
 	}
+	if len(aborted) > 0 {
+		run.Failed = strings.Join(aborted, "; ")
+	}
 	run.Meta.Topology, run.Meta.Servers = topos.describe()
 	run.Meta.MaxRSSMB = maxRSSMB()
 	run.Thresholds = thresholds.Evaluate(p.thresholds, run.Scenarios)
@@ -188,6 +201,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	if run.Interrupted {
 		return errInterrupted
+	}
+	if len(aborted) > 0 {
+		return errors.New(strings.Join(aborted, "; "))
 	}
 	if n := thresholds.Failed(run.Thresholds); n > 0 {
 		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, n, len(run.Thresholds))

@@ -88,6 +88,22 @@ func validate(f *runFlags) (*plan, error) {
 	if f.acquireTimeout < 0 {
 		bad("--acquire-timeout must be >= 0, got %v", f.acquireTimeout)
 	}
+	if f.release != workloads.ReleaseDetached && f.release != workloads.ReleaseCaller {
+		bad("--release must be detached or caller, got %q", f.release)
+	}
+	if f.livenessInterval < 0 || f.livenessInterval > time.Minute {
+		bad("--liveness-interval must be from 0 (off) to 1m, got %v", f.livenessInterval)
+	}
+	if f.errorStreak < 0 {
+		bad("--error-streak must be >= 0 (0 = never stop), got %v", f.errorStreak)
+	}
+	liveness, streak := f.livenessInterval, f.errorStreak
+	if liveness == 0 {
+		liveness = -1 // off
+	}
+	if streak == 0 {
+		streak = -1 // never
+	}
 	ttl := max(3*work.Mean(), 100*time.Millisecond)
 	if f.ttl != "auto" {
 		d, err := time.ParseDuration(f.ttl)
@@ -319,7 +335,8 @@ func validate(f *runFlags) (*plan, error) {
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Work: work}, Options: f.plugin,
+						Params: workloads.Params{Work: work, Release: f.release}, Options: f.plugin,
+						Liveness: liveness, ErrorStreak: streak,
 						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,

@@ -120,6 +120,16 @@ type Scenario struct {
 	// topology.StartMariaDB, StartZooKeeper and StartEtcd start them;
 	// strategies.InfoOf(name).Backend says which a strategy needs.
 	Backends strategies.Backends
+	// Liveness is the liveness oracle's read interval (internal/liveness):
+	// 0 takes liveness.DefaultInterval (5 ms), a negative value turns the
+	// oracle off (the result then has no liveness figures).
+	Liveness time.Duration
+	// ErrorStreak stops the scenario, keeping what it measured (stop
+	// reason "aborted"), after this long of nothing but failed operations
+	// (at least 10), or MaxConsecutiveErrors of them in a row: 0 takes
+	// MaxErrorStreak (5 s), a negative value turns the guard off (outage
+	// experiments: the run goes on for its duration).
+	ErrorStreak time.Duration
 }
 
 // ParamsMap is the scenario's parameters as strings, for result files:
@@ -135,6 +145,9 @@ func (s Scenario) ParamsMap() map[string]string {
 		"seed":            strconv.FormatUint(s.Seed, 10),
 		"guard":           s.guard(),
 		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
+	}
+	if s.Params.Release == workloads.ReleaseCaller { // absent: detached
+		m["release"] = s.Params.Release
 	}
 	for _, ps := range [][]registry.Param{strategies.ParamsOf(s.Strategy), workloads.ParamsOf(s.Workload)} {
 		v := registry.Pick(ps, s.Options)
@@ -212,10 +225,16 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		return r.out, err
 	}
 	all := r.summarize()
-	if r.out.StopReason == "aborted" {
-		return r.out, r.abortError()
-	}
 	err := r.verify(all)
+	if r.out.StopReason == "aborted" {
+		// Stopped on failures alone: what was measured is kept, with why.
+		aerr := r.abortError()
+		r.out.StopError = aerr.Error()
+		if err != nil {
+			r.out.VerifyError = err.Error()
+		}
+		return r.out, aerr
+	}
 	return r.out, err
 }
 

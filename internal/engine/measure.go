@@ -47,6 +47,10 @@ func (r *run) measure() error {
 		return fmt.Errorf("INFO commandstats: %w", err)
 	}
 	r.before = before
+	if r.live != nil {
+		r.live.Start(r.bg)
+	}
+	r.streak.limit = sc.ErrorStreak
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r.ruBefore)
 	cpuStart := time.Now()
 
@@ -165,6 +169,9 @@ func (r *run) measure() error {
 	// A server that went away leaves the cost unknown (zero), not the run.
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r.ruAfter)
 	r.cpuWall = time.Since(cpuStart)
+	if r.live != nil {
+		r.live.Stop() // its reads are left out of the cost below
+	}
 	r.after, r.afterErr = commandStats(r.bg, ds)
 	return nil
 }

@@ -60,8 +60,8 @@ func (o *observer) Acquired(attempts int, wait time.Duration) {
 	o.prom.Wait(wait)
 }
 
-func (o *observer) AcquireFailed(attempts int, stopping bool) {
-	o.rec.AcquireFailed(attempts, stopping)
+func (o *observer) AcquireFailed(attempts int, wait time.Duration, stopping bool) {
+	o.rec.AcquireFailed(attempts, wait, stopping)
 	if !stopping {
 		o.prom.Failed()
 	}
@@ -73,6 +73,8 @@ func (o *observer) Held(d time.Duration) {
 }
 
 func (o *observer) Released(d time.Duration, notOwner bool) { o.rec.Released(d, notOwner) }
+func (o *observer) Overshot()                               { o.rec.Overshot() }
+func (o *observer) Cancelled()                              { o.rec.Cancelled() }
 func (o *observer) LeaseLost()                              { o.rec.LeaseLost() }
 func (o *observer) ForeignRelease()                         { o.rec.ForeignRelease() }
 func (o *observer) WroteAfterLoss()                         { o.rec.WroteAfterLoss() }

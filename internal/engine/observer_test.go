@@ -23,7 +23,7 @@ func TestObserverFansOut(t *testing.T) {
 		obs.Acquired(2, time.Millisecond)
 		obs.Held(time.Millisecond)
 		obs.Released(time.Millisecond, false)
-		obs.AcquireFailed(1, false)
+		obs.AcquireFailed(1, time.Millisecond, false)
 		o.outcome(outOK)
 		o.completed(3*time.Millisecond, 2*time.Millisecond, true)
 		o.flushIfDue()

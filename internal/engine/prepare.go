@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/strategies"
@@ -56,10 +57,18 @@ func (r *run) prepare() error {
 		}
 	})
 
+	// The liveness oracle's registry learns every token the strategy may
+	// store; a constant token shared by every client cannot be told apart.
+	var tokens strategies.TokenTracker
+	if sc.Liveness >= 0 && !sc.ConstantToken {
+		r.tracker = liveness.NewTracker(sc.Clients, sc.TTL)
+		tokens = r.tracker
+	}
 	locker, err := strategies.New(sc.Strategy, strategies.Config{
 		Nodes: ds, TTL: sc.TTL, Params: sc.Options,
 		ConstantToken: sc.ConstantToken,
 		Backends:      sc.Backends, Clients: sc.Clients,
+		Tokens:        tokens,
 	})
 	if err != nil {
 		return err
@@ -96,6 +105,9 @@ func (r *run) prepare() error {
 			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
 	}
 	r.env = env
+	if r.tracker != nil {
+		env.Live = r.tracker
+	}
 	if sc.Prom != nil {
 		r.prom = sc.Prom.For(sc.Strategy, r.out.Driver, sc.Workload)
 		r.prom.TTL(sc.TTL)
@@ -115,6 +127,7 @@ func (r *run) prepare() error {
 	if err != nil {
 		return fmt.Errorf("%s setup: %w", sc.Workload, err)
 	}
+	r.liveSampler()
 
 	// Every client's recorders exist before the clock starts: allocating
 	// and zeroing about 0.5 MB of histograms per client is not the run's
@@ -164,4 +177,23 @@ func (r *run) startProxies() error {
 		r.nodes = proxied
 	}
 	return nil
+}
+
+// liveSampler makes the liveness oracle's sampler (r.live) for the lock
+// keys of the workload, on the nodes that hold them: every master for a
+// strategy on independent masters (a quorum of them makes a lock held),
+// else the first node. Without a registry, or lock keys to read, there is
+// none.
+func (r *run) liveSampler() {
+	lk, ok := r.wl.(workloads.LockKeyer)
+	if r.tracker == nil || !ok || strategies.InfoOf(r.sc.Strategy).Backend == strategies.ZooKeeper ||
+		strategies.InfoOf(r.sc.Strategy).Backend == strategies.Etcd {
+		return
+	}
+	nodes, quorum := r.ds[:1], 1
+	if strategies.TopologyOf(r.sc.Strategy) == strategies.Masters {
+		nodes, quorum = r.ds, len(r.ds)/2+1
+	}
+	r.live = &liveness.Sampler{T: r.tracker, Nodes: nodes, Quorum: quorum, Keys: lk.LockKeys(),
+		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness}
 }

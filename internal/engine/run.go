@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -42,6 +43,8 @@ type run struct {
 	prom          *export.Obs         // the scenario's Prometheus series (nil: none)
 	hub           *strategies.Hub     // the pubsub retry policy's notifier
 	recs, scratch []*metrics.Recorder // per client: measured, warm-up (nil without one)
+	tracker       *liveness.Tracker   // the liveness oracle's token registry (nil: off)
+	live          *liveness.Sampler   // its reader of the lock keys (nil: none)
 
 	// measure
 	runCtx              context.Context // its cause says why the run stopped

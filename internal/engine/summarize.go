@@ -85,7 +85,29 @@ func (r *run) summarize() *metrics.Recorder {
 	}
 	out.Fairness = report.Fairness{JainIndex: metrics.Jain(perClient), LongestWaitMS: out.AcquireMS.Max}
 	if r.afterErr == nil {
-		out.RedisCost = redisadmin.CostDelta(r.before, r.after, all.Ops)
+		var sampler map[string]int64
+		if r.live != nil {
+			sampler = r.live.Cost()
+		}
+		out.RedisCost = redisadmin.CostDelta(r.before, r.after, all.Ops, sampler)
+	}
+	if r.live != nil {
+		l := r.live.Result()
+		l.DeadlineOvershoots = all.Overshoots
+		out.Liveness = &l
+	} else if r.sc.Liveness >= 0 {
+		why := "the workload lists no lock keys"
+		switch {
+		case r.sc.ConstantToken:
+			why = "a constant token: every client stores the same value"
+		case strategies.InfoOf(r.sc.Strategy).Backend == strategies.ZooKeeper || strategies.InfoOf(r.sc.Strategy).Backend == strategies.Etcd:
+			why = "the lock is not in Redis"
+		}
+		out.Liveness = &report.Liveness{NotMeasured: why, DeadlineOvershoots: all.Overshoots}
+	}
+	if all.FailedAcquire != nil && all.FailedAcquire.TotalCount() > 0 {
+		l := metrics.Summarize(all.FailedAcquire)
+		out.AcquireFailedMS = &l
 	}
 	// Client side: lockbench's own CPU over the run (warm-up included).
 	clientCPU := rusageCPU(r.ruAfter) - rusageCPU(r.ruBefore)
@@ -122,5 +144,10 @@ func (r *run) summarize() *metrics.Recorder {
 // (StopReason "aborted"): how many in a row, for how long, and the last.
 func (r *run) abortError() error {
 	e, _ := r.lastErr.Load().(error)
-	return fmt.Errorf("stopped: only failed operations for %d in a row (%v); the last: %w", r.streak.n.Load(), time.Duration(time.Now().UnixNano()-r.streak.since.Load()).Round(time.Millisecond), e)
+	return fmt.Errorf("%w: only failed operations for %d in a row (%v); the last: %w", ErrAborted, r.streak.n.Load(), time.Duration(time.Now().UnixNano()-r.streak.since.Load()).Round(time.Millisecond), e)
 }
+
+// ErrAborted is wrapped by Run's error for a scenario the failure-streak
+// guard stopped (Scenario.ErrorStreak): the result returned with it holds
+// what was measured until then (stop reason "aborted").
+var ErrAborted = errors.New("stopped")

@@ -18,6 +18,9 @@ import (
 type errStreak struct {
 	n     atomic.Int64
 	since atomic.Int64 // unix ns of the first failure in the streak
+	// limit is how long a streak may last (0: MaxErrorStreak; < 0: the
+	// guard is off and fail never gives up).
+	limit time.Duration
 }
 
 // fail records one failure and reports whether the run should give up.
@@ -26,8 +29,15 @@ func (s *errStreak) fail() bool {
 	if n == 1 {
 		s.since.Store(time.Now().UnixNano())
 	}
+	if s.limit < 0 {
+		return false
+	}
+	limit := s.limit
+	if limit == 0 {
+		limit = MaxErrorStreak
+	}
 	return n >= MaxConsecutiveErrors ||
-		(n >= 10 && time.Duration(time.Now().UnixNano()-s.since.Load()) >= MaxErrorStreak)
+		(n >= 10 && time.Duration(time.Now().UnixNano()-s.since.Load()) >= limit)
 }
 
 // ok ends a streak (one load, no write, in the common case).
@@ -43,7 +53,7 @@ type outcome int
 const (
 	outOK          outcome = iota // completed
 	outCrashed                    // the client died at a crash point
-	outSkipped                    // did nothing (sold out) or its write was rejected
+	outSkipped                    // did nothing (sold out), its write was rejected, or its caller cancelled it
 	outDone                       // nothing left to do
 	outTimeout                    // the acquire timed out
 	outNotAcquired                // the lock was busy and the retry policy gave up
@@ -59,7 +69,7 @@ func classify(ctx context.Context, err error) outcome {
 		return outOK
 	case errors.Is(err, strategies.ErrCrashed):
 		return outCrashed
-	case errors.Is(err, workloads.ErrSkip), errors.Is(err, workloads.ErrRejected):
+	case errors.Is(err, workloads.ErrSkip), errors.Is(err, workloads.ErrRejected), errors.Is(err, workloads.ErrCancelled):
 		return outSkipped
 	case errors.Is(err, workloads.ErrDone):
 		return outDone

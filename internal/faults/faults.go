@@ -25,6 +25,10 @@
 //     replica (about 1 to 2 s after the kill) and the clients follow them.
 //     Keep hold under 5 s there: Sentinel will not promote a replica cut off
 //     for longer than 10 x down-after-milliseconds (500 ms).
+//   - cancel:p=P,for=F — a share P (default 0.1) of critical sections
+//     have their caller's context cancelled at a random point of their
+//     work, for F (default until the end): their calls fail, and with
+//     --release caller so does their release (see Worker.Hold).
 //   - latency:node=I,delay=D,jitter=J,for=F — add D (+-J) to every reply
 //     from server I (default 50ms, 0, until the end), through an in-process
 //     toxiproxy proxy that the clients of the scenario connect through.
@@ -59,6 +63,8 @@ type Spec struct {
 	For, Down, Hold, Delay, Jitter time.Duration
 	// Node is the server index for node-* faults.
 	Node int
+	// P is the share of operations a fault strikes (cancel), 0..1.
+	P float64
 	// Point is where a pause strikes the holder: "work" (default: before
 	// its critical-section work, so a watchdog or Redlock holder can still
 	// learn of the loss before it writes) or "write" (after that check,
@@ -155,7 +161,7 @@ func Parse(s string) (Spec, error) {
 	sp := Spec{Name: name, raw: strings.TrimSpace(s),
 		At: v.Duration("at"), After: v.Int64("after"), For: v.Duration("for"), Down: v.Duration("down"),
 		Hold: v.Duration("hold"), Delay: v.Duration("delay"), Jitter: v.Duration("jitter"),
-		Node: v.Int("node"), Point: v.String("point")}
+		Node: v.Int("node"), Point: v.String("point"), P: v.Float("p")}
 	if sp.Jitter > sp.Delay {
 		errs = append(errs, fmt.Errorf("fault latency: jitter=%v exceeds delay=%v (a reply cannot come early)", sp.Jitter, sp.Delay))
 	}
@@ -205,10 +211,12 @@ type Injector struct {
 	start time.Time
 
 	ops          atomic.Int64
-	pendingPause atomic.Int64 // ns; 0 = none
-	pauseIdx     atomic.Int64 // index of the pending pause's window
-	pauseAtWrite atomic.Bool  // the pending pause strikes before a write
-	pendingCrash atomic.Int64 // window index + 1; 0 = none
+	pendingPause atomic.Int64  // ns; 0 = none
+	pauseIdx     atomic.Int64  // index of the pending pause's window
+	pauseAtWrite atomic.Bool   // the pending pause strikes before a write
+	pendingCrash atomic.Int64  // window index + 1; 0 = none
+	cancelP      atomic.Uint64 // the acting cancel fault's p (float64 bits); 0 = none
+	cancels      atomic.Int64  // critical sections it cancelled
 
 	mu      sync.Mutex
 	windows []Window
@@ -324,6 +332,8 @@ func (in *Injector) act(ctx context.Context, sp Spec) {
 		// The window closes when a client takes the pause (Paused).
 	case "crash-after-setnx":
 		in.pendingCrash.Store(int64(i) + 1)
+	case "cancel":
+		in.cancelFault(ctx, sp, i)
 	case "node-kill":
 		s, err := in.node(sp)
 		if err != nil {

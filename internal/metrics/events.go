@@ -15,11 +15,26 @@ func (r *Recorder) Acquired(attempts int, wait time.Duration) {
 }
 
 // AcquireFailed counts the attempts of an acquire that ended without the
-// lock (the failure itself is counted by the loop: GaveUp, TimedOut,
-// Errored).
-func (r *Recorder) AcquireFailed(attempts int, stopping bool) {
+// lock after wait (the failure itself is counted by the loop: GaveUp,
+// TimedOut, Errored) and, unless the run's stop ended it, records wait in
+// FailedAcquire (made on the first failure).
+func (r *Recorder) AcquireFailed(attempts int, wait time.Duration, stopping bool) {
 	r.Attempts += int64(attempts)
+	if stopping {
+		return
+	}
+	if r.FailedAcquire == nil {
+		r.FailedAcquire = NewHistogram()
+	}
+	Record(r.FailedAcquire, wait)
 }
+
+// Overshot counts an acquire that took more than twice its deadline.
+func (r *Recorder) Overshot() { r.Overshoots++ }
+
+// Cancel counts an operation whose caller's context was cancelled inside
+// its critical section (the cancel fault).
+func (r *Recorder) Cancelled() { r.Cancels++ }
 
 // Held records a hold time.
 func (r *Recorder) Held(d time.Duration) { r.Observe(Hold, d) }

@@ -107,6 +107,9 @@ type Recorder struct {
 	// is then measured from the intended start), µs. Nil until the first
 	// open-loop operation: each histogram costs about 140 KB per client.
 	Service *hdrhistogram.Histogram
+	// FailedAcquire is the time of acquires that ended without the lock
+	// (not the run's stop), µs, recorded at once. Nil until the first.
+	FailedAcquire *hdrhistogram.Histogram
 
 	n, limit uint32 // values in pending; Due when n reaches limit
 
@@ -129,6 +132,12 @@ type Recorder struct {
 	// WorkedAfterLoss counts writes that completed after the holder had
 	// been told its lease was lost.
 	WorkedAfterLoss int64
+	// Overshoots counts acquires that took more than twice their deadline
+	// (the acquire timeout).
+	Overshoots int64
+	// Cancelled counts operations whose caller cancelled them inside the
+	// critical section (the cancel fault).
+	Cancels int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	Errors map[string]int64
 	// Samples keeps the first error message of each kind.
@@ -232,6 +241,14 @@ func (r *Recorder) Merge(o *Recorder) {
 		}
 		r.Service.Merge(o.Service)
 	}
+	if o.FailedAcquire != nil {
+		if r.FailedAcquire == nil {
+			r.FailedAcquire = NewHistogram()
+		}
+		r.FailedAcquire.Merge(o.FailedAcquire)
+	}
+	r.Overshoots += o.Overshoots
+	r.Cancels += o.Cancels
 	r.Ops += o.Ops
 	r.Attempts += o.Attempts
 	r.Failures += o.Failures

@@ -109,7 +109,7 @@ func TestServerVersionAndCommandStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := redisadmin.CostDelta(before, after, 7); c.ByCommand["incr"] != 7 || c.Commands != 7 {
+	if c := redisadmin.CostDelta(before, after, 7, nil); c.ByCommand["incr"] != 7 || c.Commands != 7 {
 		t.Fatalf("cost %+v, want 7 incr and nothing else", c)
 	}
 	do(t, d, "DEL", "rat:stats")

@@ -54,10 +54,12 @@ func CommandStats(ctx context.Context, ds []drivers.Driver) (map[string]int64, e
 }
 
 // CostDelta is after - before (two CommandStats snapshots) as the cost of
-// ops operations, without the INFO calls that took the snapshots and the
-// connections' set-up commands. The pseudo-command cpuKey carries the
-// servers' CPU time (µs).
-func CostDelta(before, after map[string]int64, ops int64) report.RedisCost {
+// ops operations, without the INFO calls that took the snapshots, the
+// connections' set-up commands, and the commands in minus (calls by
+// command name that lockbench's own samplers made between the snapshots;
+// nil: none). The pseudo-command cpuKey carries the servers' CPU time
+// (µs; the samplers' share cannot be taken out of it).
+func CostDelta(before, after map[string]int64, ops int64, minus map[string]int64) report.RedisCost {
 	c := report.RedisCost{ByCommand: map[string]int64{}}
 	if cpu := after[cpuKey] - before[cpuKey]; cpu > 0 {
 		c.ServerCPUMS = float64(cpu) / 1000
@@ -73,7 +75,7 @@ func CostDelta(before, after map[string]int64, ops int64) report.RedisCost {
 		case "info", "hello", "auth", "client|setinfo", "client|setname", "select", "ping":
 			continue // snapshots and connection set-up, not the workload's cost
 		}
-		if d := v - before[k]; d > 0 {
+		if d := v - before[k] - minus[k]; d > 0 {
 			c.ByCommand[k] = d
 			c.Commands += d
 		}

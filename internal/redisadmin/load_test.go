@@ -16,7 +16,7 @@ func TestInfoInt(t *testing.T) {
 func TestCostDelta(t *testing.T) {
 	before := map[string]int64{"get": 10, "info": 1, cpuKey: 1000}
 	after := map[string]int64{"get": 30, "set": 20, "info": 2, "hello": 4, "ping": 1, cpuKey: 6000}
-	c := CostDelta(before, after, 10)
+	c := CostDelta(before, after, 10, nil)
 	if c.Commands != 40 || c.ByCommand["get"] != 20 || c.ByCommand["set"] != 20 || len(c.ByCommand) != 2 {
 		t.Fatalf("cost %+v, want get 20, set 20, commands 40", c)
 	}

@@ -25,6 +25,29 @@ func buildMetrics() []Metric {
 		ms = append(ms, Metric{Name: k.Key, Doc: "violations: " + k.Doc,
 			Of: func(s Scenario) float64 { return float64(k.Of(s.Violations)) }})
 	}
+	for _, f := range LivenessFigures {
+		ms = append(ms, Metric{Name: f.Key, Doc: "liveness: " + f.Doc,
+			Of: func(s Scenario) float64 {
+				if s.Liveness == nil {
+					return 0
+				}
+				return float64(f.Of(*s.Liveness))
+			}})
+	}
+	ms = append(ms, Metric{Name: "orphan_lock_ms", Doc: "liveness: lock time lost to orphaned locks, ms",
+		Of: func(s Scenario) float64 {
+			if s.Liveness == nil {
+				return 0
+			}
+			return s.Liveness.OrphanLockMS
+		}},
+		Metric{Name: "time_to_free_p99_ms", Doc: "liveness: 99th percentile of the time from a holder's exit to its lock being free, ms",
+			Of: func(s Scenario) float64 {
+				if s.Liveness == nil {
+					return 0
+				}
+				return s.Liveness.TimeToFreeMS.P99
+			}})
 	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind",
 		Of: func(s Scenario) float64 { return float64(s.Violations.Total()) }})
 	latencies := []struct {

@@ -148,6 +148,14 @@ type Scenario struct {
 	// StrategyStats are the strategy's own counts (watchdog renewals and
 	// renewal lag, Redlock per-node results, ...).
 	StrategyStats map[string]float64 `json:"strategy_stats,omitempty"`
+	// AcquireFailedMS is the time of acquires that ended without the lock
+	// (gave up, timed out, failed), ms; absent when none did.
+	AcquireFailedMS *metrics.Latency `json:"acquire_failed_ms,omitempty"`
+	// Liveness are the liveness oracle's figures (absent when it was off).
+	Liveness *Liveness `json:"liveness,omitempty"`
+	// StopError is the failure that stopped an aborted scenario (stop
+	// reason "aborted").
+	StopError string `json:"stop_error,omitempty"`
 	// Timeline is the measured window second by second (absent in files
 	// written before it existed, and when nothing was measured).
 	Timeline []Second `json:"timeline,omitempty"`
@@ -344,7 +352,7 @@ func Table(w io.Writer, scenarios []Scenario) error {
 				row = append(row, strconv.FormatInt(k.Of(s.Violations), 10))
 			}
 		}
-		if err := t.Append(append(row, otherCell(s.Violations), errorCell(s.Counters))...); err != nil {
+		if err := t.Append(append(row, otherCell(s.Violations, s.Liveness), errorCell(s.Counters))...); err != nil {
 			return err
 		}
 	}
@@ -360,11 +368,18 @@ func Table(w io.Writer, scenarios []Scenario) error {
 
 // otherCell names the non-zero violation counts of the kinds without a
 // column of their own (ViolationKind.Column), by their Short names.
-func otherCell(v Violations) string {
+func otherCell(v Violations, l *Liveness) string {
 	var parts []string
 	for _, k := range ViolationKinds {
 		if n := k.Of(v); !k.Column && n != 0 {
 			parts = append(parts, k.Short+" "+strconv.FormatInt(n, 10))
+		}
+	}
+	if l != nil {
+		for _, f := range LivenessFigures {
+			if n := f.Of(*l); n != 0 {
+				parts = append(parts, f.Short+" "+strconv.FormatInt(n, 10))
+			}
 		}
 	}
 	if len(parts) == 0 {
@@ -414,4 +429,57 @@ func errorCell(c Counters) string {
 		parts = append(parts, k+" "+strconv.FormatInt(c.ErrorsByKind[k], 10))
 	}
 	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}
+
+// Liveness are the liveness oracle's figures (internal/liveness): locks
+// left without a live holder and how long each holder's exit took to free
+// its lock. Times in ms.
+type Liveness struct {
+	// Measured is false when the oracle could not tell live tokens from
+	// orphans (NotMeasured says why): the counts below are then not 0 but
+	// unknown.
+	Measured    bool   `json:"measured"`
+	NotMeasured string `json:"not_measured,omitempty"`
+	// ResolutionMS is the mean time between two reads of the lock keys;
+	// Samples the reads made; ReadErrors the node reads that failed.
+	ResolutionMS float64 `json:"resolution_ms"`
+	Samples      int64   `json:"samples"`
+	ReadErrors   int64   `json:"read_errors,omitempty"`
+	// OrphanLocks are tokens seen stored in a lock key after their client
+	// had given them up (a timed-out acquire whose SET the server applied,
+	// a crash, a cancelled or failed release); OrphanLockMS the lock time
+	// lost to them (death to the last read that saw each), OrphansAtEnd
+	// those still stored at the last read.
+	OrphanLocks  int64   `json:"orphan_locks"`
+	OrphanLockMS float64 `json:"orphan_lock_ms"`
+	OrphansAtEnd int64   `json:"orphans_at_end"`
+	// TimeToFreeMS is, per holder exit (release, crash, cancel), the time
+	// until the lock could be taken again.
+	TimeToFreeMS metrics.Latency `json:"time_to_free_ms"`
+	// OrphanRenewals are renewals sent for a token already released or
+	// given up; HeldPastTTL keys kept alive more than 3 x the TTL holding
+	// only such tokens.
+	OrphanRenewals int64 `json:"orphan_renewals"`
+	HeldPastTTL    int64 `json:"held_past_ttl"`
+	// DeadlineOvershoots are acquires that took more than 2 x their
+	// deadline (--acquire-timeout).
+	DeadlineOvershoots int64 `json:"deadline_overshoots"`
+	// GoroutinesMax is the most goroutines lockbench ran at one read.
+	GoroutinesMax int `json:"goroutines_max"`
+}
+
+// LivenessFigure is one count of Liveness, named for the table, the
+// metrics and thresholds.
+type LivenessFigure struct {
+	Key, Short, Doc string
+	Of              func(Liveness) int64
+}
+
+// LivenessFigures are the liveness counts the table's "other violations"
+// cell shows when not zero, and that thresholds can name.
+var LivenessFigures = []LivenessFigure{
+	{"orphan_locks", "orphans", "locks left holding a token no live holder owns (liveness oracle)", func(l Liveness) int64 { return l.OrphanLocks }},
+	{"orphan_renewals", "orphan renewals", "renewals sent for a token already released or given up", func(l Liveness) int64 { return l.OrphanRenewals }},
+	{"held_past_ttl", "held past 3xTTL", "lock keys kept alive more than 3 x the TTL with no live holder", func(l Liveness) int64 { return l.HeldPastTTL }},
+	{"deadline_overshoots", "overshoots", "acquires that took more than 2 x their deadline (--acquire-timeout)", func(l Liveness) int64 { return l.DeadlineOvershoots }},
 }

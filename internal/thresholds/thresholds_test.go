@@ -140,8 +140,14 @@ func TestThresholdMetricTable(t *testing.T) {
 			t.Errorf("violation kind %q is no metric", k.Key)
 		}
 	}
-	if len(report.Metrics) != len(report.ViolationKinds)+1+18+9 {
-		t.Errorf("%d metrics, want the %d violation kinds, violations, 18 latencies and 9 others", len(report.Metrics), len(report.ViolationKinds))
+	for _, f := range report.LivenessFigures {
+		if !seen[f.Key] {
+			t.Errorf("liveness figure %q is no metric", f.Key)
+		}
+	}
+	if want := len(report.ViolationKinds) + len(report.LivenessFigures) + 2 + 1 + 18 + 9; len(report.Metrics) != want {
+		t.Errorf("%d metrics, want %d: the %d violation kinds, the %d liveness counts, orphan_lock_ms, time_to_free_p99_ms, violations, 18 latencies and 9 others",
+			len(report.Metrics), want, len(report.ViolationKinds), len(report.LivenessFigures))
 	}
 }
 

@@ -1,0 +1,295 @@
+package liveness
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/report"
+)
+
+// DefaultInterval is the Sampler's default time between reads (--liveness-interval).
+const DefaultInterval = 5 * time.Millisecond
+
+// chunk is the most keys one read script takes.
+const chunk = 256
+
+// readScript returns, per key of KEYS, the token(s) stored: a string key's
+// value, a hash key's field names, or "" for a missing key or another type.
+var readScript = drivers.NewScript(`local out = {}
+for i = 1, #KEYS do
+	local t = redis.call('type', KEYS[i]).ok
+	if t == 'string' then
+		out[i] = redis.call('get', KEYS[i])
+	elseif t == 'hash' then
+		out[i] = redis.call('hkeys', KEYS[i])
+	else
+		out[i] = ''
+	end
+end
+return out`)
+
+// Sampler reads the lock keys' tokens from every node each Interval and
+// compares them with its Tracker (see the package comment for what it
+// counts). Start it once, Stop it once; Result after Stop.
+type Sampler struct {
+	T *Tracker
+	// Nodes hold the lock keys: one for a single-node strategy, every
+	// master for Redlock.
+	Nodes []drivers.Driver
+	// Quorum is how many nodes make a lock held (1; Redlock: N/2 + 1): a
+	// dead token is freed once at most len(Nodes) - Quorum nodes store it.
+	Quorum int
+	// Keys are the lock keys to read.
+	Keys []string
+	// Cluster reads one key per script (keys of several slots).
+	Cluster bool
+	// Interval is the time between reads. Default DefaultInterval.
+	Interval time.Duration
+
+	stop, done chan struct{}
+	mu         sync.Mutex // held during a sample: Cost reads between samples
+
+	seq          int64
+	samples      int64
+	first, last  time.Duration
+	cost         map[string]int64
+	keys         []keyState
+	heldPastTTL  int64
+	seenLast     map[*entry]struct{}
+	readErrors   int64
+	goroutineMax int
+}
+
+type keyState struct {
+	since   time.Duration // first read that found only dead tokens (0: none)
+	counted bool
+}
+
+// Start begins sampling on ctx's values (its cancellation is ignored: Stop
+// ends the sampler).
+func (s *Sampler) Start(ctx context.Context) {
+	if s.Interval <= 0 {
+		s.Interval = DefaultInterval
+	}
+	s.Quorum = max(s.Quorum, 1)
+	s.cost = map[string]int64{}
+	s.keys = make([]keyState, len(s.Keys))
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.Interval)
+		defer t.Stop()
+		for {
+			s.sample(ctx)
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends sampling after the sample in progress, if any.
+func (s *Sampler) Stop() {
+	if s.stop == nil {
+		return
+	}
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+}
+
+// Cost returns the server commands the sampler has sent, by command name
+// as INFO commandstats counts them (the script and the commands it ran),
+// so that the scenario's Redis cost can leave them out.
+func (s *Sampler) Cost() map[string]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int64, len(s.cost))
+	for k, v := range s.cost {
+		out[k] = v
+	}
+	return out
+}
+
+// read returns, per key, the tokens node d stores.
+func (s *Sampler) read(ctx context.Context, d drivers.Driver) ([][]string, error) {
+	out := make([][]string, len(s.Keys))
+	step := chunk
+	if s.Cluster {
+		step = 1
+	}
+	for lo := 0; lo < len(s.Keys); lo += step {
+		hi := min(lo+step, len(s.Keys))
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		r, err := d.Eval(cctx, readScript, s.Keys[lo:hi])
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		s.cost["evalsha"]++
+		s.cost["type"] += int64(hi - lo)
+		for i, v := range r.Array {
+			if lo+i >= hi {
+				break
+			}
+			switch v.Kind {
+			case drivers.KindString:
+				s.cost["get"]++
+				if v.Str != "" {
+					out[lo+i] = []string{v.Str}
+				}
+			case drivers.KindArray:
+				s.cost["hkeys"]++
+				for _, f := range v.Array {
+					out[lo+i] = append(out[lo+i], f.Str)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *Sampler) sample(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g := runtime.NumGoroutine(); g > s.goroutineMax {
+		s.goroutineMax = g
+	}
+	t0 := metrics.Now()
+	per := make([][][]string, 0, len(s.Nodes))
+	unread := 0
+	for _, d := range s.Nodes {
+		v, err := s.read(ctx, d)
+		if err != nil {
+			unread++
+			s.readErrors++
+			continue
+		}
+		per = append(per, v)
+	}
+	if len(per) == 0 {
+		return
+	}
+	if s.samples == 0 {
+		s.first = t0
+	}
+	s.samples++
+	s.last = t0
+	t := s.T
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s.seq++
+	seq := s.seq
+	seen := map[*entry]struct{}{}
+	for ki, key := range s.Keys {
+		live, orphan := false, false
+		for _, node := range per {
+			for _, tok := range node[ki] {
+				e := t.m[tokKey{key, tok}]
+				if e == nil {
+					live = true // a token not registered: not ours to judge
+					continue
+				}
+				if e.seq != seq {
+					e.seq, e.seen = seq, 0
+				}
+				e.seen++
+				if e.st == dead && e.since < t0 {
+					if !e.orphan {
+						e.orphan = true
+						t.orphans++
+					}
+					e.lastSeen = t0
+					orphan = true
+					seen[e] = struct{}{}
+				} else {
+					live = true
+				}
+			}
+		}
+		ks := &s.keys[ki]
+		switch {
+		case orphan && !live:
+			if ks.since == 0 {
+				ks.since, ks.counted = t0, false
+			} else if !ks.counted && t0-ks.since > 3*t.ttl {
+				ks.counted = true
+				s.heldPastTTL++
+			}
+		default:
+			ks.since = 0
+		}
+	}
+	s.seenLast = seen
+	n := len(s.Nodes)
+	retain := t.ttl + 10*time.Second
+	for e := range t.dead {
+		if e.since >= t0 {
+			continue // died after this read began
+		}
+		stored := unread
+		if e.seq == seq {
+			stored += e.seen
+		}
+		if e.exit && !e.freed && stored <= n-s.Quorum {
+			e.freed = true
+			_ = t.ttf.RecordValue(max(1, (t0 - e.since).Microseconds()))
+		}
+		if stored == 0 && t0-e.since > retain {
+			if e.orphan {
+				t.orphanNS += e.lastSeen - e.since
+			}
+			t.untrack(e)
+			if t.m[e.k] == e {
+				delete(t.m, e.k)
+			}
+		}
+	}
+}
+
+// Result returns the liveness figures (call after Stop).
+func (s *Sampler) Result() report.Liveness {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.T
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := report.Liveness{
+		Measured:       true,
+		Samples:        s.samples,
+		OrphanLocks:    t.orphans,
+		OrphanRenewals: t.orphanRenewals.Load(),
+		HeldPastTTL:    s.heldPastTTL,
+		TimeToFreeMS:   metrics.Summarize(t.ttf),
+		GoroutinesMax:  s.goroutineMax,
+		ReadErrors:     s.readErrors,
+	}
+	if s.samples > 1 {
+		out.ResolutionMS = float64((s.last-s.first)/time.Duration(s.samples-1)) / 1e6
+	}
+	ns := t.orphanNS
+	for e := range t.dead {
+		if e.orphan {
+			ns += e.lastSeen - e.since
+			if _, ok := s.seenLast[e]; ok {
+				out.OrphansAtEnd++
+			}
+		}
+	}
+	out.OrphanLockMS = float64(ns) / 1e6
+	if t.registered == 0 && t.unregistered > 0 {
+		out.Measured = false
+		out.NotMeasured = "the strategy does not report its tokens"
+	}
+	return out
+}
