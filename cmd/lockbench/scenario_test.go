@@ -83,6 +83,28 @@ var exampleEffects = map[string]struct {
 			}
 		}
 	}},
+	// "orphan_locks 1, and the lock time lost to it (orphan_lock_ms) and
+	// the slowest time to free (time_to_free_ms.max) are both about the
+	// 1 s TTL"
+	"liveness-crash.yaml": {"2s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			l := sc.Liveness
+			if l == nil || !l.Measured || l.OrphanLocks != 1 || l.OrphanLockMS < 900 || l.OrphanLockMS > 1100 ||
+				l.TimeToFreeMS.Max < 900 || l.TimeToFreeMS.Max > 1500 {
+				t.Errorf("%s/%s: liveness %+v; want 1 orphan costing about the 1 s TTL", sc.Strategy, sc.Driver, l)
+			}
+		}
+	}},
+	// "the release fails and the lock stays until its TTL
+	// (liveness.orphan_locks > 0)"
+	"cancel-release.yaml": {"2s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if l := sc.Liveness; l == nil || l.OrphanLocks == 0 || sc.Counters.Cancelled == 0 || sc.Params["release"] != "caller" {
+				t.Errorf("%s/%s: liveness %+v, cancelled %d, params %v; want orphans from cancelled sections released on the caller's context",
+					sc.Strategy, sc.Driver, l, sc.Counters.Cancelled, sc.Params)
+			}
+		}
+	}},
 	// "lockbench refuses a database that holds keys ..., writes only under
 	// lockbench:<run-id>: and deletes those keys afterwards": checked in
 	// the test's own external-tls branch, which has the server.

@@ -77,7 +77,7 @@ func (r *run) summarize() *metrics.Recorder {
 	out.HoldMS = metrics.Summarize(total.Hold)
 	out.Counters = report.Counters{
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
-		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
+		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Cancelled: all.Cancels, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
 	}
 	perClient := make([]int64, len(r.recs))
 	for i, rec := range r.recs {

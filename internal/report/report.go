@@ -249,6 +249,9 @@ type Counters struct {
 	Rejected int64 `json:"rejected"`
 	// Reads counts read-only operations (--read-ratio), included in ops.
 	Reads int64 `json:"reads"`
+	// Cancelled counts critical sections whose caller's context the cancel
+	// fault cancelled.
+	Cancelled int64 `json:"cancelled,omitempty"`
 	// Errors is the total of ErrorsByKind.
 	Errors       int64            `json:"errors"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`

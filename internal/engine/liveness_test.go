@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// liveRun runs atomic on one hot lock with the faults given and returns
+// the result's liveness figures.
+func liveRun(t *testing.T, drv string, release string, fs ...string) report.Scenario {
+	t.Helper()
+	var specs []faults.Spec
+	for _, f := range fs {
+		sp, err := faults.Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: drv, Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
+		Duration: 2500 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
+		Params:  workloads.Params{Work: workloads.Fixed(2 * time.Millisecond), Release: release},
+		Options: registry.Values{"keys": 1}, Seed: 1, Faults: specs,
+	}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Liveness == nil || !res.Liveness.Measured {
+		t.Fatalf("liveness %+v, want measured", res.Liveness)
+	}
+	if res.Liveness.Samples < 10 {
+		t.Fatalf("%d liveness reads in 2.5 s, want many", res.Liveness.Samples)
+	}
+	return res
+}
+
+// A client that dies right after acquiring leaves its lock orphaned for
+// about its TTL: one orphan, and the time to free of that exit is the
+// lease's remainder; without the fault there is none.
+func TestLivenessCrashOrphan(t *testing.T) {
+	for _, drv := range driverNames {
+		t.Run(drv, func(t *testing.T) {
+			l := liveRun(t, drv, "", "crash-after-setnx:at=500ms").Liveness
+			if l.OrphanLocks != 1 {
+				t.Fatalf("orphan_locks %d, want 1 (the crashed client's lock): %+v", l.OrphanLocks, l)
+			}
+			// The lease had all but a few ms of its 1 s left when the client
+			// died; the oracle reads every 5 ms (plus a read's time).
+			if l.TimeToFreeMS.Max < 900 || l.TimeToFreeMS.Max > 1500 {
+				t.Fatalf("time_to_free max %.1f ms, want about the 1 s TTL", l.TimeToFreeMS.Max)
+			}
+			if l.OrphanLockMS < 900 || l.OrphanLockMS > 1100 {
+				t.Fatalf("orphan_lock_ms %.1f, want about the 1 s TTL", l.OrphanLockMS)
+			}
+			if l.OrphansAtEnd != 0 || l.HeldPastTTL != 0 || l.OrphanRenewals != 0 {
+				t.Fatalf("%+v: want no orphan at the end, none held past 3 x TTL, no renewals", l)
+			}
+			clean := liveRun(t, drv, "").Liveness
+			if clean.OrphanLocks != 0 || clean.OrphanLockMS != 0 || clean.HeldPastTTL != 0 {
+				t.Fatalf("without a fault: %+v, want no orphan", clean)
+			}
+			if clean.TimeToFreeMS.Count == 0 || clean.TimeToFreeMS.Max > 900 {
+				t.Fatalf("without a fault: time_to_free %+v, want every exit freed by its release", clean.TimeToFreeMS)
+			}
+		})
+	}
+}
+
+// The cancel fault with the caller's context for the release (the common
+// bug) leaves orphans; the detached release leaves none.
+func TestLivenessCancel(t *testing.T) {
+	bad := liveRun(t, "rueidis", workloads.ReleaseCaller, "cancel:p=0.05,at=200ms,for=1s")
+	if bad.Liveness.OrphanLocks == 0 {
+		t.Fatalf("release=caller under cancel: %+v, want orphans", bad.Liveness)
+	}
+	if bad.Params["release"] != "caller" {
+		t.Fatalf("params %v, want release=caller recorded", bad.Params)
+	}
+	good := liveRun(t, "rueidis", workloads.ReleaseDetached, "cancel:p=0.05,at=200ms,for=1s")
+	if good.Liveness.OrphanLocks != 0 {
+		t.Fatalf("release=detached under cancel: %+v, want no orphan", good.Liveness)
+	}
+	if !cancelledSome(good) {
+		t.Fatalf("the cancel fault cancelled nothing: %+v", good.Faults)
+	}
+}
+
+func cancelledSome(s report.Scenario) bool {
+	for _, f := range s.Faults {
+		if f.StartMS >= 0 && f.Note != "" && f.Note[0] != '0' {
+			return true
+		}
+	}
+	return false
+}
