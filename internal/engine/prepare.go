@@ -68,7 +68,7 @@ func (r *run) prepare() error {
 		Nodes: ds, TTL: sc.TTL, Params: sc.Options,
 		ConstantToken: sc.ConstantToken,
 		Backends:      sc.Backends, Clients: sc.Clients,
-		Tokens:        tokens,
+		Tokens: tokens,
 	})
 	if err != nil {
 		return err

@@ -65,13 +65,13 @@ type entry struct {
 	// a failed acquire.
 	exit bool
 	// Sampler's view.
-	orphan          bool
-	lastSeen        time.Duration
-	seen            int   // nodes that stored it in the current sample
-	seq             int64 // the sample that set seen
-	freed           bool  // time to free recorded
-	tracked         bool  // in Tracker.dead
-	keyIdx          int
+	orphan           bool
+	lastSeen         time.Duration
+	seen             int   // nodes that stored it in the current sample
+	seq              int64 // the sample that set seen
+	freed            bool  // time to free recorded
+	tracked          bool  // in Tracker.dead
+	keyIdx           int
 	pastTTLCountedAt time.Duration
 }
 
@@ -82,7 +82,7 @@ type Tracker struct {
 
 	mu   sync.Mutex
 	m    map[tokKey]*entry
-	cur  []*entry           // per client: the token of its acquire in progress
+	cur  []*entry            // per client: the token of its acquire in progress
 	dead map[*entry]struct{} // dead tokens not yet known gone
 	// released are tokens freed by their own release, kept for two
 	// generations of the TTL to tell renewals sent after a release (only
