@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -102,4 +104,28 @@ func cancelledSome(s report.Scenario) bool {
 		}
 	}
 	return false
+}
+
+// With the failure-streak guard off, a scenario whose server is gone runs
+// its whole duration (an outage experiment) instead of stopping.
+func TestErrorStreakOff(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	go func() { time.Sleep(300 * time.Millisecond); s.Stop() }()
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=1ms"), Clients: 2, Duration: 7 * time.Second, TTL: time.Second,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Seed: 4, ErrorStreak: -1,
+	}
+	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:streakoff:")
+	if errors.Is(err, engine.ErrAborted) || res.StopReason != "duration" {
+		t.Fatalf("stop %q, err %v; want the whole duration run, no abort", res.StopReason, err)
+	}
+	if res.Ops == 0 || res.Counters.Errors == 0 {
+		t.Fatalf("ops %d errors %d: want ops before the server went and errors after", res.Ops, res.Counters.Errors)
+	}
 }
