@@ -34,6 +34,7 @@ type redlock struct {
 	quorum   int
 	drift    time.Duration
 	perNode  time.Duration
+	tokens   TokenTracker // told of the token before each node's SET
 
 	acquired, refused, errs []atomic.Int64 // per node
 	noQuorum, expired       atomic.Int64
@@ -54,6 +55,7 @@ func newRedlock(c Config) (Locker, error) {
 		quorum:   n/2 + 1,
 		drift:    c.TTL/100 + 2*time.Millisecond,
 		perNode:  min(max(c.TTL/10, 25*time.Millisecond), time.Second),
+		tokens:   c.Tokens,
 		acquired: make([]atomic.Int64, n),
 		refused:  make([]atomic.Int64, n),
 		errs:     make([]atomic.Int64, n),
@@ -73,6 +75,7 @@ func (r *redlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		go func(i int, d drivers.Driver) {
 			defer wg.Done()
 			nctx, cancel := context.WithTimeout(ctx, r.perNode)
+			sent(r.tokens, ctx, key, tok)
 			got, err := d.SetNX(nctx, key, tok, r.ttl)
 			cancel()
 			switch {
