@@ -76,6 +76,7 @@ func (o *observer) Released(d time.Duration, notOwner bool) { o.rec.Released(d, 
 func (o *observer) LeaseLost()                              { o.rec.LeaseLost() }
 func (o *observer) ForeignRelease()                         { o.rec.ForeignRelease() }
 func (o *observer) WroteAfterLoss()                         { o.rec.WroteAfterLoss() }
+func (o *observer) FalseExtend()                            { o.rec.FalseExtend() }
 func (o *observer) WriteRejected()                          { o.rec.WriteRejected() }
 func (o *observer) Read()                                   { o.rec.Read() }
 
