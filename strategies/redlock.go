@@ -241,11 +241,11 @@ type extendingLease struct {
 	timer *time.Timer // cancels the context at the end of the validity
 }
 
-// Extend re-extends the lease to the TTL on every node (the redis.io
-// Redlock page: "sending to all the instances a Lua script that extends
-// the TTL of the key if the key exists and its value is still the random
-// value the client assigned"), in parallel with the acquire's per-node
-// timeout. It succeeds when a quorum (N/2+1) of nodes extended it and the
+// Extend re-extends the lease to the TTL on every node, in parallel with
+// the acquire's per-node timeout: the extension the redis.io Redlock page
+// describes (a script sent to all instances that extends the key's TTL
+// while it still holds the client's random value; the lock counts as
+// re-acquired only when a majority extended it within the validity time). It succeeds when a quorum (N/2+1) of nodes extended it and the
 // validity left, TTL - elapsed - drift counted from the extend's start, is
 // positive; the lease's context then ends at the new validity (a lease
 // whose context had already ended gets a new one). Otherwise it returns
