@@ -6,14 +6,37 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 func init() {
-	Register("atomic", Info{Desc: "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)", ConstantToken: true},
+	Register("atomic", Info{Desc: "SET key token NX PX ttl, release by Lua compare-and-delete (redis.io distlock, single instance)", ConstantToken: true,
+		Params: []registry.Param{OnTimeoutParam}},
 		func(c Config) (Locker, error) {
-			return &atomicLocker{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken}, nil
+			return &atomicLocker{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken, tokens: c.Tokens, releaseOnErr: releaseOnTimeout(c)}, nil
 		})
 }
+
+// OnTimeoutParam is the on-timeout parameter of atomic and watchdog: what
+// an acquire does when its SET returns an error (a timeout, a lost reply),
+// for the SET may have reached the server and been applied, leaving a lock
+// that nobody holds until its TTL runs out (an orphan). "keep" (the
+// default, and every other strategy's behaviour) returns the error and
+// leaves whatever the SET did; "release" first sends the compare-and-delete
+// (UnlockScript) with that attempt's token, on a context detached from the
+// caller's (context.WithoutCancel) bounded by OnTimeoutReleaseTimeout, then
+// returns the SET's error. The clean-up's own result is ignored: a token
+// that never landed is simply not found.
+var OnTimeoutParam = registry.Param{Name: "on-timeout",
+	Doc:     "atomic, watchdog: after an acquire's SET returned an error (it may have been applied): keep (leave it to the TTL) or release (compare-and-delete the attempt's token, detached, within 1s)",
+	Default: "keep", Check: registry.OneOf("keep", "release")}
+
+// OnTimeoutReleaseTimeout bounds the compare-and-delete that on-timeout=
+// release sends after a failed SET.
+const OnTimeoutReleaseTimeout = time.Second
+
+// releaseOnTimeout reports whether c asks for on-timeout=release.
+func releaseOnTimeout(c Config) bool { return c.Params.String("on-timeout") == "release" }
 
 // UnlockScript deletes KEYS[1] only when it holds ARGV[1], the caller's
 // token; it returns 1 when it deleted, 0 otherwise. The script from the
@@ -31,6 +54,10 @@ type atomicLocker struct {
 	ttl time.Duration
 	// constTok: every lease stores ConstantValue (Config.ConstantToken).
 	constTok bool
+	// tokens is told of every token before its SET (Config.Tokens).
+	tokens TokenTracker
+	// releaseOnErr: on-timeout=release (see OnTimeoutParam).
+	releaseOnErr bool
 	// free holds recycled leases (see Recycler).
 	free sync.Pool
 }
@@ -51,8 +78,12 @@ func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error
 	} else {
 		l.args[0] = NewToken()
 	}
+	sent(a.tokens, ctx, key, l.args[0])
 	ok, err := a.d.SetNX(ctx, key, l.args[0], a.ttl)
 	if err != nil || !ok {
+		if err != nil && a.releaseOnErr {
+			a.undo(ctx, l)
+		}
 		a.free.Put(l) // never handed out
 		if err != nil {
 			return nil, err
@@ -60,6 +91,15 @@ func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error
 		return nil, ErrNotAcquired
 	}
 	return l, nil
+}
+
+// undo is on-timeout=release: the compare-and-delete of l's token after
+// its SET failed, on a context the caller's cancellation cannot end,
+// bounded by OnTimeoutReleaseTimeout. Its result is ignored.
+func (a *atomicLocker) undo(ctx context.Context, l *atomicLease) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OnTimeoutReleaseTimeout)
+	_, _ = a.d.Eval(rctx, UnlockScript, l.keys[:], l.args[:]...)
+	cancel()
 }
 
 // Recycle keeps l, released, for a later TryAcquire (see Recycler).

@@ -19,6 +19,16 @@ type Watched interface {
 	Context() context.Context
 }
 
+// Extender is implemented by leases that their holder can extend (Redlock
+// with extend=on or unchecked): Extend re-extends the lease to the TTL and
+// returns nil when the strategy says the lock is still this holder's for
+// a new validity, else an error (ErrExtendFailed) and the lease is left as
+// it was. lockbench's worker extends right after the critical-section
+// work, before the write (Worker.Work).
+type Extender interface {
+	Extend(ctx context.Context) error
+}
+
 // Fenced is implemented by leases that carry a fencing token: a number that
 // grows with every acquisition of the lock, so that storage can reject a
 // write from a holder whose lease has already passed to someone else

@@ -10,7 +10,7 @@ import (
 func init() {
 	Register("fair", Info{Desc: "FIFO fair lock (Redisson RFairLock model): waiters queue in a list with a per-waiter timeout (5 s); only the head of the queue may take a free lock"},
 		func(c Config) (Locker, error) {
-			return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: 5 * time.Second}, nil
+			return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: 5 * time.Second, tokens: c.Tokens}, nil
 		})
 }
 
@@ -59,6 +59,10 @@ type fair struct {
 	d             drivers.Driver
 	ttl           time.Duration
 	waiterTimeout time.Duration
+	// tokens is told of the owner before each lock script: the lock key's
+	// value once granted (the queue and the deadlines zset, other keys,
+	// hold waiter ids, no lock).
+	tokens TokenTracker
 }
 
 var (
@@ -83,6 +87,7 @@ func fairKeys(key string) []string { return []string{key, key + ":queue", key + 
 
 func (f *fair) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	owner := ClientFrom(ctx).Owner
+	sent(f.tokens, ctx, key, owner)
 	res, err := f.d.Eval(ctx, fairLockScript, fairKeys(key), owner, ms(f.ttl), ms(f.waiterTimeout))
 	if err != nil {
 		return nil, err

@@ -9,7 +9,9 @@ import (
 func init() {
 	Register("fencing", Info{Desc: "atomic lock whose acquire script also INCRs a per-lock counter: a fencing token that only grows; writes are rejected below the highest token seen (Kleppmann 2016)",
 		Guard: "fence"},
-		func(c Config) (Locker, error) { return &fencing{atomicLocker{d: c.Nodes[0], ttl: c.TTL}}, nil })
+		func(c Config) (Locker, error) {
+			return &fencing{atomicLocker{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}}, nil
+		})
 }
 
 // FencedLockScript takes KEYS[1] for token ARGV[1] with lease ARGV[2] ms
@@ -31,6 +33,7 @@ var (
 
 func (f *fencing) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	tok := NewToken()
+	sent(f.tokens, ctx, key, tok) // the lock key's value; <key>:fence holds no token
 	res, err := f.d.Eval(ctx, FencedLockScript, []string{key, key + ":fence"}, tok, ms(f.ttl))
 	if err != nil {
 		return nil, err

@@ -13,7 +13,8 @@ func init() {
 // redisGuard takes no lock. The workload reads, works, and writes through
 // the conditional-decrement script (Guard "decr"): Redis runs the check and
 // the write as one script, so no order can take stock below 0 however many
-// clients are in their "critical section" at once.
+// clients are in their "critical section" at once. It stores no token, so
+// it never calls Config.Tokens: the liveness oracle has nothing to measure.
 type redisGuard struct{}
 
 var (

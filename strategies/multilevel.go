@@ -13,7 +13,7 @@ func init() {
 		Params: []registry.Param{{Name: "instances", Doc: "simulated app instances, each with its own in-process mutex per key", Default: 4, Check: registry.Between(1, 10_000)}}},
 		func(c Config) (Locker, error) {
 			n := c.Params.Int("instances")
-			return &multilevel{inner: &atomicLocker{d: c.Nodes[0], ttl: c.TTL}, locals: make([]sync.Map, n)}, nil
+			return &multilevel{inner: &atomicLocker{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, locals: make([]sync.Map, n)}, nil
 		})
 }
 

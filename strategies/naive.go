@@ -11,7 +11,7 @@ import (
 func init() {
 	Register("naive", Info{Desc: "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)", ConstantToken: true},
 		func(c Config) (Locker, error) {
-			return &naive{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken}, nil
+			return &naive{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken, tokens: c.Tokens}, nil
 		})
 }
 
@@ -22,6 +22,7 @@ type naive struct {
 	d        drivers.Driver
 	ttl      time.Duration
 	constTok bool
+	tokens   TokenTracker // told of each token before its SETNX
 }
 
 var (
@@ -34,6 +35,7 @@ func (n *naive) CrashPoint() string { return "after-setnx" }
 
 func (n *naive) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	tok := Config{ConstantToken: n.constTok}.token()
+	sent(n.tokens, ctx, key, tok)
 	r, err := n.d.Do(ctx, "SETNX", key, tok)
 	if err != nil {
 		return nil, err

@@ -2,13 +2,14 @@ package strategies
 
 import (
 	"context"
-
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 func init() {
@@ -17,8 +18,16 @@ func init() {
 		Topology:      Masters,
 		ConstantToken: true,
 		MinNodes:      3,
+		Params: []registry.Param{{Name: "extend",
+			Doc:     "redlock: leases can be extended (strategies.Extender; the worker extends after its work): off, on (owner-checked PEXPIRE on every node, quorum and validity left), unchecked (plain PEXPIRE, the broken variant)",
+			Default: "off", Check: registry.OneOf("off", "on", "unchecked")}},
 	}, newRedlock)
 }
+
+// ErrExtendFailed is returned by a Redlock lease's Extend when fewer than
+// a quorum of nodes extended it or no validity was left: the lease must not
+// be counted on. It wraps ErrNotOwner.
+var ErrExtendFailed = fmt.Errorf("strategies: extend failed, no quorum or no validity left: %w", ErrNotOwner)
 
 // redlock is the algorithm of the redis.io "Distributed Locks with Redis"
 // page: the client sends SET key token NX PX ttl to every master in
@@ -34,15 +43,21 @@ type redlock struct {
 	quorum   int
 	drift    time.Duration
 	perNode  time.Duration
+	tokens   TokenTracker // told of the token before each node's SET
+	// extend is the extend parameter: "off", "on" or "unchecked".
+	extend string
 
 	acquired, refused, errs []atomic.Int64 // per node
 	noQuorum, expired       atomic.Int64
+	extends, extendFailures atomic.Int64
 }
 
 var (
 	_ Locker        = (*redlock)(nil)
 	_ StatsReporter = (*redlock)(nil)
 	_ Watched       = (*redlockLease)(nil)
+	_ Extender      = (*extendingLease)(nil)
+	_ Watched       = (*extendingLease)(nil)
 )
 
 func newRedlock(c Config) (Locker, error) {
@@ -54,6 +69,8 @@ func newRedlock(c Config) (Locker, error) {
 		quorum:   n/2 + 1,
 		drift:    c.TTL/100 + 2*time.Millisecond,
 		perNode:  min(max(c.TTL/10, 25*time.Millisecond), time.Second),
+		tokens:   c.Tokens,
+		extend:   c.Params.String("extend"),
 		acquired: make([]atomic.Int64, n),
 		refused:  make([]atomic.Int64, n),
 		errs:     make([]atomic.Int64, n),
@@ -73,6 +90,7 @@ func (r *redlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		go func(i int, d drivers.Driver) {
 			defer wg.Done()
 			nctx, cancel := context.WithTimeout(ctx, r.perNode)
+			sent(r.tokens, ctx, key, tok)
 			got, err := d.SetNX(nctx, key, tok, r.ttl)
 			cancel()
 			switch {
@@ -93,6 +111,11 @@ func (r *redlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	if int(ok.Load()) >= r.quorum && validity > 0 {
 		// The keys expire TTL after they were set, at the earliest start+TTL;
 		// the holder may count on start + TTL - drift = now + validity.
+		if r.extend == "on" || r.extend == "unchecked" {
+			lctx, cancel := context.WithCancel(context.Background())
+			return &extendingLease{redlockLease: redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel},
+				timer: time.AfterFunc(validity, cancel)}, nil
+		}
 		lctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(validity))
 		return &redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel}, nil
 	}
@@ -131,14 +154,52 @@ func (r *redlock) releaseAll(ctx context.Context, key, tok string) int {
 	return int(deleted.Load())
 }
 
+// extendAll extends the lock on every node in parallel, each within the
+// per-node timeout, and returns how many replied 1: with checked, the
+// owner-checked RenewScript (PEXPIRE only while the node holds tok); else
+// a plain PEXPIRE, which extends whatever token the key holds. Each node's
+// extend is reported to Renewing first.
+func (r *redlock) extendAll(ctx context.Context, key, tok string, checked bool) int {
+	var wg sync.WaitGroup
+	var n atomic.Int32
+	ttlMS := ms(r.ttl)
+	for _, d := range r.nodes {
+		wg.Add(1)
+		go func(d drivers.Driver) {
+			defer wg.Done()
+			nctx, cancel := context.WithTimeout(ctx, r.perNode)
+			defer cancel()
+			renewing(r.tokens, key, tok)
+			var res drivers.Reply
+			var err error
+			if checked {
+				res, err = d.Eval(nctx, RenewScript, []string{key}, tok, ttlMS)
+			} else {
+				res, err = d.Do(nctx, "PEXPIRE", key, ttlMS)
+			}
+			if err == nil && res.Int == 1 {
+				n.Add(1)
+			}
+		}(d)
+	}
+	wg.Wait()
+	return int(n.Load())
+}
+
 // Stats reports per-node acquire results (node<i>_acquired, _refused,
 // _errors), acquires that failed for want of a quorum (no_quorum), and
-// those that had a quorum but no validity left (validity_expired).
+// those that had a quorum but no validity left (validity_expired); with
+// extend on or unchecked, the extends that succeeded (extends) and failed
+// (extend_failures).
 func (r *redlock) Stats() map[string]float64 {
 	out := map[string]float64{
 		"quorum":           float64(r.quorum),
 		"no_quorum":        float64(r.noQuorum.Load()),
 		"validity_expired": float64(r.expired.Load()),
+	}
+	if r.extend == "on" || r.extend == "unchecked" {
+		out["extends"] = float64(r.extends.Load())
+		out["extend_failures"] = float64(r.extendFailures.Load())
 	}
 	for i := range r.nodes {
 		p := "node" + strconv.Itoa(i) + "_"
@@ -170,3 +231,59 @@ func (l *redlockLease) Release(ctx context.Context) error {
 	}
 	return nil
 }
+
+// extendingLease is a Redlock lease that can be extended (extend=on or
+// unchecked): its context is cancelled by a timer when the validity runs
+// out, and a successful Extend moves that moment. Its methods are called
+// from its holder's goroutine only.
+type extendingLease struct {
+	redlockLease
+	timer *time.Timer // cancels the context at the end of the validity
+}
+
+// Extend re-extends the lease to the TTL on every node, in parallel with
+// the acquire's per-node timeout: the extension the redis.io Redlock page
+// describes (a script sent to all instances that extends the key's TTL
+// while it still holds the client's random value; the lock counts as
+// re-acquired only when a majority extended it within the validity time). It succeeds when a quorum (N/2+1) of nodes extended it and the
+// validity left, TTL - elapsed - drift counted from the extend's start, is
+// positive; the lease's context then ends at the new validity (a lease
+// whose context had already ended gets a new one). Otherwise it returns
+// ErrExtendFailed and the lease is as before.
+//
+// With extend=unchecked the command is a plain PEXPIRE without the owner
+// check, counted when the key exists, whoever holds it: the broken variant,
+// whose success while another client holds the lock the worker counts as a
+// false extend (false_extends).
+func (l *extendingLease) Extend(ctx context.Context) error {
+	r := l.r
+	start := time.Now()
+	n := r.extendAll(ctx, l.key, l.token, r.extend == "on")
+	validity := r.ttl - time.Since(start) - r.drift
+	if n < r.quorum || validity <= 0 {
+		r.extendFailures.Add(1)
+		return ErrExtendFailed
+	}
+	r.extends.Add(1)
+	if l.timer.Stop() && l.ctx.Err() == nil {
+		l.timer.Reset(validity)
+		return nil
+	}
+	// The validity had run out (the context is cancelled): a lease that
+	// extended after its end lives on in a new context.
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.timer = time.AfterFunc(validity, l.cancel)
+	return nil
+}
+
+// Context ends when the validity, as extended, runs out, or on release.
+func (l *extendingLease) Context() context.Context { return l.ctx }
+
+// Release stops the validity timer and deletes the lock on every node.
+func (l *extendingLease) Release(ctx context.Context) error {
+	l.timer.Stop()
+	return l.redlockLease.Release(ctx)
+}
+
+// Abandon stops the validity timer without releasing (a crashed client).
+func (l *extendingLease) Abandon() { l.timer.Stop(); l.cancel() }

@@ -9,10 +9,10 @@ import (
 
 func init() {
 	Register("reentrant", Info{Desc: "Redisson hash lock: field = owner (client+worker), value = hold count; HINCRBY + PEXPIRE in one script; nested acquires by the same owner succeed"},
-		func(c Config) (Locker, error) { return &reentrant{d: c.Nodes[0], ttl: c.TTL}, nil })
+		func(c Config) (Locker, error) { return &reentrant{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil })
 	Register("reentrant-watchdog", Info{Desc: "reentrant with watchdog renewal every TTL/3 (Redisson RLock.lock() without a lease time)"},
 		func(c Config) (Locker, error) {
-			return &reentrant{d: c.Nodes[0], ttl: c.TTL, st: newRenewStats()}, nil
+			return &reentrant{d: c.Nodes[0], ttl: c.TTL, st: newRenewStats(), tokens: c.Tokens}, nil
 		})
 }
 
@@ -53,6 +53,10 @@ type reentrant struct {
 	d   drivers.Driver
 	ttl time.Duration
 	st  *renewStats // nil: fixed lease
+	// tokens is told of the owner (the hash field) before each acquire
+	// script and of each watchdog renewal (Config.Tokens). A nested
+	// release's PEXPIRE is not reported as a renewal.
+	tokens TokenTracker
 }
 
 var _ Locker = (*reentrant)(nil)
@@ -60,6 +64,7 @@ var _ Locker = (*reentrant)(nil)
 func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	owner := ClientFrom(ctx).Owner
 	start := time.Now()
+	sent(r.tokens, ctx, key, owner)
 	res, err := r.d.Eval(ctx, ReentrantLockScript, []string{key}, ms(r.ttl), owner)
 	if err != nil {
 		return nil, err
@@ -73,6 +78,7 @@ func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	}
 	ttlMS := ms(r.ttl)
 	rn := startRenewal(r.st, r.ttl, start, ClientFrom(ctx).Gate, func(ctx context.Context) (bool, error) {
+		renewing(r.tokens, key, owner)
 		res, err := r.d.Eval(ctx, ReentrantRenewScript, []string{key}, owner, ttlMS)
 		return err == nil && res.Int == 1, err
 	})

@@ -9,7 +9,7 @@ import (
 
 func init() {
 	Register("rwlock", Info{Desc: "read-write lock in one hash (Redisson RReadWriteLock model): many readers or one writer; reads take the read side (--read-ratio)"},
-		func(c Config) (Locker, error) { return &rwlock{d: c.Nodes[0], ttl: c.TTL}, nil })
+		func(c Config) (Locker, error) { return &rwlock{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil })
 }
 
 // ReadLocker is implemented by lockers with a shared (read) side.
@@ -33,17 +33,25 @@ func (s readSide) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	return s.r.TryAcquireRead(ctx, key)
 }
 
-// The rwlock hash: field "mode" = "read" or "write", plus one field per
-// holder (the reader's owner id, or "<owner>:w" for the writer) counting its
-// holds. ARGV[1] = lease ms, ARGV[2] = holder field.
+// The rwlock hash holds one field per holder, counting its holds: the
+// reader's owner id, or "<owner>:w" for the writer; ARGV[1] = lease ms,
+// ARGV[2] = holder field. Redisson's model also keeps a field "mode"
+// ("read" or "write"); here the mode follows from the holder fields (a
+// writer excludes everyone else, so the lock is in write mode exactly when
+// its one field ends in ":w"), so that every field of the lock key is a
+// holder's token: the liveness oracle reads the hash's field names as the
+// tokens stored (TokenTracker). Owner ids never end in ":w".
 var (
-	rwReadScript = drivers.NewScript(`local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-	redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)
+	rwReadScript = drivers.NewScript(`if redis.call('exists', KEYS[1]) == 0 then
+	redis.call('hset', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
 end
-if mode == 'read' then
+local writing = false
+if redis.call('hlen', KEYS[1]) == 1 then
+	writing = string.sub(redis.call('hkeys', KEYS[1])[1], -2) == ':w'
+end
+if not writing then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
 		redis.call('pexpire', KEYS[1], ARGV[1])
@@ -51,28 +59,29 @@ if mode == 'read' then
 	return nil
 end
 return redis.call('pttl', KEYS[1])`)
-	rwWriteScript = drivers.NewScript(`local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-	redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
+	// A held lock whose holder fields include ARGV[2] (the writer's
+	// "<owner>:w") is in write mode, held by this writer: it re-enters.
+	rwWriteScript = drivers.NewScript(`if redis.call('exists', KEYS[1]) == 0 then
+	redis.call('hset', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
 end
-if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
 end
 return redis.call('pttl', KEYS[1])`)
 	// rwUnlockScript drops one hold of holder ARGV[1]; nil when it holds
-	// none; deletes the lock when no holder is left.
+	// none; 1 when no holder is left (Redis deletes a hash with no field),
+	// else 0.
 	rwUnlockScript = drivers.NewScript(`if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
 	return nil
 end
 if redis.call('hincrby', KEYS[1], ARGV[1], -1) <= 0 then
 	redis.call('hdel', KEYS[1], ARGV[1])
 end
-if redis.call('hlen', KEYS[1]) <= 1 then
-	redis.call('del', KEYS[1])
+if redis.call('exists', KEYS[1]) == 0 then
 	return 1
 end
 return 0`)
@@ -82,8 +91,9 @@ return 0`)
 // fields are the worker's owner id, so a worker's holds are reentrant on
 // each side.
 type rwlock struct {
-	d   drivers.Driver
-	ttl time.Duration
+	d      drivers.Driver
+	ttl    time.Duration
+	tokens TokenTracker // told of the holder field before each script
 }
 
 var (
@@ -100,6 +110,7 @@ func (r *rwlock) TryAcquireRead(ctx context.Context, key string) (Lease, error) 
 }
 
 func (r *rwlock) take(ctx context.Context, s *drivers.Script, key, holder string) (Lease, error) {
+	sent(r.tokens, ctx, key, holder)
 	res, err := r.d.Eval(ctx, s, []string{key}, ms(r.ttl), holder)
 	if err != nil {
 		return nil, err

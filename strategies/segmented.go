@@ -6,7 +6,7 @@ func init() {
 	Register("segmented", Info{Desc: "atomic locks over N stock segments per item: an order locks one segment, picked by a hash of its order id, moving on when it is sold out",
 		Params: []registry.Param{{Name: "segments", Doc: "stock segments per item, each with its own lock", Default: 8, Check: registry.Between(1, 100_000)}}},
 		func(c Config) (Locker, error) {
-			return &segmented{atomicLocker{d: c.Nodes[0], ttl: c.TTL}, c.Params.Int("segments")}, nil
+			return &segmented{atomicLocker{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, c.Params.Int("segments")}, nil
 		})
 }
 

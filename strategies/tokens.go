@@ -24,16 +24,22 @@ type TokenTracker interface {
 
 // Sent tells c.Tokens that token may be stored under key (see
 // TokenTracker.Sent).
-func (c Config) Sent(ctx context.Context, key, token string) {
-	if c.Tokens != nil {
-		c.Tokens.Sent(ctx, key, token)
+func (c Config) Sent(ctx context.Context, key, token string) { sent(c.Tokens, ctx, key, token) }
+
+// Renewing tells c.Tokens that a renewal of token under key is sent.
+func (c Config) Renewing(key, token string) { renewing(c.Tokens, key, token) }
+
+// sent is Config.Sent on the tracker a locker keeps (nil: nothing).
+func sent(t TokenTracker, ctx context.Context, key, token string) {
+	if t != nil {
+		t.Sent(ctx, key, token)
 	}
 }
 
-// Renewing tells c.Tokens that a renewal of token under key is sent.
-func (c Config) Renewing(key, token string) {
-	if c.Tokens != nil {
-		c.Tokens.Renewing(key, token)
+// renewing is Config.Renewing on the tracker a locker keeps (nil: nothing).
+func renewing(t TokenTracker, key, token string) {
+	if t != nil {
+		t.Renewing(key, token)
 	}
 }
 

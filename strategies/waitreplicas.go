@@ -18,7 +18,7 @@ func init() {
 		Params: []registry.Param{{Name: "wait-timeout", Doc: "WAIT timeout for a replica's acknowledgement (ms resolution)",
 			Default: 50 * time.Millisecond, Check: registry.DurationBetween(time.Millisecond, time.Hour)}},
 	}, func(c Config) (Locker, error) {
-		return &waitReplicas{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL}, replicas: 1, timeout: c.Params.Duration("wait-timeout")}, nil
+		return &waitReplicas{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, replicas: 1, timeout: c.Params.Duration("wait-timeout")}, nil
 	})
 }
 
@@ -49,6 +49,7 @@ func (w *waitReplicas) TryAcquire(ctx context.Context, key string) (Lease, error
 	// SET and WAIT on one connection: WAIT counts the replicas that have
 	// acknowledged this connection's writes, so on another connection it
 	// would vouch for the wrong write.
+	sent(w.tokens, ctx, key, tok)
 	replies, errs := pl.Pipeline(ctx,
 		[]string{"SET", key, tok, "NX", "PX", ms(w.ttl)},
 		[]string{"WAIT", strconv.Itoa(w.replicas), ms(w.timeout)})

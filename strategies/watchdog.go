@@ -5,12 +5,15 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/registry"
 )
 
 func init() {
-	Register("watchdog", Info{Desc: "atomic SET NX PX, renewed every TTL/3 by an owner-checked Lua PEXPIRE; the lease's context is cancelled when the lock is lost (Redisson watchdog)", ConstantToken: true},
+	Register("watchdog", Info{Desc: "atomic SET NX PX, renewed every TTL/3 by an owner-checked Lua PEXPIRE; the lease's context is cancelled when the lock is lost (Redisson watchdog)", ConstantToken: true,
+		Params: []registry.Param{OnTimeoutParam}},
 		func(c Config) (Locker, error) {
-			return &watchdog{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken}, st: newRenewStats()}, nil
+			return &watchdog{atomicLocker: atomicLocker{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken, tokens: c.Tokens, releaseOnErr: releaseOnTimeout(c)},
+				st: newRenewStats()}, nil
 		})
 }
 
@@ -34,7 +37,7 @@ func (w *watchdog) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := startRenewal(w.st, w.ttl, start, ClientFrom(ctx).Gate, renewer(w.d, key, l.Token(), w.ttl))
+	r := startRenewal(w.st, w.ttl, start, ClientFrom(ctx).Gate, renewer(w.d, w.tokens, key, l.Token(), w.ttl))
 	return &watchedLease{Lease: l, r: r}, nil
 }
 
@@ -57,10 +60,12 @@ func (l *watchedLease) Release(ctx context.Context) error {
 	return l.Lease.Release(ctx)
 }
 
-// renewer returns a renew function for a token-valued lock on d.
-func renewer(d drivers.Driver, key, token string, ttl time.Duration) func(context.Context) (bool, error) {
+// renewer returns a renew function for a token-valued lock on d, which
+// tells tokens of each renewal before it is sent.
+func renewer(d drivers.Driver, tokens TokenTracker, key, token string, ttl time.Duration) func(context.Context) (bool, error) {
 	ttlMS := ms(ttl)
 	return func(ctx context.Context) (bool, error) {
+		renewing(tokens, key, token)
 		res, err := d.Eval(ctx, RenewScript, []string{key}, token, ttlMS)
 		return err == nil && res.Int == 1, err
 	}

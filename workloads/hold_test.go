@@ -55,7 +55,7 @@ func memWorker(locks int) (*Worker, *memLocker) {
 func TestHoldAllocatesNothing(t *testing.T) {
 	w, ml := memWorker(1000)
 	ctx := context.Background()
-	body := func(context.Context, strategies.Lease) error { return nil }
+	body := func(context.Context, strategies.Lease) error { w.Work(); return nil }
 	i := 0
 	allocs := testing.AllocsPerRun(1000, func() {
 		i = (i + 1) % 1000
@@ -189,6 +189,56 @@ func TestQuietIO(t *testing.T) {
 		}
 		if !quiet && (att != run || io.Done() == nil) {
 			t.Fatalf("not quiet: attempts not on the run context, or I/O context without Hard")
+		}
+	}
+}
+
+// extLease is a lease whose Extend reports ok.
+type extLease struct {
+	memLease
+	ok      bool
+	extends int
+}
+
+func (l *extLease) Extend(context.Context) error {
+	l.extends++
+	if !l.ok {
+		return strategies.ErrExtendFailed
+	}
+	return nil
+}
+
+type extLocker struct{ l *extLease }
+
+func (m extLocker) TryAcquire(context.Context, string) (strategies.Lease, error) { return m.l, nil }
+
+// Work extends an Extender lease inside Hold; a successful extend while the
+// holder registry names another client is a false extend, a failed one or
+// one on the holder's own lock is not; outside Hold, Work extends nothing.
+func TestWorkExtends(t *testing.T) {
+	for _, c := range []struct {
+		ok, other bool
+		want      int64
+	}{{true, false, 0}, {true, true, 1}, {false, true, 0}} {
+		w, _ := memWorker(1)
+		l := &extLease{ok: c.ok}
+		w.Env.Locker = extLocker{l}
+		err := w.Hold(context.Background(), 0, "k", false, func(context.Context, strategies.Lease) error {
+			if c.other { // the lease ended while the holder slept; client 7 took the lock
+				w.Env.Oracle.Acquired(0, 7)
+			}
+			w.Work()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.extends != 1 || rec(w).FalseExtends != c.want {
+			t.Errorf("ok %v other %v: %d extends, %d false extends; want 1 and %d", c.ok, c.other, l.extends, rec(w).FalseExtends, c.want)
+		}
+		w.Work() // outside Hold
+		if l.extends != 1 {
+			t.Errorf("Work outside Hold extended")
 		}
 	}
 }

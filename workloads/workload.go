@@ -178,6 +178,11 @@ type Worker struct {
 	// section in progress (the cancel fault) at cancelAt of its work.
 	cancel   context.CancelFunc
 	cancelAt float64
+	// cur is the lease of the critical section Hold is running (nil
+	// outside one), curLock its lock's index, -1 on a read side: Work
+	// extends it (see Extend).
+	cur     strategies.Lease
+	curLock int
 }
 
 // Begin tells the worker that an operation starts at t (metrics.Now): the
@@ -327,11 +332,14 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	start := w.granted // the hold starts when the acquire returns
 	if read {
 		o.EnterRead(i)
+		w.cur, w.curLock = lease, -1
 	} else {
 		o.Acquired(i, w.ID)
 		o.Enter(i)
+		w.cur, w.curLock = lease, i
 	}
 	err = body(ioctx, lease)
+	w.cur = nil
 	if w.cancel != nil { // a section that did no work is cancelled at its end
 		w.cancel()
 		w.cancel = nil
@@ -425,11 +433,45 @@ func (w *Worker) IO(ctx context.Context) context.Context {
 }
 
 // Work spends the critical-section time (sleeping), cut short only when
-// Env.Hard ends.
+// Env.Hard ends. Inside a critical section (Hold), it then extends the
+// lease when the strategy's leases can (strategies.Extender, see Extend):
+// after the pause point and the work, before the holder's loss check and
+// write, so that a pause can make the extend stale.
 func (w *Worker) Work() {
 	if f := w.Env.Faults; f != nil {
 		f.Paused(w.ID, w.Gate)
 	}
+	w.work()
+	if w.cur != nil {
+		_ = w.Extend(w.cur) // a failed extend leaves the lease to its loss check
+	}
+}
+
+// Extend extends l, which must be the lease of the critical section the
+// worker is in (Hold), when it is a strategies.Extender; nil when it is not. An extend
+// that succeeds while the oracle's holder registry names another client
+// as the lock's holder is counted as a false extend (Obs.FalseExtend): the
+// strategy extended, or claims it did, a lock that is someone else's. Its
+// Redis calls run on the worker's I/O context (see IO).
+func (w *Worker) Extend(l strategies.Lease) error {
+	e, ok := l.(strategies.Extender)
+	if !ok {
+		return nil
+	}
+	ctx := w.io
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := e.Extend(ctx)
+	if err == nil && w.cur != nil && w.curLock >= 0 && w.Env.Oracle.HeldByAnother(w.curLock, w.ID) {
+		w.Obs.FalseExtend()
+	}
+	return err
+}
+
+// work sleeps for a sample of the work distribution, cut short only when
+// Env.Hard ends.
+func (w *Worker) work() {
 	d := w.Env.Params.Work.Sample(w.Rng)
 	if w.cancel != nil { // the cancel fault strikes at its share of the work
 		if at := time.Duration(w.cancelAt * float64(d)); at <= 0 {

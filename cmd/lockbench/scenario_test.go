@@ -176,6 +176,31 @@ var exampleEffects = map[string]struct {
 			}
 		}
 	}},
+	// "With extend: unchecked ... the extend succeeds on the next holder's
+	// keys: false_extends >= 1" (the --extend on side, false_extends 0, is
+	// internal/faults' TestRedlockExtendUnderPause).
+	"redlock-extend.yaml": {"2s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Params["extend"] != "unchecked" || len(sc.Faults) != 1 {
+				t.Fatalf("%s: extend %q, fault windows %+v; want unchecked and one pause", sc.Strategy, sc.Params["extend"], sc.Faults)
+			}
+			if sc.Violations.FalseExtends < 1 || sc.StrategyStats["extends"] < 1 {
+				t.Errorf("%s/%s: false_extends %d, extends %v; want >= 1 and >= 1 (%s)",
+					sc.Strategy, sc.Driver, sc.Violations.FalseExtends, sc.StrategyStats["extends"], sc.Faults[0].Note)
+			}
+		}
+	}},
+	// "This file runs without [the reply-loss fault]: both settings then
+	// sell with no error and no violation." (The effect of release itself
+	// is strategies/locktest's TestOnTimeout.)
+	"on-timeout.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Params["on_timeout"] != "release" || sc.Ops == 0 || sc.Counters.Errors != 0 || sc.Violations != (report.Violations{}) {
+				t.Errorf("%s/%s: on_timeout %q, ops %d, errors %d, violations %+v; want release, ops > 0, no error, no violation",
+					sc.Strategy, sc.Driver, sc.Params["on_timeout"], sc.Ops, sc.Counters.Errors, sc.Violations)
+			}
+		}
+	}},
 	// "Redlock over five independent masters; one of them is killed after
 	// 500 ms. A majority (3 of 5) still answers, so locking goes on."
 	"redlock-node-kill.yaml": {"1s", func(t *testing.T, run *report.Run) {

@@ -78,6 +78,7 @@ func (o *observer) Cancelled()                              { o.rec.Cancelled() 
 func (o *observer) LeaseLost()                              { o.rec.LeaseLost() }
 func (o *observer) ForeignRelease()                         { o.rec.ForeignRelease() }
 func (o *observer) WroteAfterLoss()                         { o.rec.WroteAfterLoss() }
+func (o *observer) FalseExtend()                            { o.rec.FalseExtend() }
 func (o *observer) WriteRejected()                          { o.rec.WriteRejected() }
 func (o *observer) Read()                                   { o.rec.Read() }
 

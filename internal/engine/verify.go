@@ -39,6 +39,7 @@ func (r *run) verify(all *metrics.Recorder) error {
 		ForeignReleases: all.ForeignReleases,
 		LostLeases:      all.LostLeases,
 		WorkedAfterLoss: all.WorkedAfterLoss,
+		FalseExtends:    all.FalseExtends,
 	}
 	for _, k := range report.ViolationKinds {
 		if k.From == report.FromEndCheck {

@@ -335,3 +335,67 @@ func TestNodePauseEndsWithScenario(t *testing.T) {
 		}
 	})
 }
+
+// Redlock extend under a pause (issue 17): a holder paused past its TTL
+// wakes, finishes its work and extends (Worker.Work) while another client
+// holds the lock. The unchecked extend (a plain PEXPIRE on every node)
+// reports success on the other client's keys: false_extends >= 1, and the
+// revived lease writes its stale stock value. The owner-checked extend
+// (extend=on) fails there: false_extends 0 and extend_failures >= 1, and
+// the holder, told of its loss, does not write. The others spin at 1 ms
+// with 50 ms of work, so the lock is held nearly all the time the paused
+// holder extends.
+func TestRedlockExtendUnderPause(t *testing.T) {
+	each(t, func(t *testing.T, d string) {
+		for _, mode := range []string{"unchecked", "on"} {
+			res := extendScenario(t, d, mode)
+			v, st := res.Violations, res.StrategyStats
+			t.Logf("extend=%s: false_extends %d overlap %d lost_updates %d extends %v extend_failures %v (%s)",
+				mode, v.FalseExtends, v.Overlap, v.LostUpdates, st["extends"], st["extend_failures"], res.Faults[0].Note)
+			switch mode {
+			case "unchecked":
+				if v.FalseExtends < 1 {
+					t.Fatalf("extend=unchecked: false_extends %d, want >= 1", v.FalseExtends)
+				}
+			case "on":
+				if v.FalseExtends != 0 || st["extend_failures"] < 1 || st["extends"] < 1 || v.LostUpdates != 0 {
+					t.Fatalf("extend=on: false_extends %d, extend failures %v, extends %v, lost updates %d; want 0, >= 1, >= 1, 0",
+						v.FalseExtends, st["extend_failures"], st["extends"], v.LostUpdates)
+				}
+			}
+		}
+	})
+}
+
+func extendScenario(t *testing.T, driver, mode string) report.Scenario {
+	t.Helper()
+	ctx := context.Background()
+	topo, err := topology.Start(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	var nodes []engine.Node
+	for _, s := range topo.Servers {
+		nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	sp, err := faults.Parse("pause:for=800ms,at=300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := retry.Parse("fixed:interval=1ms")
+	res, err := engine.Run(ctx, engine.Scenario{
+		Strategy: "redlock", Driver: driver, Workload: "flash-sale", Retry: pol, Clients: 6,
+		Duration: 1600 * time.Millisecond, TTL: 500 * time.Millisecond, AcquireTimeout: time.Second, Seed: 1,
+		Params:  workloads.Params{Work: workloads.Fixed(50 * time.Millisecond)},
+		Options: registry.Values{"stock": int64(1_000_000), "skus": 1, "extend": mode},
+		Faults:  []faults.Spec{sp}, Servers: topo.Servers,
+	}, nodes, "lockbench:faulttest:extend:"+mode+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Faults) != 1 || res.Faults[0].EndMS <= res.Faults[0].StartMS {
+		t.Fatalf("fault window %+v", res.Faults)
+	}
+	return res
+}

@@ -58,6 +58,10 @@ func (r *Recorder) ForeignRelease() { r.ForeignReleases++ }
 // lost.
 func (r *Recorder) WroteAfterLoss() { r.WorkedAfterLoss++ }
 
+// FalseExtend counts an extend reported successful while another client
+// held the lock.
+func (r *Recorder) FalseExtend() { r.FalseExtends++ }
+
 // WriteRejected counts a write a guard refused.
 func (r *Recorder) WriteRejected() { r.Rejected++ }
 

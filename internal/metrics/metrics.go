@@ -135,9 +135,12 @@ type Recorder struct {
 	// Overshoots counts acquires that took more than twice their deadline
 	// (the acquire timeout).
 	Overshoots int64
-	// Cancelled counts operations whose caller cancelled them inside the
+	// Cancels counts operations whose caller cancelled them inside the
 	// critical section (the cancel fault).
 	Cancels int64
+	// FalseExtends counts extends reported successful while the holder
+	// registry named another client (see Oracle.HeldByAnother).
+	FalseExtends int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	Errors map[string]int64
 	// Samples keeps the first error message of each kind.
@@ -259,6 +262,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.ForeignReleases += o.ForeignReleases
 	r.LostLeases += o.LostLeases
 	r.WorkedAfterLoss += o.WorkedAfterLoss
+	r.FalseExtends += o.FalseExtends
 	for k, v := range o.Errors {
 		r.Errors[k] += v
 	}
@@ -396,6 +400,15 @@ func (o *Oracle) Releasing(i, client int) (another bool) {
 		return false
 	}
 	return v != 0
+}
+
+// HeldByAnother reports whether the registry names a client other than
+// client as lock i's holder (one that took the lock after client's lease
+// ended), without changing it: an extend that succeeds then extended that
+// client's lock (a false extend).
+func (o *Oracle) HeldByAnother(i, client int) bool {
+	v := o.slot(i).owner.Load()
+	return v != 0 && v != int64(client)+1
 }
 
 // Enter records an exclusive holder entering lock i's critical section and

@@ -20,6 +20,10 @@ type Violations struct {
 	// WorkedAfterLoss are writes completed after the holder had been told
 	// its lease was lost.
 	WorkedAfterLoss int64 `json:"worked_after_loss"`
+	// FalseExtends are extends (strategies.Extender) reported successful
+	// while the oracle's holder registry named another client as the
+	// lock's holder.
+	FalseExtends int64 `json:"false_extends"`
 	// LostAckedWrites are operations the server acknowledged that the
 	// final state does not contain (a failover to a lagging replica).
 	LostAckedWrites int64 `json:"lost_acked_writes"`
@@ -84,6 +88,9 @@ var ViolationKinds = []ViolationKind{
 	{Key: "worked_after_loss", Name: "worked after loss", Short: "worked after loss", From: FromClients,
 		Doc:   "writes completed after the holder had been told its lease was lost",
 		field: func(v *Violations) *int64 { return &v.WorkedAfterLoss }},
+	{Key: "false_extends", Name: "false extends", Short: "false ext", From: FromClients,
+		Doc:   "extends reported successful while another client held the lock",
+		field: func(v *Violations) *int64 { return &v.FalseExtends }},
 	{Key: "lost_acked_writes", Name: "lost acked writes", Short: "lost acked", From: FromEndCheck,
 		Doc:   "operations the server acknowledged that the final state lacks (a failover or a restart lost them)",
 		field: func(v *Violations) *int64 { return &v.LostAckedWrites }},

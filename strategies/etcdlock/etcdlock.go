@@ -6,6 +6,10 @@
 // the lease expires (the holder stopped renewing it). The revision at which
 // the lock was granted only grows, so it serves as a fencing token. Import
 // the package for its side effect (strategies/baselines does).
+//
+// No token is stored in Redis: the lock is the etcd key, so etcd does not
+// call Config.Tokens and lockbench's liveness oracle (which reads Redis
+// lock keys) does not measure it.
 package etcdlock
 
 import (

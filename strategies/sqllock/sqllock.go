@@ -5,6 +5,11 @@
 // MySQL server (MySQL protocol, github.com/go-sql-driver/mysql), one row
 // per item; the InnoDB row lock is the lock. Import the package for its
 // side effect (strategies/baselines does).
+//
+// No token is stored in Redis (the row lock lives in the database's
+// transaction; sql-guard takes none), so neither calls Config.Tokens and
+// lockbench's liveness oracle (which reads Redis lock keys) does not
+// measure them.
 package sqllock
 
 import (

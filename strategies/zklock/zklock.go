@@ -7,6 +7,10 @@
 // the node: deleted on release, or by the server when the holder's session
 // expires. Import the package for its side effect (strategies/baselines
 // does).
+//
+// No token is stored in Redis: the lock is the znode, so zk does not call
+// Config.Tokens and lockbench's liveness oracle (which reads Redis lock
+// keys) does not measure it.
 package zklock
 
 import (
