@@ -144,8 +144,8 @@ func (s *Sampler) read(ctx context.Context, d drivers.Driver) ([][]string, error
 			}
 			switch v.Kind {
 			case drivers.KindString:
-				s.cost["get"]++
-				if v.Str != "" {
+				if v.Str != "" { // "": no key (no GET was run)
+					s.cost["get"]++
 					out[lo+i] = []string{v.Str}
 				}
 			case drivers.KindArray:

@@ -1,0 +1,85 @@
+package liveness_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/liveness"
+	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// A renewer that outlives its holder keeps a dead token alive past 3 x
+// the TTL: the sampler, reading a real redis-server, sees one orphan held
+// past the TTL, counts the renewals sent for it, and frees it once the
+// renewals stop; a live holder's key and a string that was never a
+// token are not orphans.
+func TestSamplerRenewerOutlivesHolder(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	const ttl = 100 * time.Millisecond
+	tr := liveness.NewTracker(2, ttl)
+	c0 := strategies.WithClient(ctx, strategies.Client{ID: 0})
+	c1 := strategies.WithClient(ctx, strategies.Client{ID: 1})
+	// Client 0 holds lock a; client 1 held lock b and left without
+	// releasing; c is a key no client registered.
+	tr.Sent(c0, "t:a", "live")
+	if _, err := d.SetNX(ctx, "t:a", "live", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	tr.Acquired(0, "t:a", "live")
+	tr.Sent(c1, "t:b", "dead")
+	if _, err := d.SetNX(ctx, "t:b", "dead", ttl); err != nil {
+		t.Fatal(err)
+	}
+	tr.Acquired(1, "t:b", "dead")
+	tr.Exit(1, "t:b", "dead", liveness.Abandoned, metrics.Now())
+	if _, err := d.Do(ctx, "SET", "t:c", "stranger", "PX", "60000"); err != nil {
+		t.Fatal(err)
+	}
+	smp := &liveness.Sampler{T: tr, Nodes: []drivers.Driver{d}, Quorum: 1, Keys: []string{"t:a", "t:b", "t:c"}, Interval: 5 * time.Millisecond}
+	smp.Start(ctx)
+	// The renewer keeps b alive for 5 x the TTL, then stops.
+	renewals := 0
+	for end := time.Now().Add(5 * ttl); time.Now().Before(end); time.Sleep(ttl / 3) {
+		tr.Renewing("t:b", "dead")
+		if _, err := d.Do(ctx, "PEXPIRE", "t:b", "100"); err != nil {
+			t.Fatal(err)
+		}
+		renewals++
+	}
+	time.Sleep(3 * ttl) // b expires
+	smp.Stop()
+	l := smp.Result()
+	if l.OrphanLocks != 1 || l.HeldPastTTL != 1 || l.OrphanRenewals != int64(renewals) || l.OrphansAtEnd != 0 {
+		t.Fatalf("%+v; want 1 orphan, held past 3 x TTL once, %d orphan renewals, none at the end", l, renewals)
+	}
+	// Its lock time: the 5 x TTL of renewals plus the last lease, within a
+	// read interval or two.
+	if l.OrphanLockMS < 500 || l.OrphanLockMS > 700 {
+		t.Fatalf("orphan_lock_ms %.1f, want about 600", l.OrphanLockMS)
+	}
+	if l.TimeToFreeMS.Count != 1 || l.TimeToFreeMS.Max < 500 {
+		t.Fatalf("time to free %+v, want b's one exit freed after the renewals stopped", l.TimeToFreeMS)
+	}
+	// The sampler's commands, for the cost: one script per read, a TYPE
+	// per key, a GET per string key found.
+	cost := smp.Cost()
+	if cost["evalsha"] != l.Samples || cost["type"] != 3*l.Samples || cost["get"] < 2*l.Samples {
+		t.Fatalf("cost %v over %d reads", cost, l.Samples)
+	}
+}
