@@ -28,7 +28,7 @@ func (r *run) prepare() error {
 	if err := r.startProxies(); err != nil {
 		return err
 	}
-	ds, err := Open(r.ctx, sc.Driver, r.nodes, sc.Clients)
+	ds, err := OpenClient(r.ctx, sc.Driver, r.nodes, sc.Clients, sc.Client)
 	if err != nil {
 		return err
 	}

@@ -88,6 +88,17 @@ func Validate(sc Scenario, l Layout) []error {
 	if info.Backend == strategies.MariaDB && sc.Guard != "" && sc.Guard != "auto" {
 		bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", sc.Guard, sc.Strategy)
 	}
+	if sc.Client.PoolSize < 0 {
+		bad("--pool-size must be >= 0 (0 = --clients + 4), got %d", sc.Client.PoolSize)
+	}
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"--dial-timeout", sc.Client.DialTimeout}, {"--read-timeout", sc.Client.ReadTimeout}, {"--write-timeout", sc.Client.WriteTimeout}} {
+		if t.d < 0 {
+			bad("%s must be >= 0 (0 = the default, 5s), got %v", t.name, t.d)
+		}
+	}
 	if known && sc.ConstantToken && !info.ConstantToken {
 		bad("--token constant: strategy %q keeps its own token (constant applies to %s)", sc.Strategy, strings.Join(constantTokenStrategies(), ", "))
 	}
