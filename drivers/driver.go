@@ -86,10 +86,10 @@ type Options struct {
 	// forever on a server that stopped answering. Default (0): 5 s.
 	// go-redis: ReadTimeout (and PoolTimeout, the wait for a free pooled
 	// connection). rueidis has no read timeout of its own: its
-	// ConnWriteTimeout (the larger of ReadTimeout and WriteTimeout) bounds
-	// the wait for a reply on a connection and then closes it; a
-	// ReadTimeout below WriteTimeout is applied as a deadline on each
-	// call's context (the call returns, the connection stays open).
+	// ConnWriteTimeout is the larger of ReadTimeout and WriteTimeout on
+	// writes (it does not bound a call's wait in practice); a ReadTimeout
+	// other than the default is applied as a deadline on each call's
+	// context (the call returns, the connection stays open).
 	ReadTimeout time.Duration
 	// WriteTimeout bounds writing a command. Default (0): 5 s.
 	// go-redis: WriteTimeout; rueidis: ConnWriteTimeout (see ReadTimeout).

@@ -54,11 +54,14 @@ var _ drivers.Driver = (*driver)(nil)
 // o.DialTimeout is the Dialer's Timeout. rueidis has one I/O timeout per
 // connection, ConnWriteTimeout (the deadline of each write and the bound
 // on waiting for replies, after which the connection is closed): it is
-// the larger of o.ReadTimeout and o.WriteTimeout. A ReadTimeout below
-// that is put on each call's context instead (SetNX, Eval, Do,
-// Pipeline; not PSubscribe): the call returns a deadline error, the
-// shared connection stays open and its late reply is discarded. With the
-// defaults (5 s both) no call gets a deadline of its own.
+// the larger of o.ReadTimeout and o.WriteTimeout; it does not bound a
+// call's wait in practice (through a 1 s blackhole with 300 ms, calls
+// waited for the held replies). So a ReadTimeout other than the default
+// is also put on each call's context (SetNX, Eval, Do, Pipeline; not
+// PSubscribe) when the context has no earlier deadline: the call returns
+// a deadline error, the shared connection stays open and its late reply
+// is discarded. With the default (5 s) no call gets a deadline of its own
+// (the engine's calls carry their own), as before.
 // Read-only commands are not retried on network errors (DisableRetry).
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
@@ -89,7 +92,9 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		return nil, &drivers.NodeError{Node: o.Addr, Err: err}
 	}
 	dr := &driver{c: c, addr: o.Addr}
-	if o.ReadTimeout < opt.ConnWriteTimeout {
+	if o.ReadTimeout != drivers.DefaultTimeout {
+		// ConnWriteTimeout does not bound a call: measured through a 1 s
+		// blackhole with 300 ms, calls waited for the held replies.
 		dr.callTimeout = o.ReadTimeout
 	}
 	return dr, nil
