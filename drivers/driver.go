@@ -82,10 +82,23 @@ type Options struct {
 	PoolSize int
 	// DialTimeout bounds connecting. Default (0): 5 s.
 	DialTimeout time.Duration
-	// IOTimeout bounds every read and write, so that no call waits forever
-	// on a server that stopped answering. Default (0): 5 s.
-	IOTimeout time.Duration
+	// ReadTimeout bounds waiting for a reply, so that no call waits
+	// forever on a server that stopped answering. Default (0): 5 s.
+	// go-redis: ReadTimeout (and PoolTimeout, the wait for a free pooled
+	// connection). rueidis has no read timeout of its own: its
+	// ConnWriteTimeout is the larger of ReadTimeout and WriteTimeout on
+	// writes (it does not bound a call's wait in practice); a ReadTimeout
+	// other than the default is applied as a deadline on each call's
+	// context (the call returns, the connection stays open).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing a command. Default (0): 5 s.
+	// go-redis: WriteTimeout; rueidis: ConnWriteTimeout (see ReadTimeout).
+	WriteTimeout time.Duration
 }
+
+// DefaultTimeout is the dial, read and write timeout of Options' zero
+// value.
+const DefaultTimeout = 5 * time.Second
 
 // WithDefaults returns o with zero fields replaced by their defaults.
 func (o Options) WithDefaults() Options {
@@ -93,10 +106,13 @@ func (o Options) WithDefaults() Options {
 		o.PoolSize = 10
 	}
 	if o.DialTimeout <= 0 {
-		o.DialTimeout = 5 * time.Second
+		o.DialTimeout = DefaultTimeout
 	}
-	if o.IOTimeout <= 0 {
-		o.IOTimeout = 5 * time.Second
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultTimeout
 	}
 	return o
 }

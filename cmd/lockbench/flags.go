@@ -38,8 +38,12 @@ type runFlags struct {
 	release                                 string
 	livenessInterval, errorStreak           time.Duration
 	loadSample                              time.Duration
-	backend                                 string
-	failOn                                  []string // --fail-on thresholds
+	// Redis driver settings: --pool-size, --dial-timeout, --read-timeout,
+	// --write-timeout (0 = the default).
+	poolSize                               int
+	dialTimeout, readTimeout, writeTimeout time.Duration
+	backend                                string
+	failOn                                 []string // --fail-on thresholds
 	// External servers (--addr): ACL user, TLS, Cluster, Sentinel.
 	username               string
 	tls, tlsInsecure       bool
@@ -130,6 +134,10 @@ Exit codes: ` + exitCodesDoc,
 	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
 	fl.StringVar(&f.work, "work", "1ms", "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms")
 	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
+	fl.IntVar(&f.poolSize, "pool-size", 0, "Redis driver: connections per node (go-redis PoolSize; rueidis BlockingPoolSize, for Pipeline and blocking calls only); 0 = --clients + 4")
+	fl.DurationVar(&f.dialTimeout, "dial-timeout", 0, "Redis driver: bound on connecting; 0 = 5s")
+	fl.DurationVar(&f.readTimeout, "read-timeout", 0, "Redis driver: bound on waiting for a reply (go-redis ReadTimeout and PoolTimeout; rueidis: a deadline on each call's context when not 5s, see docs/commands.md); 0 = 5s")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", 0, "Redis driver: bound on writing a command (go-redis WriteTimeout; rueidis ConnWriteTimeout, with --read-timeout if larger); 0 = 5s")
 	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
 	fl.StringVar(&f.password, "password", "", "password for --addr servers (or $LOCKBENCH_PASSWORD)")
 	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")

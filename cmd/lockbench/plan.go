@@ -340,6 +340,8 @@ func validate(f *runFlags) (*plan, error) {
 						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+						Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
+							ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
 					}
 					if st == slowName {
 						sc.Slowdown = slowBy

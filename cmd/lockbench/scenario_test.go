@@ -59,6 +59,49 @@ var exampleEffects = map[string]struct {
 			}
 		}
 	}},
+	// "a share of 0.2 of the replies is held 1 s, past the 200 ms read
+	// timeout. The client sees a timeout".
+	"reply-loss.yaml": {"2s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Counters.ErrorsByKind["timeout"] == 0 || len(sc.Faults) != 1 || !strings.Contains(sc.Faults[0].Note, "held 1s") {
+				t.Errorf("%s/%s: errors %v, faults %+v; want timeouts and the window", sc.Strategy, sc.Driver, sc.Counters.ErrorsByKind, sc.Faults)
+			}
+		}
+	}},
+	// "calls hang until their 300 ms read timeout ... sales go on after it".
+	"blackhole.yaml": {"2s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Counters.ErrorsByKind["timeout"] == 0 || len(sc.Faults) != 1 || sc.Faults[0].OpsAfter == 0 || !strings.Contains(sc.Faults[0].Note, "blackholed") {
+				t.Errorf("%s/%s: errors %v, faults %+v; want timeouts and sales after the blackhole", sc.Strategy, sc.Driver, sc.Counters.ErrorsByKind, sc.Faults)
+			}
+		}
+	}},
+	// "no call fails (errors 0)".
+	"script-flush.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Counters.Errors != 0 || sc.Ops == 0 || len(sc.Faults) != 1 || !strings.Contains(sc.Faults[0].Note, "times, every 100ms") {
+				t.Errorf("%s/%s: errors %d %v, ops %d, faults %+v; want no error and repeated flushes", sc.Strategy, sc.Driver, sc.Counters.Errors, sc.Counters.ErrorSamples, sc.Ops, sc.Faults)
+			}
+		}
+	}},
+	// "the fault window's note says CLIENT PAUSE WRITE, then sales go on
+	// with no error".
+	"client-pause.yaml": {"2s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Counters.Errors != 0 || len(sc.Faults) != 1 || sc.Faults[0].OpsAfter == 0 || !strings.Contains(sc.Faults[0].Note, "CLIENT PAUSE WRITE") {
+				t.Errorf("%s/%s: errors %d, faults %+v; want no error, the pause, sales after it", sc.Strategy, sc.Driver, sc.Counters.Errors, sc.Faults)
+			}
+		}
+	}},
+	// "a second client takes a majority while the first still works
+	// (overlap > 0)".
+	"redlock-clock-jump.yaml": {"2s", func(t *testing.T, run *report.Run) {
+		for _, sc := range run.Scenarios {
+			if sc.Violations.Overlap == 0 || len(sc.Faults) != 1 || !strings.Contains(sc.Faults[0].Note, "node 2: +10s") {
+				t.Errorf("%s/%s: overlap %d, faults %+v; want overlap > 0 after the jump on nodes 0-2", sc.Strategy, sc.Driver, sc.Violations.Overlap, sc.Faults)
+			}
+		}
+	}},
 	// "naive dies between SETNX and EXPIRE: its lock has no TTL and the
 	// shop sells nothing more (stuck_locks 1, ops_after 0 in the fault
 	// window). atomic's lock expires after one TTL and sales go on."

@@ -253,7 +253,7 @@ func Run(t *testing.T, name string, open Open) {
 	})
 
 	t.Run("WrongPassword", func(t *testing.T) {
-		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: "wrong"}, DialTimeout: time.Second, IOTimeout: time.Second})
+		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Password: "wrong"}, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 		if err == nil {
 			defer bad.Close()
 			_, err = bad.Do(ctx, "PING")
@@ -282,7 +282,7 @@ func Run(t *testing.T, name string, open Open) {
 		if _, err := u.Do(ctx, "SET", "dt:other", "x"); drivers.ErrorKind(err) != "noperm" {
 			t.Fatalf("SET outside the user's keys = %v (kind %q), want a noperm error", err, drivers.ErrorKind(err))
 		}
-		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Username: "dt-bench", Password: "wrong"}, DialTimeout: time.Second, IOTimeout: time.Second})
+		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: srv.Addr, Username: "dt-bench", Password: "wrong"}, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 		if err == nil {
 			defer bad.Close()
 			_, err = bad.Do(ctx, "PING")
@@ -314,7 +314,7 @@ func Run(t *testing.T, name string, open Open) {
 
 	t.Run("Unreachable", func(t *testing.T) {
 		start := time.Now()
-		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: "127.0.0.1:1"}, DialTimeout: time.Second, IOTimeout: time.Second})
+		bad, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: "127.0.0.1:1"}, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 		if err == nil {
 			defer bad.Close()
 			_, err = bad.Do(ctx, "PING")
@@ -376,7 +376,7 @@ func runTLS(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	try := func(cfg *tls.Config) error {
-		c, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: addr, Password: pw, TLS: cfg}, DialTimeout: 2 * time.Second, IOTimeout: 2 * time.Second})
+		c, err := open(drivers.Options{Endpoint: drivers.Endpoint{Addr: addr, Password: pw, TLS: cfg}, DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
 		if err != nil {
 			return err
 		}

@@ -35,7 +35,10 @@ var _ drivers.Driver = (*driver)(nil)
 
 // Open returns a go-redis client for o.Addr with a pool of o.PoolSize
 // connections (also the minimum kept idle, so the measured window does not
-// pay for dialing). Commands are not retried on network errors: a lock
+// pay for dialing), o.DialTimeout, o.ReadTimeout and o.WriteTimeout as
+// its DialTimeout, ReadTimeout and WriteTimeout, and o.ReadTimeout as its
+// PoolTimeout (how long a call waits for a free connection when all are
+// busy). Commands are not retried on network errors: a lock
 // command that may or may not have run must surface as an error.
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
@@ -51,9 +54,9 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		PoolSize:              o.PoolSize,
 		MinIdleConns:          o.PoolSize,
 		DialTimeout:           o.DialTimeout,
-		ReadTimeout:           o.IOTimeout,
-		WriteTimeout:          o.IOTimeout,
-		PoolTimeout:           o.IOTimeout,
+		ReadTimeout:           o.ReadTimeout,
+		WriteTimeout:          o.WriteTimeout,
+		PoolTimeout:           o.ReadTimeout, // the wait for a free connection when all PoolSize are busy
 		MaxRetries:            -1,
 		ContextTimeoutEnabled: true,
 		DisableIdentity:       true,

@@ -29,13 +29,39 @@ type driver struct {
 	c        rueidis.Client
 	addr     string
 	borrowed bool // a node of a cluster client: Close does nothing
+	// callTimeout, when > 0, is a deadline put on each call's context
+	// (Options.ReadTimeout below the connection's ConnWriteTimeout).
+	callTimeout time.Duration
+}
+
+// bound puts d.callTimeout on ctx when it is set and ctx has no earlier
+// deadline.
+func (d *driver) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d.callTimeout <= 0 {
+		return ctx, func() {}
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d.callTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d.callTimeout)
 }
 
 var _ drivers.Driver = (*driver)(nil)
 
 // Open connects to o.Addr. o.PoolSize sizes the pool used for blocking
-// commands; ordinary commands share auto-pipelined connections.
-// o.IOTimeout becomes ConnWriteTimeout, the bound on waiting for a reply.
+// commands and Pipeline (BlockingPoolSize); ordinary commands share
+// auto-pipelined connections, so a small pool does not make them wait.
+// o.DialTimeout is the Dialer's Timeout. rueidis has one I/O timeout per
+// connection, ConnWriteTimeout (the deadline of each write and the bound
+// on waiting for replies, after which the connection is closed): it is
+// the larger of o.ReadTimeout and o.WriteTimeout; it does not bound a
+// call's wait in practice (through a 1 s blackhole with 300 ms, calls
+// waited for the held replies). So a ReadTimeout other than the default
+// is also put on each call's context (SetNX, Eval, Do, Pipeline; not
+// PSubscribe) when the context has no earlier deadline: the call returns
+// a deadline error, the shared connection stays open and its late reply
+// is discarded. With the default (5 s) no call gets a deadline of its own
+// (the engine's calls carry their own), as before.
 // Read-only commands are not retried on network errors (DisableRetry).
 func Open(o drivers.Options) (drivers.Driver, error) {
 	o = o.WithDefaults()
@@ -47,7 +73,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 		TLSConfig:         o.TLS,
 		BlockingPoolSize:  o.PoolSize,
 		Dialer:            net.Dialer{Timeout: o.DialTimeout},
-		ConnWriteTimeout:  o.IOTimeout,
+		ConnWriteTimeout:  max(o.ReadTimeout, o.WriteTimeout),
 		DisableCache:      true,
 		DisableRetry:      true,
 		ForceSingleClient: true,
@@ -65,7 +91,13 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 	if err != nil {
 		return nil, &drivers.NodeError{Node: o.Addr, Err: err}
 	}
-	return &driver{c: c, addr: o.Addr}, nil
+	dr := &driver{c: c, addr: o.Addr}
+	if o.ReadTimeout != drivers.DefaultTimeout {
+		// ConnWriteTimeout does not bound a call: measured through a 1 s
+		// blackhole with 300 ms, calls waited for the held replies.
+		dr.callTimeout = o.ReadTimeout
+	}
+	return dr, nil
 }
 
 func (d *driver) Name() string { return Name }
@@ -74,6 +106,8 @@ func (d *driver) SetNX(ctx context.Context, key, val string, ttl time.Duration) 
 	if ttl < time.Millisecond {
 		return false, fmt.Errorf("rueidis: SetNX ttl %v is below 1 ms", ttl)
 	}
+	ctx, cancel := d.bound(ctx)
+	defer cancel()
 	cmd := d.c.B().Set().Key(key).Value(val).Nx().PxMilliseconds(ttl.Milliseconds()).Build()
 	err := d.c.Do(ctx, cmd).Error()
 	if rueidis.IsRedisNil(err) {
@@ -86,6 +120,8 @@ func (d *driver) SetNX(ctx context.Context, key, val string, ttl time.Duration) 
 }
 
 func (d *driver) Eval(ctx context.Context, s *drivers.Script, keys []string, args ...string) (drivers.Reply, error) {
+	ctx, cancel := d.bound(ctx)
+	defer cancel()
 	res := d.c.Do(ctx, d.c.B().Evalsha().Sha1(s.SHA1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
 	if err := res.Error(); drivers.IsNoScript(err) {
 		res = d.c.Do(ctx, d.c.B().Eval().Script(s.Src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
@@ -97,6 +133,8 @@ func (d *driver) Do(ctx context.Context, args ...string) (drivers.Reply, error) 
 	if len(args) == 0 {
 		return drivers.Reply{}, fmt.Errorf("rueidis: Do with no command")
 	}
+	ctx, cancel := d.bound(ctx)
+	defer cancel()
 	if len(args) > 1 && drivers.FirstKey(args[0]) {
 		// Routed by the first key's slot (cluster); harmless elsewhere.
 		return d.reply(d.c.Do(ctx, d.c.B().Arbitrary(args[0]).Keys(args[1]).Args(args[2:]...).Build()))
@@ -121,7 +159,7 @@ func (d *driver) Nodes(context.Context) ([]drivers.Driver, error) {
 	}
 	var out []drivers.Driver
 	for addr, c := range d.c.Nodes() {
-		out = append(out, &driver{c: c, addr: addr, borrowed: true})
+		out = append(out, &driver{c: c, addr: addr, borrowed: true, callTimeout: d.callTimeout})
 	}
 	return out, nil
 }
@@ -215,6 +253,8 @@ var _ drivers.Pipeliner = (*driver)(nil)
 // Pipeline runs on a dedicated connection from the blocking pool, so that
 // no other client's commands share it meanwhile.
 func (d *driver) Pipeline(ctx context.Context, cmds ...[]string) ([]drivers.Reply, []error) {
+	ctx, cancel := d.bound(ctx)
+	defer cancel()
 	replies := make([]drivers.Reply, len(cmds))
 	errs := make([]error, len(cmds))
 	err := d.c.Dedicated(func(c rueidis.DedicatedClient) error {

@@ -113,6 +113,10 @@ type Scenario struct {
 	// window's timeline as the sampler reads it (from the sampler's
 	// goroutine; it must not block). Live progress displays use it.
 	OnSecond func(report.Second)
+	// Client holds the Redis driver's settings (--pool-size,
+	// --dial-timeout, --read-timeout, --write-timeout); zero fields take
+	// the defaults.
+	Client Client
 	// Backends are the servers of the baseline strategies, besides the
 	// Redis nodes: Backends.MySQL for sql-rowlock and sql-guard (their data
 	// lives there; Redis is not used), Backends.ZooKeeper for zk,
@@ -132,6 +136,38 @@ type Scenario struct {
 	ErrorStreak time.Duration
 }
 
+// Client is the Redis driver's settings for a scenario. A zero field
+// takes its default: PoolSize clients + 4, the timeouts
+// drivers.DefaultTimeout (5 s). drivers.Options says what each becomes
+// in go-redis and rueidis.
+type Client struct {
+	PoolSize                               int
+	DialTimeout, ReadTimeout, WriteTimeout time.Duration
+}
+
+// options is c as drivers.Options for a scenario of clients workers.
+func (c Client) options(n Node, clients int) drivers.Options {
+	pool := c.PoolSize
+	if pool <= 0 {
+		pool = clients + 4
+	}
+	return drivers.Options{Endpoint: n, PoolSize: pool, DialTimeout: c.DialTimeout,
+		ReadTimeout: c.ReadTimeout, WriteTimeout: c.WriteTimeout}
+}
+
+// params adds the settings given (non-zero) to m: pool_size,
+// dial_timeout, read_timeout, write_timeout.
+func (c Client) params(m map[string]string) {
+	if c.PoolSize > 0 {
+		m["pool_size"] = strconv.Itoa(c.PoolSize)
+	}
+	for k, d := range map[string]time.Duration{"dial_timeout": c.DialTimeout, "read_timeout": c.ReadTimeout, "write_timeout": c.WriteTimeout} {
+		if d > 0 {
+			m[k] = d.String()
+		}
+	}
+}
+
 // ParamsMap is the scenario's parameters as strings, for result files:
 // the settings every scenario has, and the values of the strategy's and
 // the workload's own parameters (keys with underscores: wait_timeout).
@@ -149,6 +185,7 @@ func (s Scenario) ParamsMap() map[string]string {
 	if s.Params.Release == workloads.ReleaseCaller { // absent: detached
 		m["release"] = s.Params.Release
 	}
+	s.Client.params(m) // only the driver settings given: a default adds no key
 	for _, ps := range [][]registry.Param{strategies.ParamsOf(s.Strategy), workloads.ParamsOf(s.Workload)} {
 		v := registry.Pick(ps, s.Options)
 		for _, p := range ps {
@@ -174,6 +211,11 @@ func (s Scenario) guard() string {
 // checks that each node answers PING within 5 s. On error every driver
 // opened is closed; the error names the unreachable node.
 func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]drivers.Driver, error) {
+	return OpenClient(ctx, driver, nodes, clients, Client{})
+}
+
+// OpenClient is Open with the driver settings c (zero fields: defaults).
+func OpenClient(ctx context.Context, driver string, nodes []Node, clients int, c Client) ([]drivers.Driver, error) {
 	var out []drivers.Driver
 	closeAll := func() {
 		for _, d := range out {
@@ -181,7 +223,7 @@ func Open(ctx context.Context, driver string, nodes []Node, clients int) ([]driv
 		}
 	}
 	for _, n := range nodes {
-		d, err := drivers.Open(driver, drivers.Options{Endpoint: n, PoolSize: clients + 4})
+		d, err := drivers.Open(driver, c.options(n, clients))
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("cannot connect to Redis at %s with %s: %w", n.Addr, driver, err)

@@ -29,7 +29,7 @@ func (r *run) prepare() error {
 	if err := r.startProxies(); err != nil {
 		return err
 	}
-	ds, err := Open(r.ctx, sc.Driver, r.nodes, sc.Clients)
+	ds, err := OpenClient(r.ctx, sc.Driver, r.nodes, sc.Clients, sc.Client)
 	if err != nil {
 		return err
 	}
@@ -143,13 +143,13 @@ func (r *run) prepare() error {
 	return nil
 }
 
-// startProxies puts a latency proxy in front of every node when the
-// scenario has a latency fault, and points r.nodes at the proxies (a TLS
+// startProxies puts a proxy in front of every node when the scenario has
+// a fault that acts through one (latency, reply-loss, blackhole), and points r.nodes at the proxies (a TLS
 // node's certificate still checked against its own host name). Errors: a
 // proxy that cannot start.
 func (r *run) startProxies() error {
 	for _, f := range r.sc.Faults {
-		if f.Name != "latency" || r.proxies != nil {
+		if !faults.Proxied(f.Name) || r.proxies != nil {
 			continue
 		}
 		nodes := r.nodes
@@ -159,7 +159,7 @@ func (r *run) startProxies() error {
 		}
 		proxies, err := faults.StartProxies(ups)
 		if err != nil {
-			return fmt.Errorf("latency proxies: %w", err)
+			return fmt.Errorf("fault proxies: %w", err)
 		}
 		r.proxies = proxies
 		r.deferred(proxies.Close)

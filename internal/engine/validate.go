@@ -88,6 +88,17 @@ func Validate(sc Scenario, l Layout) []error {
 	if info.Backend == strategies.MariaDB && sc.Guard != "" && sc.Guard != "auto" {
 		bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", sc.Guard, sc.Strategy)
 	}
+	if sc.Client.PoolSize < 0 {
+		bad("--pool-size must be >= 0 (0 = --clients + 4), got %d", sc.Client.PoolSize)
+	}
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"--dial-timeout", sc.Client.DialTimeout}, {"--read-timeout", sc.Client.ReadTimeout}, {"--write-timeout", sc.Client.WriteTimeout}} {
+		if t.d < 0 {
+			bad("%s must be >= 0 (0 = the default, 5s), got %v", t.name, t.d)
+		}
+	}
 	if known && sc.ConstantToken && !info.ConstantToken {
 		bad("--token constant: strategy %q keeps its own token (constant applies to %s)", sc.Strategy, strings.Join(constantTokenStrategies(), ", "))
 	}
@@ -129,8 +140,15 @@ func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
 		if needs != faults.NeedsNothing && l.External {
 			bad("fault %s acts on servers lockbench starts itself; it cannot be used with --addr", f.Name)
 		}
-		if f.Name == "latency" && (kind == strategies.Sentinel || kind == strategies.Cluster) {
-			bad("fault latency stands between clients and fixed addresses; a %s client finds its servers itself", kind)
+		if faults.Proxied(f.Name) {
+			switch {
+			case kind == strategies.Sentinel || kind == strategies.Cluster:
+				bad("fault %s stands between clients and fixed addresses; a %s client finds its servers itself", f.Name, kind)
+			case kind != strategies.Masters && f.Node > 0:
+				bad("fault %s: node=%d, but the clients connect to one server (node=0) on a %s layout", f.Name, f.Node, kind)
+			case kind == strategies.Masters && l.Servers > 0 && f.Node >= l.Servers:
+				bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", f.Name, f.Node, l.Servers)
+			}
 		}
 		if f.Name == "failover" {
 			switch {
@@ -142,11 +160,25 @@ func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
 				bad("fault failover needs --topology replica (by hand) or sentinel, not %s", kind)
 			}
 		}
-		if strings.HasPrefix(f.Name, "node-") && l.Servers > 0 && f.Node >= l.Servers {
-			bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", f.Name, f.Node, l.Servers)
+		if onServer(f.Name) && l.Servers > 0 && f.Node+max(f.Count, 1) > l.Servers {
+			if f.Count > 1 {
+				bad("fault %s: node=%d,count=%d needs servers %d to %d, but the layout has %d (indexes from 0)", f.Name, f.Node, f.Count, f.Node, f.Node+f.Count-1, l.Servers)
+			} else {
+				bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", f.Name, f.Node, l.Servers)
+			}
 		}
 	}
 	return errs
+}
+
+// onServer reports whether fault name acts on one of the servers
+// lockbench started, by its node index.
+func onServer(name string) bool {
+	switch name {
+	case "script-flush", "client-pause", "clock-jump":
+		return true
+	}
+	return strings.HasPrefix(name, "node-")
 }
 
 // validate is Validate on the layout nodes describe, as one error, for Run.

@@ -103,3 +103,63 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// The client-side faults and the driver settings are checked like the
+// others: node indexes, --addr, layouts, negative values.
+func TestValidateClientFaults(t *testing.T) {
+	ok := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Guard: "auto"}
+	redlock := engine.Scenario{Strategy: "redlock", Driver: "goredis", Workload: "flash-sale", Guard: "auto"}
+	standalone := engine.Layout{Kind: strategies.Standalone, Servers: 1}
+	masters := engine.Layout{Kind: strategies.Masters, Servers: 5}
+	external := engine.Layout{Kind: strategies.Standalone, External: true}
+	withFault := func(sc engine.Scenario, spec string) engine.Scenario {
+		sc.Faults = []faults.Spec{fault(t, spec)}
+		return sc
+	}
+	for _, c := range []struct {
+		sc   engine.Scenario
+		l    engine.Layout
+		want string // "" = valid
+	}{
+		{withFault(ok, "reply-loss:p=0.5,delay=1s"), standalone, ""},
+		{withFault(ok, "reply-loss"), external, ""},
+		{withFault(ok, "blackhole:for=1s"), external, ""},
+		{withFault(ok, "blackhole:node=1"), standalone, "clients connect to one server (node=0)"},
+		{withFault(ok, "reply-loss"), engine.Layout{Kind: strategies.Cluster, Servers: 3}, "a cluster client finds its servers itself"},
+		{withFault(redlock, "blackhole:node=4"), masters, ""},
+		{withFault(redlock, "reply-loss:node=5"), masters, "node=5, but the layout has 5 server(s)"},
+		{withFault(ok, "script-flush:every=100ms"), standalone, ""},
+		{withFault(ok, "script-flush"), external, "fault script-flush acts on servers lockbench starts itself"},
+		{withFault(ok, "client-pause:node=1"), standalone, "node=1, but the layout has 1 server(s)"},
+		{withFault(ok, "client-pause:mode=all"), external, "cannot be used with --addr"},
+		{withFault(redlock, "clock-jump:count=3,by=10s"), masters, ""},
+		{withFault(redlock, "clock-jump:node=3,count=3"), masters, "node=3,count=3 needs servers 3 to 5, but the layout has 5"},
+		{withFault(ok, "clock-jump"), external, "cannot be used with --addr"},
+		{func() engine.Scenario { sc := ok; sc.Client.PoolSize = -1; return sc }(), standalone, "--pool-size must be >= 0"},
+		{func() engine.Scenario { sc := ok; sc.Client.ReadTimeout = -1; return sc }(), standalone, "--read-timeout must be >= 0"},
+		{func() engine.Scenario { sc := ok; sc.Client.DialTimeout = -1; return sc }(), standalone, "--dial-timeout must be >= 0"},
+		{func() engine.Scenario { sc := ok; sc.Client.WriteTimeout = -1; return sc }(), standalone, "--write-timeout must be >= 0"},
+	} {
+		errs := engine.Validate(c.sc, c.l)
+		name := c.sc.Strategy
+		if len(c.sc.Faults) > 0 {
+			name += " " + c.sc.Faults[0].String()
+		}
+		switch {
+		case c.want == "" && len(errs) != 0:
+			t.Errorf("%s on %+v: %v, want valid", name, c.l, errs)
+		case c.want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), c.want)):
+			t.Errorf("%s on %+v: %v, want one error with %q", name, c.l, errs, c.want)
+		}
+	}
+	for spec, want := range map[string]string{
+		"reply-loss:p=1.5":       "must be from 0 to 1",
+		"client-pause:mode=rw":   `"rw" is not one of write, all`,
+		"clock-jump:count=0":     "must be from 1 to 64",
+		"script-flush:every=-1s": "must be from 0s to 1h0m0s",
+	} {
+		if _, err := faults.Parse(spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want %q", spec, err, want)
+		}
+	}
+}

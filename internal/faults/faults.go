@@ -32,6 +32,29 @@
 //   - latency:node=I,delay=D,jitter=J,for=F — add D (+-J) to every reply
 //     from server I (default 50ms, 0, until the end), through an in-process
 //     toxiproxy proxy that the clients of the scenario connect through.
+//   - reply-loss:node=I,p=P,delay=D,for=F — through the same proxy, a share
+//     P (default 0.1) of the reply chunks of server I is held for D
+//     (default 10s, past the drivers' 5 s read timeout) before it goes on,
+//     or with delay=0 the connection goes silent from that chunk on (a
+//     reply dropped: TCP cannot lose bytes in the middle of a stream), for
+//     F (default 0: until the end). Commands still reach the server and
+//     run: the client times out on a command that was applied.
+//   - blackhole:node=I,for=D — through the proxy, nothing flows either way
+//     between the clients and server I for D (default 2s): calls hang until
+//     their timeout, and new connections are accepted and then hang (never
+//     refused). Then traffic flows again on connections opened after it.
+//   - script-flush:node=I,every=D — SCRIPT FLUSH on server I once, or every
+//     D until the end when every > 0 (drivers fall back to EVAL on
+//     NOSCRIPT). Servers lockbench starts only: it would empty the script
+//     cache of the user's server.
+//   - client-pause:node=I,for=D,mode=M — CLIENT PAUSE D (default 500ms)
+//     WRITE (default) or ALL on server I; CLIENT UNPAUSE when the scenario
+//     ends first.
+//   - clock-jump:node=I,count=N,by=D — the clocks of servers I..I+N-1
+//     (count default 1) jump forward by D (default 2 x the TTL): every key
+//     with a TTL loses D of it at once, and those with D or less left
+//     expire (see clockjump.go for how this is done without faking the
+//     server's clock).
 package faults
 
 import (
@@ -57,14 +80,21 @@ type Spec struct {
 	// a number of completed operations (After > 0 wins).
 	At    time.Duration
 	After int64
-	// For is the pause length (pause, node-pause) or the latency's
-	// duration, Down the downtime (node-restart), Hold the cut-off-replica
-	// window (failover), Delay and Jitter the added latency.
-	For, Down, Hold, Delay, Jitter time.Duration
-	// Node is the server index for node-* faults.
-	Node int
-	// P is the share of operations a fault strikes (cancel), 0..1.
+	// For is the pause length (pause, node-pause, client-pause) or the
+	// latency's, reply loss's or blackhole's duration, Down the downtime
+	// (node-restart), Hold the cut-off-replica window (failover), Delay
+	// and Jitter the added latency (Delay: how long reply-loss holds a
+	// reply), Every the period of a repeated fault (script-flush), By the
+	// clock jump.
+	For, Down, Hold, Delay, Jitter, Every, By time.Duration
+	// Node is the server index for node-* and the server faults; Count the
+	// number of servers from Node on (clock-jump).
+	Node, Count int
+	// P is the share of replies a reply-loss fault holds, or of critical
+	// sections the cancel fault cancels (0..1).
 	P float64
+	// Mode is CLIENT PAUSE's mode: "write" or "all".
+	Mode string
 	// Point is where a pause strikes the holder: "work" (default: before
 	// its critical-section work, so a watchdog or Redlock holder can still
 	// learn of the loss before it writes) or "write" (after that check,
@@ -132,7 +162,29 @@ func init() {
 		span("delay", "added to every reply", 50*time.Millisecond),
 		span("jitter", "random spread around delay (+-)", 0),
 		span("for", "how long; 0 = until the end", 0))
+	Register("reply-loss", "the server applies the command but a share p of its replies is held past the client's timeout (or dropped), through the proxy", NeedsNothing, nodeParam,
+		registry.Param{Name: "p", Doc: "share of reply chunks held (0..1)", Default: 0.1, Check: registry.Between(0.0, 1.0)},
+		span("delay", "how long a reply is held before it goes on (exceed the read timeout); 0 = dropped: the connection goes silent", 10*time.Second),
+		span("for", "how long; 0 = until the end", 0))
+	Register("blackhole", "no traffic between the clients and a server for a while, through the proxy: calls and new connections hang, never refused", NeedsNothing, nodeParam,
+		span("for", "how long", 2*time.Second))
+	Register("script-flush", "SCRIPT FLUSH on a server once, or every D until the end", NeedsOwnServer, nodeParam,
+		span("every", "repeat every D until the end; 0 = once", 0))
+	Register("client-pause", "CLIENT PAUSE a server's clients (mode write: only writes wait; all: every command)", NeedsOwnServer, nodeParam,
+		span("for", "pause length", 500*time.Millisecond),
+		registry.Param{Name: "mode", Doc: "write (writes and may-write scripts wait) or all", Default: "write", Check: registry.OneOf("write", "all")})
+	Register("clock-jump", "a server's clock jumps forward by D: its keys' TTLs lose D at once, those with less left expire", NeedsOwnServer, nodeParam,
+		registry.Param{Name: "count", Doc: "servers from node on whose clocks jump (3 = nodes 0, 1, 2 with node=0)", Default: 1, Check: registry.Between(1, 64)},
+		span("by", "the jump; 0 = 2 x the TTL", 0))
 }
+
+// proxied are the faults that act through the proxies in front of the
+// nodes (the clients connect through them).
+var proxied = map[string]bool{"latency": true, "reply-loss": true, "blackhole": true}
+
+// Proxied reports whether the fault acts through the proxies the clients
+// connect through (latency, reply-loss, blackhole).
+func Proxied(name string) bool { return proxied[name] }
 
 // Names lists the faults, sorted.
 func Names() []string { return reg.Names() }
@@ -161,7 +213,8 @@ func Parse(s string) (Spec, error) {
 	sp := Spec{Name: name, raw: strings.TrimSpace(s),
 		At: v.Duration("at"), After: v.Int64("after"), For: v.Duration("for"), Down: v.Duration("down"),
 		Hold: v.Duration("hold"), Delay: v.Duration("delay"), Jitter: v.Duration("jitter"),
-		Node: v.Int("node"), Point: v.String("point"), P: v.Float("p")}
+		Node: v.Int("node"), Point: v.String("point"),
+		Every: v.Duration("every"), By: v.Duration("by"), Count: v.Int("count"), P: v.Float("p"), Mode: v.String("mode")}
 	if sp.Jitter > sp.Delay {
 		errs = append(errs, fmt.Errorf("fault latency: jitter=%v exceeds delay=%v (a reply cannot come early)", sp.Jitter, sp.Delay))
 	}
@@ -319,6 +372,9 @@ func (in *Injector) act(ctx context.Context, sp Spec) {
 	i := in.open(sp)
 	if sp.Name != "pause" && sp.Name != "crash-after-setnx" {
 		in.begin(i) // server faults act at once; client faults when a client comes
+	}
+	if in.actMore(ctx, sp, i) {
+		return
 	}
 	switch sp.Name {
 	case "pause":

@@ -327,7 +327,7 @@ func TestRedlockQuorum(t *testing.T) {
 			defer topo.Stop()
 			var ds []drivers.Driver
 			for _, s := range topo.Servers {
-				dr, err := drivers.Open(d, drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}, IOTimeout: 500 * time.Millisecond})
+				dr, err := drivers.Open(d, drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
