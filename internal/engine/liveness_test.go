@@ -129,3 +129,79 @@ func TestErrorStreakOff(t *testing.T) {
 		t.Fatalf("ops %d errors %d: want ops before the server went and errors after", res.Ops, res.Counters.Errors)
 	}
 }
+
+// clientRun runs atomic (with its on-timeout setting) on one hot lock
+// under the faults given, with the driver settings c.
+func clientRun(t *testing.T, drv, onTimeout string, c engine.Client, acquireTimeout time.Duration, fs ...string) report.Scenario {
+	t.Helper()
+	var specs []faults.Spec
+	for _, f := range fs {
+		sp, err := faults.Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: drv, Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
+		Duration: 2500 * time.Millisecond, TTL: 2 * time.Second, AcquireTimeout: acquireTimeout,
+		Params:  workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)},
+		Options: registry.Values{"keys": 1, "on-timeout": onTimeout}, Seed: 1, Faults: specs, Client: c,
+		ErrorStreak: -1,
+	}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Liveness == nil || !res.Liveness.Measured {
+		t.Fatalf("liveness %+v, want measured", res.Liveness)
+	}
+	return res
+}
+
+// A SET the server applied whose reply came after the client's read
+// timeout leaves an orphan (the client never learned it held the lock)
+// unless the strategy releases the attempt's token after a timed-out
+// acquire (on-timeout=release).
+func TestReplyLossOrphans(t *testing.T) {
+	for _, drv := range driverNames {
+		t.Run(drv, func(t *testing.T) {
+			c := engine.Client{ReadTimeout: 100 * time.Millisecond}
+			fault := "reply-loss:node=0,p=0.05,delay=400ms,at=300ms,for=1s"
+			keep := clientRun(t, drv, "keep", c, 5*time.Second, fault)
+			if keep.Liveness.OrphanLocks == 0 || keep.Counters.ErrorsByKind["timeout"] == 0 {
+				t.Fatalf("keep: orphans %d, timeouts %d (%v); want orphans from applied SETs whose reply was lost",
+					keep.Liveness.OrphanLocks, keep.Counters.ErrorsByKind["timeout"], keep.Counters.ErrorsByKind)
+			}
+			rel := clientRun(t, drv, "release", c, 5*time.Second, fault)
+			if rel.Liveness.OrphanLocks != 0 || rel.Counters.ErrorsByKind["timeout"] == 0 {
+				t.Fatalf("release: orphans %d, timeouts %d; want timeouts and no orphan", rel.Liveness.OrphanLocks, rel.Counters.ErrorsByKind["timeout"])
+			}
+		})
+	}
+}
+
+// Through a 2 s blackhole, acquires bounded by a 500 ms acquire timeout
+// and a 500 ms read timeout return within about their deadline: no
+// acquire takes twice its deadline.
+func TestBlackholeDeadlines(t *testing.T) {
+	for _, drv := range driverNames {
+		t.Run(drv, func(t *testing.T) {
+			c := engine.Client{ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond}
+			res := clientRun(t, drv, "keep", c, 500*time.Millisecond, "blackhole:node=0,at=300ms,for=2s")
+			if res.Liveness.DeadlineOvershoots != 0 {
+				t.Fatalf("deadline_overshoots %d, want 0 (acquire_failed_ms %+v)", res.Liveness.DeadlineOvershoots, res.AcquireFailedMS)
+			}
+			if res.AcquireFailedMS == nil || res.AcquireFailedMS.Count == 0 || res.AcquireFailedMS.Max > 1000 {
+				t.Fatalf("acquire_failed_ms %+v; want failed acquires, none longer than 2 x 500 ms", res.AcquireFailedMS)
+			}
+			// The default 5 s read timeout lets a call hang through the
+			// blackhole: the acquire timeout alone does not end it.
+			slow := clientRun(t, drv, "keep", engine.Client{}, 500*time.Millisecond, "blackhole:node=0,at=300ms,for=2s")
+			if slow.Liveness.DeadlineOvershoots == 0 {
+				t.Fatalf("default read timeout: no overshoot (acquire_failed_ms %+v), want acquires past 2 x 500 ms", slow.AcquireFailedMS)
+			}
+		})
+	}
+}
