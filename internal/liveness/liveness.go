@@ -65,14 +65,12 @@ type entry struct {
 	// a failed acquire.
 	exit bool
 	// Sampler's view.
-	orphan           bool
-	lastSeen         time.Duration
-	seen             int   // nodes that stored it in the current sample
-	seq              int64 // the sample that set seen
-	freed            bool  // time to free recorded
-	tracked          bool  // in Tracker.dead
-	keyIdx           int
-	pastTTLCountedAt time.Duration
+	orphan   bool
+	lastSeen time.Duration
+	seen     int   // nodes that stored it in the current sample
+	seq      int64 // the sample that set seen
+	freed    bool  // time to free recorded
+	tracked  bool  // in Tracker.dead
 }
 
 // Tracker is the token registry. Its methods are safe for concurrent use;
