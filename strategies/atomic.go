@@ -28,7 +28,7 @@ func init() {
 // returns the SET's error. The clean-up's own result is ignored: a token
 // that never landed is simply not found.
 var OnTimeoutParam = registry.Param{Name: "on-timeout",
-	Doc:     "atomic, watchdog: after an acquire's SET returned an error (it may have been applied): keep (leave it to the TTL) or release (compare-and-delete the attempt's token, detached, within 1s)",
+	Doc:     "after an acquire's SET returned an error (it may have been applied): keep (leave it to the TTL) or release (compare-and-delete the attempt's token, detached, sent again until it is answered, for at most 1s)",
 	Default: "keep", Check: registry.OneOf("keep", "release")}
 
 // OnTimeoutReleaseTimeout bounds the compare-and-delete that on-timeout=
@@ -94,12 +94,24 @@ func (a *atomicLocker) TryAcquire(ctx context.Context, key string) (Lease, error
 }
 
 // undo is on-timeout=release: the compare-and-delete of l's token after
-// its SET failed, on a context the caller's cancellation cannot end,
-// bounded by OnTimeoutReleaseTimeout. Its result is ignored.
+// its SET failed, on a context the caller's cancellation cannot end. It is
+// sent again (every 10 ms) until one call returns a reply, for at most
+// OnTimeoutReleaseTimeout: the faults that made the SET fail may also cost
+// the clean-up its connection or its reply, and the compare-and-delete is
+// idempotent. After that bound the token is left to its TTL.
 func (a *atomicLocker) undo(ctx context.Context, l *atomicLease) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OnTimeoutReleaseTimeout)
-	_, _ = a.d.Eval(rctx, UnlockScript, l.keys[:], l.args[:]...)
-	cancel()
+	defer cancel()
+	for {
+		if _, err := a.d.Eval(rctx, UnlockScript, l.keys[:], l.args[:]...); err == nil {
+			return
+		}
+		select {
+		case <-rctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // Recycle keeps l, released, for a later TryAcquire (see Recycler).

@@ -19,7 +19,7 @@ func init() {
 		ConstantToken: true,
 		MinNodes:      3,
 		Params: []registry.Param{{Name: "extend",
-			Doc:     "redlock: leases can be extended (strategies.Extender; the worker extends after its work): off, on (owner-checked PEXPIRE on every node, quorum and validity left), unchecked (plain PEXPIRE, the broken variant)",
+			Doc:     "leases can be extended (strategies.Extender; the worker extends after its work): off, on (owner-checked PEXPIRE on every node, quorum and validity left), unchecked (plain PEXPIRE, the broken variant)",
 			Default: "off", Check: registry.OneOf("off", "on", "unchecked")}},
 	}, newRedlock)
 }

@@ -226,7 +226,11 @@ func printThresholds(stdout, stderr io.Writer, format string, ts []thresholds.Th
 	}
 	for _, r := range rs {
 		if !r.Pass {
-			fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, r.Scenario, r.Measured)
+			if r.NotMeasured {
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: not measured (see liveness.not_measured)\n", r.Expr, r.Scenario)
+			} else {
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, r.Scenario, r.Measured)
+			}
 		}
 	}
 	fmt.Fprintln(stderr, thresholds.Summary(rs))

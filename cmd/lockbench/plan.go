@@ -91,8 +91,8 @@ func validate(f *runFlags) (*plan, error) {
 	if f.release != workloads.ReleaseDetached && f.release != workloads.ReleaseCaller {
 		bad("--release must be detached or caller, got %q", f.release)
 	}
-	if f.livenessInterval < 0 || f.livenessInterval > time.Minute {
-		bad("--liveness-interval must be from 0 (off) to 1m, got %v", f.livenessInterval)
+	if f.livenessInterval < 0 || f.livenessInterval > time.Minute || (f.livenessInterval > 0 && f.livenessInterval < time.Millisecond) {
+		bad("--liveness-interval must be 0 (off) or from 1ms to 1m, got %v", f.livenessInterval)
 	}
 	if f.errorStreak < 0 {
 		bad("--error-streak must be >= 0 (0 = never stop), got %v", f.errorStreak)

@@ -22,7 +22,7 @@ const Name = "goredis"
 func init() {
 	// go-redis logs dial retries to stderr; lockbench reports errors itself.
 	redis.SetLogger(quiet{})
-	drivers.Register(Name, "github.com/redis/go-redis/v9: a connection pool sized to --clients", Open)
+	drivers.Register(Name, "github.com/redis/go-redis/v9: a connection pool of --pool-size connections (default --clients + 4)", Open)
 }
 
 type driver struct {

@@ -167,11 +167,11 @@ func init() {
 		span("delay", "how long a reply is held before it goes on (exceed the read timeout); 0 = dropped: the connection goes silent", 10*time.Second),
 		span("for", "how long; 0 = until the end", 0))
 	Register("blackhole", "no traffic between the clients and a server for a while, through the proxy: calls and new connections hang, never refused", NeedsNothing, nodeParam,
-		span("for", "how long", 2*time.Second))
+		span("for", "how long; 0 = until the scenario ends", 2*time.Second))
 	Register("script-flush", "SCRIPT FLUSH on a server once, or every D until the end", NeedsOwnServer, nodeParam,
 		span("every", "repeat every D until the end; 0 = once", 0))
 	Register("client-pause", "CLIENT PAUSE a server's clients (mode write: only writes wait; all: every command)", NeedsOwnServer, nodeParam,
-		span("for", "pause length", 500*time.Millisecond),
+		registry.Param{Name: "for", Doc: "pause length (at least 1ms)", Default: 500 * time.Millisecond, Check: registry.DurationBetween(time.Millisecond, time.Hour)},
 		registry.Param{Name: "mode", Doc: "write (writes and may-write scripts wait) or all", Default: "write", Check: registry.OneOf("write", "all")})
 	Register("clock-jump", "a server's clock jumps forward by D: its keys' TTLs lose D at once, those with less left expire", NeedsOwnServer, nodeParam,
 		registry.Param{Name: "count", Doc: "servers from node on whose clocks jump (3 = nodes 0, 1, 2 with node=0)", Default: 1, Check: registry.Between(1, 64)},

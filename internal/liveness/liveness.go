@@ -89,6 +89,7 @@ type Tracker struct {
 	rotated                time.Duration
 	ttf                    *hdrhistogram.Histogram // µs
 	orphans                int64
+	orphanAcquires         int64 // of orphans: tokens of acquires that failed
 	orphanNS               time.Duration
 	registered             int64 // tokens confirmed held that had been registered
 	unregistered           int64 // confirmed acquires of tokens never registered

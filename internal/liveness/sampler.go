@@ -208,6 +208,9 @@ func (s *Sampler) sample(ctx context.Context) {
 					if !e.orphan {
 						e.orphan = true
 						t.orphans++
+						if !e.exit {
+							t.orphanAcquires++
+						}
 					}
 					e.lastSeen = t0
 					orphan = true
@@ -268,6 +271,7 @@ func (s *Sampler) Result() report.Liveness {
 		Measured:       true,
 		Samples:        s.samples,
 		OrphanLocks:    t.orphans,
+		OrphanAcquires: t.orphanAcquires,
 		OrphanRenewals: t.orphanRenewals.Load(),
 		HeldPastTTL:    s.heldPastTTL,
 		TimeToFreeMS:   metrics.Summarize(t.ttf),

@@ -11,6 +11,10 @@ type Metric struct {
 	Doc string
 	// Of reads it from a scenario.
 	Of func(Scenario) float64
+	// Known, when set, reports whether the scenario measured it at all (the
+	// liveness figures: not with the oracle off or a constant token); a
+	// threshold on a figure not measured fails.
+	Known func(Scenario) bool
 }
 
 // Metrics are the figures thresholds can test, each defined here once:
@@ -26,7 +30,7 @@ func buildMetrics() []Metric {
 			Of: func(s Scenario) float64 { return float64(k.Of(s.Violations)) }})
 	}
 	for _, f := range LivenessFigures {
-		ms = append(ms, Metric{Name: f.Key, Doc: "liveness: " + f.Doc,
+		ms = append(ms, Metric{Name: f.Key, Doc: "liveness: " + f.Doc, Known: f.known,
 			Of: func(s Scenario) float64 {
 				if s.Liveness == nil {
 					return 0
@@ -34,14 +38,15 @@ func buildMetrics() []Metric {
 				return float64(f.Of(*s.Liveness))
 			}})
 	}
-	ms = append(ms, Metric{Name: "orphan_lock_ms", Doc: "liveness: lock time lost to orphaned locks, ms",
+	measured := func(s Scenario) bool { return s.Liveness != nil && s.Liveness.Measured }
+	ms = append(ms, Metric{Name: "orphan_lock_ms", Doc: "liveness: lock time lost to orphaned locks, ms", Known: measured,
 		Of: func(s Scenario) float64 {
 			if s.Liveness == nil {
 				return 0
 			}
 			return s.Liveness.OrphanLockMS
 		}},
-		Metric{Name: "time_to_free_p99_ms", Doc: "liveness: 99th percentile of the time from a holder's exit to its lock being free, ms",
+		Metric{Name: "time_to_free_p99_ms", Doc: "liveness: 99th percentile of the time from a holder's exit to its lock being free, ms", Known: measured,
 			Of: func(s Scenario) float64 {
 				if s.Liveness == nil {
 					return 0
@@ -77,23 +82,23 @@ func buildMetrics() []Metric {
 	}
 	return append(ms,
 		Metric{"ops_per_sec", "operations completed per second of the measured window",
-			func(s Scenario) float64 { return s.OpsPerSec }},
+			func(s Scenario) float64 { return s.OpsPerSec }, nil},
 		Metric{"ops", "operations completed in the measured window",
-			func(s Scenario) float64 { return float64(s.Ops) }},
+			func(s Scenario) float64 { return float64(s.Ops) }, nil},
 		Metric{"efficiency", "ops_per_sec / the lock-bound ceiling (0 when there is no ceiling)",
-			func(s Scenario) float64 { return s.Efficiency }},
+			func(s Scenario) float64 { return s.Efficiency }, nil},
 		Metric{"jain", "Jain's fairness index over the clients' completed operations (1 = equal shares)",
-			func(s Scenario) float64 { return s.Fairness.JainIndex }},
+			func(s Scenario) float64 { return s.Fairness.JainIndex }, nil},
 		Metric{"errors", "Redis and other errors (counters.errors)",
-			func(s Scenario) float64 { return float64(s.Counters.Errors) }},
+			func(s Scenario) float64 { return float64(s.Counters.Errors) }, nil},
 		Metric{"timeouts", "acquires that hit --acquire-timeout",
-			func(s Scenario) float64 { return float64(s.Counters.Timeouts) }},
+			func(s Scenario) float64 { return float64(s.Counters.Timeouts) }, nil},
 		Metric{"failures", "acquires given up by the retry policy",
-			func(s Scenario) float64 { return float64(s.Counters.Failures) }},
+			func(s Scenario) float64 { return float64(s.Counters.Failures) }, nil},
 		Metric{"dropped", "open loop: arrivals dropped for want of a free client (0 in a closed loop)",
-			func(s Scenario) float64 { return float64(s.Dropped) }},
+			func(s Scenario) float64 { return float64(s.Dropped) }, nil},
 		Metric{"commands_per_op", "Redis commands the servers executed per operation",
-			func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }},
+			func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }, nil},
 	)
 }
 
@@ -126,8 +131,10 @@ type ThresholdResult struct {
 	Metric   string  `json:"metric"`
 	Op       string  `json:"op"`
 	Value    float64 `json:"value"`
-	// Measured is the scenario's figure (Metric.Of).
-	Measured float64 `json:"measured"`
+	// Measured is the scenario's figure (Metric.Of); NotMeasured says the
+	// scenario did not measure it (the threshold then fails).
+	Measured    float64 `json:"measured"`
+	NotMeasured bool    `json:"not_measured,omitempty"`
 	// Pass: Measured Op Value holds.
 	Pass bool `json:"pass"`
 }

@@ -384,6 +384,9 @@ func otherCell(v Violations, l *Liveness) string {
 				parts = append(parts, f.Short+" "+strconv.FormatInt(n, 10))
 			}
 		}
+		if !l.Measured {
+			parts = append(parts, "liveness n/a")
+		}
 	}
 	if len(parts) == 0 {
 		return "0"
@@ -456,6 +459,10 @@ type Liveness struct {
 	OrphanLocks  int64   `json:"orphan_locks"`
 	OrphanLockMS float64 `json:"orphan_lock_ms"`
 	OrphansAtEnd int64   `json:"orphans_at_end"`
+	// OrphanAcquires are the orphans left by acquires that failed (a SET
+	// applied whose reply the client never got); the others were left at
+	// a holder's exit (a crash, a cancelled or failed release).
+	OrphanAcquires int64 `json:"orphan_acquires"`
 	// TimeToFreeMS is, per holder exit (release, crash, cancel), the time
 	// until the lock could be taken again.
 	TimeToFreeMS metrics.Latency `json:"time_to_free_ms"`
@@ -476,13 +483,37 @@ type Liveness struct {
 type LivenessFigure struct {
 	Key, Short, Doc string
 	Of              func(Liveness) int64
+	// Always: measured whenever the scenario has liveness figures, not
+	// only when the oracle could tell orphans (deadline_overshoots).
+	Always bool
+}
+
+// known reports whether s measured f.
+func (f LivenessFigure) known(s Scenario) bool {
+	return s.Liveness != nil && (s.Liveness.Measured || f.Always)
 }
 
 // LivenessFigures are the liveness counts the table's "other violations"
 // cell shows when not zero, and that thresholds can name.
 var LivenessFigures = []LivenessFigure{
-	{"orphan_locks", "orphans", "locks left holding a token no live holder owns (liveness oracle)", func(l Liveness) int64 { return l.OrphanLocks }},
-	{"orphan_renewals", "orphan renewals", "renewals sent for a token already released or given up", func(l Liveness) int64 { return l.OrphanRenewals }},
-	{"held_past_ttl", "held past 3xTTL", "lock keys kept alive more than 3 x the TTL with no live holder", func(l Liveness) int64 { return l.HeldPastTTL }},
-	{"deadline_overshoots", "overshoots", "acquires that took more than 2 x their deadline (--acquire-timeout)", func(l Liveness) int64 { return l.DeadlineOvershoots }},
+	{"orphan_locks", "orphans", "locks left holding a token no live holder owns (liveness oracle)", func(l Liveness) int64 { return l.OrphanLocks }, false},
+	{"orphan_renewals", "orphan renewals", "renewals sent for a token already released or given up", func(l Liveness) int64 { return l.OrphanRenewals }, false},
+	{"held_past_ttl", "held past 3xTTL", "lock keys kept alive more than 3 x the TTL with no live holder", func(l Liveness) int64 { return l.HeldPastTTL }, false},
+	{"deadline_overshoots", "overshoots", "acquires that took more than 2 x their deadline (--acquire-timeout)", func(l Liveness) int64 { return l.DeadlineOvershoots }, true},
+}
+
+// MarshalJSON writes l; when the oracle could not tell orphans (Measured
+// false), the counts it would have made are left out rather than written
+// as zeros: they are unknown.
+func (l Liveness) MarshalJSON() ([]byte, error) {
+	type plain Liveness
+	if l.Measured {
+		return json.Marshal(plain(l))
+	}
+	return json.Marshal(struct {
+		Measured           bool   `json:"measured"`
+		NotMeasured        string `json:"not_measured,omitempty"`
+		DeadlineOvershoots int64  `json:"deadline_overshoots"`
+		GoroutinesMax      int    `json:"goroutines_max,omitempty"`
+	}{false, l.NotMeasured, l.DeadlineOvershoots, l.GoroutinesMax})
 }

@@ -223,6 +223,11 @@ func Evaluate(ts []Threshold, scenarios []report.Scenario) []report.ThresholdRes
 			if !t.Matches(name) {
 				continue
 			}
+			if t.Metric.Known != nil && !t.Metric.Known(s) {
+				rs = append(rs, report.ThresholdResult{Expr: t.String(), Scenario: name, Metric: t.Metric.Name,
+					Op: t.Op, Value: t.Value, NotMeasured: true})
+				continue
+			}
 			v := t.Metric.Of(s)
 			rs = append(rs, report.ThresholdResult{Expr: t.String(), Scenario: name, Metric: t.Metric.Name,
 				Op: t.Op, Value: t.Value, Measured: v, Pass: t.Holds(v)})
@@ -274,7 +279,11 @@ func Table(w io.Writer, rs []report.ThresholdResult) error {
 		if !r.Pass {
 			verdict = "FAIL"
 		}
-		if err := t.Append(r.Expr, r.Scenario, strconv.FormatFloat(r.Measured, 'g', 6, 64), verdict); err != nil {
+		measured := strconv.FormatFloat(r.Measured, 'g', 6, 64)
+		if r.NotMeasured {
+			measured = "not measured"
+		}
+		if err := t.Append(r.Expr, r.Scenario, measured, verdict); err != nil {
 			return err
 		}
 	}
