@@ -186,7 +186,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	// The files first: a table that cannot be printed (stdout closed,
 	// `| head -1`: SIGPIPE) must not lose the results.
 	if err := report.WriteFile(out, run); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
+		return namedPath(out, err)
 	}
 	if err := report.WriteHGRM(out, run); err != nil {
 		return fmt.Errorf("write .hgrm files: %w", err)
