@@ -92,6 +92,9 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 	if !contains(drivers.Names(), f.driver) {
 		return usageError{fmt.Errorf("unknown driver %q%s (valid: %s)", f.driver, suggest(f.driver, drivers.Names()), strings.Join(drivers.Names(), ", "))}
 	}
+	if err := checkDir(f.outDir); err != nil {
+		return usageError{fmt.Errorf("--out-dir %s: %v", f.outDir, err)}
+	}
 	if parent == nil {
 		parent = context.Background()
 	}

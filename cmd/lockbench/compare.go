@@ -60,13 +60,13 @@ format (one line per run, file key "run: base" or "run: new") for
 			if len(errs) > 0 {
 				return usageError{errors.Join(errs...)}
 			}
-			base, err := report.ReadFile(args[0])
+			base, err := readResult(args[0])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
-			cur, err := report.ReadFile(args[1])
+			cur, err := readResult(args[1])
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if format == "benchstat" {

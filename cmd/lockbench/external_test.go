@@ -277,7 +277,7 @@ func TestExternalUsageErrors(t *testing.T) {
 		{[]string{"--addr", "redis://127.0.0.1:1/x"}, []string{"database number"}},
 		{[]string{"--addr", "redis://127.0.0.1:1?tls=1"}, []string{"query parameters"}},
 		{[]string{"--addr", "redis://127.0.0.1:1/2", "--cluster"}, []string{"only database 0"}},
-		{[]string{"--addr", "127.0.0.1:1", "--tls-ca-file", "ca.pem"}, []string{"--tls-* flags need TLS"}},
+		{[]string{"--addr", "127.0.0.1:1", "--tls-ca-file", "ca.pem"}, []string{"--tls-ca-file goes with TLS"}},
 		{[]string{"--addr", "127.0.0.1:1", "--tls", "--tls-ca-file", filepath.Join(dir, "missing.pem")}, []string{"--tls-ca-file", "missing.pem"}},
 		{[]string{"--addr", "127.0.0.1:1", "--tls", "--tls-ca-file", notPEM}, []string{"holds no PEM certificate"}},
 		{[]string{"--addr", "127.0.0.1:1", "--tls", "--tls-cert-file", notPEM}, []string{"go together"}},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/registry"
@@ -52,13 +53,21 @@ type runFlags struct {
 	cluster                bool
 	sentinelMaster         string
 	sentinelPassword       string
-	file                   string // -f scenario file
-	testSlowdown           string // STRATEGY=D: see engine.Scenario.Slowdown
+	// --password-file, --sentinel-password-file: the password on the
+	// file's first line, out of ps.
+	passwordFile, sentinelPasswordFile string
+	file                               string // -f scenario file
+	testSlowdown                       string // STRATEGY=D: see engine.Scenario.Slowdown
 	// plugin holds the values of the strategies' and workloads' own
 	// parameters (one generated flag each), defaults included; pluginSet
 	// names those the command line or the scenario file set.
 	plugin    registry.Values
 	pluginSet map[string]bool
+	// changed names the flags the command line or the scenario file set,
+	// cli those of the command line alone (nil when validate is called
+	// on flags parsed by hand: then only values other than the defaults
+	// count as given).
+	changed, cli map[string]bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -115,11 +124,13 @@ Exit codes: ` + exitCodesDoc,
   lockbench run --fail-on safety --fail-on 'atomic/*:p99_ms<50'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.cli = changedFlags(cmd.Flags())
 			if f.file != "" {
-				if err := applyFile(cmd.Flags(), f.file); err != nil {
+				if err := applyFile(cmd.Flags(), scratchRunFlags(), f.file); err != nil {
 					return err
 				}
 			}
+			f.changed = changedFlags(cmd.Flags())
 			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -139,7 +150,8 @@ Exit codes: ` + exitCodesDoc,
 	fl.DurationVar(&f.readTimeout, "read-timeout", 0, "Redis driver: bound on waiting for a reply (go-redis ReadTimeout and PoolTimeout; rueidis: a deadline on each call's context when not 5s, see docs/commands.md); 0 = 5s")
 	fl.DurationVar(&f.writeTimeout, "write-timeout", 0, "Redis driver: bound on writing a command (go-redis WriteTimeout; rueidis ConnWriteTimeout, with --read-timeout if larger); 0 = 5s")
 	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
-	fl.StringVar(&f.password, "password", "", "password for --addr servers (or $LOCKBENCH_PASSWORD)")
+	fl.StringVar(&f.password, "password", "", "password for --addr servers (visible in ps: prefer --password-file or $LOCKBENCH_PASSWORD)")
+	fl.StringVar(&f.passwordFile, "password-file", "", "read the password for --addr servers from the first line of this file")
 	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")
 	fl.BoolVar(&f.tls, "tls", false, "connect to host:port --addr servers over TLS (rediss:// addresses imply it)")
 	fl.StringVar(&f.tlsCA, "tls-ca-file", "", "TLS: PEM file of the CA(s) that signed the servers' certificates (default: the system's)")
@@ -150,6 +162,7 @@ Exit codes: ` + exitCodesDoc,
 	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
 	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
 	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
+	fl.StringVar(&f.sentinelPasswordFile, "sentinel-password-file", "", "with --sentinel-master: read the Sentinels' own password from the first line of this file")
 	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
@@ -178,6 +191,13 @@ Exit codes: ` + exitCodesDoc,
 	_ = fl.MarkHidden("test-slowdown")
 	f.plugin, f.pluginSet = pluginFlags(fl)
 	return cmd, f
+}
+
+// scratchRunFlags is a fresh set of the run flags, for checking values
+// that are then thrown away.
+func scratchRunFlags() *pflag.FlagSet {
+	cmd, _ := newRunCmdFlags()
+	return cmd.Flags()
 }
 
 // wrap breaks s at spaces into lines of at most width characters.

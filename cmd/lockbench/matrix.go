@@ -29,6 +29,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	warnPassword(stderr, commandLinePassword(f.cli, f))
+	// The metrics endpoint first: an address in use is bad input (exit
+	// 2), found before anything is written or started.
+	var prom *export.Prom
+	if f.metricsAddr != "" {
+		prom = export.New()
+		if err := prom.Serve(f.metricsAddr); err != nil {
+			return usageError{fmt.Errorf("--metrics-addr %s: %w (give a free port, or :0 for any)", f.metricsAddr, err)}
+		}
+		defer prom.Close()
+	}
 	if p.defaultOut {
 		// Two runs started in the same second must not write one file.
 		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC())
@@ -87,13 +98,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	}
 	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
 	defer topos.stop()
-	var prom *export.Prom
-	if f.metricsAddr != "" {
-		prom = export.New()
-		if err := prom.Serve(f.metricsAddr); err != nil {
-			return fmt.Errorf("--metrics-addr %s: %w", f.metricsAddr, err)
-		}
-		defer prom.Close()
+	if prom != nil {
 		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
 	out := p.out
@@ -181,7 +186,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	// The files first: a table that cannot be printed (stdout closed,
 	// `| head -1`: SIGPIPE) must not lose the results.
 	if err := report.WriteFile(out, run); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
+		return namedPath(out, err)
 	}
 	if err := report.WriteHGRM(out, run); err != nil {
 		return fmt.Errorf("write .hgrm files: %w", err)

@@ -20,11 +20,14 @@ file's latency_hist), ops, rates, counters and violations summed. It prints
 the table and writes the merged file (--out).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOut(out); err != nil {
+				return usageError{fmt.Errorf("--out %q: %v", out, err)}
+			}
 			var runs []*report.Run
 			for _, a := range args {
-				r, err := report.ReadFile(a)
+				r, err := readResult(a)
 				if err != nil {
-					return usageError{err}
+					return err
 				}
 				runs = append(runs, r)
 			}
@@ -36,7 +39,7 @@ the table and writes the merged file (--out).`,
 				return err
 			}
 			if err := report.WriteFile(out, m); err != nil {
-				return err
+				return namedPath(out, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d files into %s\n", len(runs), out)
 			return nil

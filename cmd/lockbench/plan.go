@@ -122,6 +122,29 @@ func validate(f *runFlags) (*plan, error) {
 	// password and username: the flags', or the ones in the --addr URLs
 	// (validate never changes f).
 	password, username := f.password, f.username
+	if f.passwordFile != "" {
+		pw, err := readSecretFile(f.passwordFile)
+		switch {
+		case err != nil:
+			bad("--password-file: %v", err)
+		case f.password != "":
+			bad("--password and --password-file both give the password; give one (--password-file keeps it out of ps)")
+		default:
+			password = pw
+		}
+	}
+	sentinelPassword := f.sentinelPassword
+	if f.sentinelPasswordFile != "" {
+		pw, err := readSecretFile(f.sentinelPasswordFile)
+		switch {
+		case err != nil:
+			bad("--sentinel-password-file: %v", err)
+		case f.sentinelPassword != "":
+			bad("--sentinel-password and --sentinel-password-file both give the Sentinels' password; give one")
+		default:
+			sentinelPassword = pw
+		}
+	}
 	if f.addr != "" {
 		items := splitList(f.addr)
 		nTLS, nPlain := 0, 0
@@ -189,25 +212,14 @@ func validate(f *runFlags) (*plan, error) {
 		if f.cluster && db != 0 {
 			bad("--addr selects database %d, but a Redis Cluster has only database 0", db)
 		}
-	} else {
-		for _, c := range []struct {
-			name string
-			set  bool
-		}{{"--password", f.password != ""}, {"--username", f.username != ""}, {"--tls", f.tls},
-			{"--cluster", f.cluster}, {"--sentinel-master", f.sentinelMaster != ""}} {
-			if c.set {
-				bad("%s goes with --addr (the servers lockbench starts get a random password, no TLS)", c.name)
-			}
-		}
-	}
-	if tlsCfg == nil && (f.tlsCA != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsServerName != "" || f.tlsInsecure) {
-		bad("the --tls-* flags need TLS: give rediss:// addresses or --tls (with --addr)")
-	}
-	if f.sentinelPassword != "" && f.sentinelMaster == "" {
-		bad("--sentinel-password goes with --sentinel-master")
 	}
 	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
 		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
+	}
+	if f.metricsAddr != "" {
+		if err := checkListenAddr(f.metricsAddr); err != nil {
+			bad("--metrics-addr %q: %v", f.metricsAddr, err)
+		}
 	}
 	if !contains(report.Formats, f.format) {
 		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
@@ -226,9 +238,6 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	if f.dropAfter <= 0 {
 		bad("--drop-after must be > 0, got %v", f.dropAfter)
-	}
-	if f.rate == 0 && (f.maxClients != 0 || f.arrivals != "constant") {
-		bad("--max-clients and --arrivals go with --rate (an open loop)")
 	}
 	var faultSpecs []faults.Spec
 	for _, fs := range f.faults {
@@ -301,6 +310,8 @@ func validate(f *runFlags) (*plan, error) {
 		bad("--out %q: %v", out, err)
 	}
 	errs = append(errs, unusedParams(f, strats, wls)...)
+	errs = append(errs, unusedFlags(f, matrixUse{strats: strats, addrs: addrs, tls: tlsCfg != nil, topo: topo,
+		topoMasters: strings.HasPrefix(f.topology, "masters:")})...)
 	var slowName string
 	var slowBy time.Duration
 	if f.testSlowdown != "" {
@@ -377,7 +388,7 @@ func validate(f *runFlags) (*plan, error) {
 		thresholds: ths,
 		docker:     f.backend == "docker",
 		conn: drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
-			MasterName: f.sentinelMaster, SentinelPassword: f.sentinelPassword}}
+			MasterName: f.sentinelMaster, SentinelPassword: sentinelPassword}}
 	return p, nil
 }
 
@@ -451,4 +462,18 @@ func unusedParams(f *runFlags, strats, wls []string) []error {
 		}
 	}
 	return errs
+}
+
+// checkListenAddr checks a [host]:port to listen on: the port a number
+// from 0 (any) to 65535. Whether it is free is known when listening.
+func checkListenAddr(a string) error {
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return fmt.Errorf("want [host]:port, like :9091 or 127.0.0.1:9091")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 || port[0] == '+' {
+		return fmt.Errorf("the port must be a number from 0 (any free port) to 65535")
+	}
+	return nil
 }

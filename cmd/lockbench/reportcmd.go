@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/report/chart"
 )
 
@@ -31,9 +30,9 @@ file name. DIR defaults to the first file's path without .json, plus
 			var in []chart.Input
 			labels := map[string]bool{}
 			for _, a := range args {
-				r, err := report.ReadFile(a)
+				r, err := readResult(a)
 				if err != nil {
-					return usageError{err}
+					return err
 				}
 				if len(r.Scenarios) == 0 {
 					return usageError{fmt.Errorf("%s: no scenario to draw", a)}
@@ -47,6 +46,9 @@ file name. DIR defaults to the first file's path without .json, plus
 			}
 			if dir == "" {
 				dir = strings.TrimSuffix(args[0], ".json") + "-report"
+			}
+			if err := checkDir(dir); err != nil {
+				return usageError{fmt.Errorf("-o %s: %v", dir, err)}
 			}
 			res, err := chart.Write(dir, in)
 			if err != nil {

@@ -32,7 +32,12 @@ var fileAliases = map[string]string{"thresholds": "fail-on"}
 // file and line: an unknown field (with the nearest flag name), a value
 // the flag does not accept, a list for a flag of one value, a field given
 // twice, or a file that cannot be read or is not a YAML mapping.
-func applyFile(fs *pflag.FlagSet, path string) error {
+//
+// A value the command line overrides is still checked, on scratch (a
+// flag set of the same flags, thrown away): a file with clients: ten is
+// wrong whatever the command line says. A number or true/false where a
+// name is wanted (fault: 3) is refused.
+func applyFile(fs, scratch *pflag.FlagSet, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return usageError{fmt.Errorf("scenario file: %w", err)}
@@ -128,11 +133,22 @@ func applyFile(fs *pflag.FlagSet, path string) error {
 			bad(v, "%s: want a value or a list, not a %s", name, kindName(v))
 			continue
 		}
+		if want, ok := nameFields[name]; ok {
+			if n := firstNonString(v); n != nil {
+				bad(n, "%s: want %s, not the %s %s", name, want, tagName(n), n.Value)
+				continue
+			}
+		}
+		target := fs
 		if changed[name] {
-			continue // the command line wins
+			// The command line wins; the file's value is still checked.
+			target = scratch
 		}
 		for _, val := range vals {
-			if err := fs.Set(name, val); err != nil {
+			if target == nil {
+				break
+			}
+			if err := target.Set(name, val); err != nil {
 				bad(v, "%s: %v", name, err)
 				break
 			}
@@ -164,4 +180,37 @@ func kindName(n *yaml.Node) string {
 		return "single value"
 	}
 	return "document"
+}
+
+// nameFields are the fields whose values are names (or name lists), with
+// what they want: a YAML number or true/false there is a mistake.
+var nameFields = map[string]string{
+	"strategy": "strategy names", "driver": "driver names", "workload": "workload names",
+	"retry": "NAME[:param=value,...]", "fault": "NAME[:param=value,...]", "topology": "a layout name",
+	"format": "a format name", "backend": "local or docker", "arrivals": "constant or poisson",
+	"guard": "a guard name", "token": "random or constant", "release": "detached or caller",
+}
+
+// firstNonString returns the first scalar of v (v itself, or a list
+// item) that YAML reads as a number or a boolean, or nil.
+func firstNonString(v *yaml.Node) *yaml.Node {
+	items := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		items = v.Content
+	}
+	for _, n := range items {
+		switch n.Tag {
+		case "!!int", "!!float", "!!bool":
+			return n
+		}
+	}
+	return nil
+}
+
+func tagName(n *yaml.Node) string {
+	switch n.Tag {
+	case "!!int", "!!float":
+		return "number"
+	}
+	return "boolean"
 }

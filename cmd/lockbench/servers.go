@@ -263,11 +263,24 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 		if t.checked[key] {
 			continue
 		}
+		if n.Cluster && !t.checked[n.Addr] {
+			// --cluster on a server that is not a Cluster node would run
+			// as one server labelled external-cluster: refused.
+			if err := t.checkClusterMode(ctx, n); err != nil {
+				return err
+			}
+		}
 		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
 			return tlsHint(err, t.plan.conn.TLS != nil)
 		}
 		d := ds[0]
+		if !n.Cluster && n.MasterName == "" && !t.checked[n.Addr] {
+			if r, err := d.Do(ctx, "INFO", "cluster"); err == nil && strings.Contains(r.Str, "cluster_enabled:1") {
+				d.Close()
+				return usageError{fmt.Errorf("%s is a Redis Cluster node (INFO cluster: cluster_enabled:1): add --cluster", n.Addr)}
+			}
+		}
 		if !t.plan.allowNonempty && !t.checked[n.Addr] {
 			keys, err := redisadmin.KeyCount(ctx, d)
 			if err != nil {
@@ -288,6 +301,26 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 		}
 		d.Close()
 		t.checked[key], t.checked[n.Addr] = true, true
+	}
+	return nil
+}
+
+// checkClusterMode refuses --cluster when a seed node says cluster mode
+// is off (INFO cluster: cluster_enabled:0; CLUSTER INFO is refused on such
+// a server), asking each seed on a plain connection of its own.
+func (t *topologies) checkClusterMode(ctx context.Context, n engine.Node) error {
+	for _, a := range append([]string{n.Addr}, n.Seeds...) {
+		one := n
+		one.Addr, one.Seeds, one.Cluster = a, nil, false
+		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{one}, 1)
+		if err != nil {
+			return tlsHint(err, t.plan.conn.TLS != nil)
+		}
+		r, err := ds[0].Do(ctx, "INFO", "cluster")
+		ds[0].Close()
+		if err == nil && strings.Contains(r.Str, "cluster_enabled:0") {
+			return usageError{fmt.Errorf("--cluster, but %s is not a Cluster node (INFO cluster: cluster_enabled:0, cluster mode is off): drop --cluster to run on it as one server", a)}
+		}
 	}
 	return nil
 }
