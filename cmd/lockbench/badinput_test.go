@@ -98,7 +98,7 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--pool-size", "-1"}, code: 2, want: "--pool-size must be >= 0"},
 	{args: []string{"run", "--read-timeout", "-1s"}, code: 2, want: "--read-timeout must be >= 0"},
 	{args: []string{"run", "--acquire-timeout", "-1s"}, code: 2, want: "--acquire-timeout"},
-	{args: []string{"run", "--liveness-interval", "-1s"}, code: 2, want: "--liveness-interval must be from 0"},
+	{args: []string{"run", "--liveness-interval", "-1s"}, code: 2, want: "--liveness-interval must be 0 (off) or from 1ms"},
 	{args: []string{"run", "--error-streak", "-1s"}, code: 2, want: "--error-streak must be >= 0"},
 	{args: []string{"run", "--load-sample", "10us"}, code: 2, want: "--load-sample"},
 	{args: []string{"run", "--seed", "-1"}, code: 2, want: `invalid argument "-1" for "--seed"`},
