@@ -1,0 +1,145 @@
+package topology
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loopbackOnly checks that addr's port is not reachable on this host's
+// other addresses (the server bound 127.0.0.1 only). A host with no
+// address besides loopback has nothing to check.
+func loopbackOnly(t *testing.T, addr string) {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range ifaddrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		other := net.JoinHostPort(ipn.IP.String(), port)
+		if c, err := net.DialTimeout("tcp", other, 300*time.Millisecond); err == nil {
+			c.Close()
+			t.Errorf("%s also listens on %s: want 127.0.0.1 only", addr, other)
+		}
+	}
+}
+
+// wantNoAuth expects a command without AUTH to be refused with NOAUTH.
+func wantNoAuth(t *testing.T, addr string, args ...string) {
+	t.Helper()
+	if out, err := Command(addr, "", time.Second, args...); err == nil || !strings.HasPrefix(err.Error(), "NOAUTH") {
+		t.Errorf("%s %v without AUTH: %q, %v; want NOAUTH", addr, args, out, err)
+	}
+}
+
+// Every redis-server lockbench starts (standalone, masters, the replica,
+// Cluster nodes) binds 127.0.0.1 only and refuses a client that has not
+// authenticated; with the password it answers. A restarted replica keeps
+// the pair's password.
+func TestRedisRefusesUnauthenticated(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, servers []*Server) {
+		t.Helper()
+		for _, s := range servers {
+			if len(s.Password) != 32 {
+				t.Errorf("%s: password %q, want 32 random hex characters", s.Addr, s.Password)
+			}
+			wantNoAuth(t, s.Addr, "PING")
+			wantNoAuth(t, s.Addr, "SET", "x", "1")
+			if err := Ping(s.Addr, s.Password, time.Second); err != nil {
+				t.Errorf("%s: PING with AUTH: %v", s.Addr, err)
+			}
+			if err := Ping(s.Addr, "wrong", time.Second); err == nil {
+				t.Errorf("%s: AUTH with a wrong password accepted", s.Addr)
+			}
+			loopbackOnly(t, s.Addr)
+		}
+	}
+	t.Run("masters", func(t *testing.T) {
+		topo, err := Start(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer topo.Stop()
+		check(t, topo.Servers)
+		if topo.Servers[0].Password == topo.Servers[1].Password {
+			t.Error("two independent masters share a password")
+		}
+	})
+	t.Run("replicated", func(t *testing.T) {
+		topo, err := StartReplicated(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer topo.Stop()
+		check(t, topo.Servers)
+		r := topo.Servers[1]
+		if err := r.Restart(ctx, 0); err != nil {
+			t.Fatalf("restart the replica: %v", err)
+		}
+		check(t, topo.Servers[1:])
+		if err := waitLinked(ctx, r, 10*time.Second); err != nil {
+			t.Fatalf("restarted replica (masterauth): %v", err)
+		}
+	})
+	t.Run("cluster", func(t *testing.T) {
+		topo, err := StartCluster(ctx, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer topo.Stop()
+		check(t, topo.Servers)
+		for _, bus := range topo.busPorts {
+			loopbackOnly(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(bus)))
+		}
+	})
+}
+
+// The Sentinels lockbench starts have a password of their own: SENTINEL
+// FAILOVER (or any command) without AUTH is refused, and the failover is
+// not started; with the password they answer, and they see each other and
+// the replica (they authenticate to each other and to the master).
+func TestSentinelRefusesUnauthenticated(t *testing.T) {
+	topo, err := StartSentinel(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	spw := topo.SentinelPassword()
+	if len(spw) != 32 || spw == topo.Servers[0].Password {
+		t.Fatalf("Sentinel password %q: want 32 random hex characters, not the master's", spw)
+	}
+	for _, s := range topo.Sentinels {
+		if s.Password != spw {
+			t.Errorf("sentinel %s: password %q, want the layout's %q", s.Addr, s.Password, spw)
+		}
+		wantNoAuth(t, s.Addr, "SENTINEL", "FAILOVER", MasterName)
+		wantNoAuth(t, s.Addr, "PING")
+		wantNoAuth(t, s.Addr, "INFO", "sentinel")
+		if _, err := Command(s.Addr, topo.Servers[0].Password, time.Second, "PING"); err == nil {
+			t.Errorf("sentinel %s accepts the master's password", s.Addr)
+		}
+		info, err := Command(s.Addr, spw, time.Second, "INFO", "sentinel")
+		if err != nil || !strings.Contains(info, "address="+topo.Servers[0].Addr) || !strings.Contains(info, "sentinels=3") {
+			t.Errorf("sentinel %s with AUTH: %q, %v", s.Addr, info, err)
+		}
+		loopbackOnly(t, s.Addr)
+	}
+	// The refused FAILOVER did nothing: the master is still the master.
+	time.Sleep(500 * time.Millisecond)
+	info, err := Command(topo.Servers[0].Addr, topo.Servers[0].Password, time.Second, "INFO", "replication")
+	if err != nil || !strings.Contains(info, "role:master") {
+		t.Errorf("master after the refused failovers: %q, %v", info, err)
+	}
+}
