@@ -105,10 +105,12 @@ type Scenario struct {
 	// topology, replica included; nil with --addr).
 	Faults  []faults.Spec
 	Servers []*topology.Server
-	// Sentinels and ReplLink describe a Sentinel layout (for a failover
-	// through Sentinel).
-	Sentinels []string
-	ReplLink  *faults.Proxies
+	// Sentinels, SentinelPassword (their own password, "" for none) and
+	// ReplLink describe a Sentinel layout (for a failover through
+	// Sentinel).
+	Sentinels        []string
+	SentinelPassword string
+	ReplLink         *faults.Proxies
 	// OnSecond, when set, is called with each whole second of the measured
 	// window's timeline as the sampler reads it (from the sampler's
 	// goroutine; it must not block). Live progress displays use it.

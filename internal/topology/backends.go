@@ -151,8 +151,12 @@ func retryPorts(ctx context.Context, start func() (*Server, error)) (*Server, er
 // directory, no binary log, no name resolution, a 64 MB buffer pool, and
 // innodb_flush_log_at_trx_commit=2: the log is written at each commit but
 // synced once a second, as Redis without persistence keeps nothing on
-// disk). An init file creates database lockbench and user lockbench with a
-// random password for 127.0.0.1 only. It waits (at most 60 s) for the
+// disk). root is reachable only through the unix socket in the server's
+// private directory (unix_socket authentication, as the system user
+// root; no password, so none works over TCP); there is no anonymous
+// account and no root but root@localhost. An init file creates database
+// lockbench and user lockbench with a random password (Server.Password)
+// for 127.0.0.1 only, with rights on that database only. It waits (at most 60 s) for the
 // server's handshake. Errors: ErrNoMariaDB, a start failure with the log
 // tail, or ctx's error.
 func StartMariaDB(ctx context.Context) (*Server, error) {
@@ -182,7 +186,7 @@ func startMariaDB(ctx context.Context, bin, install string) (*Server, error) {
 	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	icmd := exec.CommandContext(ictx, install, append([]string{"--no-defaults", "--datadir=" + data,
-		"--auth-root-authentication-method=normal", "--skip-test-db"}, asRoot...)...)
+		"--auth-root-authentication-method=socket", "--skip-test-db"}, asRoot...)...)
 	icmd.Dir = dir
 	icmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if out, err := icmd.CombinedOutput(); err != nil {
@@ -193,7 +197,14 @@ func startMariaDB(ctx context.Context, bin, install string) (*Server, error) {
 		return nil, fmt.Errorf("topology: mariadb-install-db: %w\n%s", err, tailOf(string(out)))
 	}
 	pw := randomHex(16)
-	init := fmt.Sprintf("CREATE DATABASE IF NOT EXISTS %s;\nCREATE USER '%s'@'127.0.0.1' IDENTIFIED BY '%s';\nGRANT ALL ON %s.* TO '%s'@'127.0.0.1';\n",
+	// root (and the account of the system user running lockbench, which
+	// mariadb-install-db adds) log in only through the unix socket, in the
+	// private directory, as that system user (unix_socket); no account
+	// but lockbench's has a password, no anonymous account or other root
+	// is left, and lockbench's own reaches only its database, from
+	// 127.0.0.1.
+	init := fmt.Sprintf("DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');\nFLUSH PRIVILEGES;\n"+
+		"CREATE DATABASE IF NOT EXISTS %s;\nCREATE USER '%s'@'127.0.0.1' IDENTIFIED BY '%s';\nGRANT ALL ON %s.* TO '%s'@'127.0.0.1';\n",
 		MySQLDatabase, MySQLUser, pw, MySQLDatabase, MySQLUser)
 	initFile := filepath.Join(dir, "init.sql")
 	if err := os.WriteFile(initFile, []byte(init), 0o600); err != nil {
