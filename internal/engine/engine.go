@@ -300,11 +300,11 @@ func StartBackend(ctx context.Context, kind strategies.Backend) (*topology.Serve
 		}
 	case strategies.ZooKeeper:
 		if s, err = topology.StartZooKeeper(ctx); err == nil {
-			b.ZooKeeper = []string{s.Addr}
+			b.ZooKeeper, b.ZooKeeperAuth = []string{s.Addr}, s.ZooKeeperAuth()
 		}
 	case strategies.Etcd:
 		if s, err = topology.StartEtcd(ctx); err == nil {
-			b.Etcd = []string{s.EtcdEndpoint()}
+			b.Etcd, b.EtcdUser, b.EtcdPassword = []string{s.EtcdEndpoint()}, topology.EtcdUser, s.Password
 		}
 	default:
 		err = fmt.Errorf("engine: no server to start for backend %q", kind)

@@ -143,3 +143,70 @@ func TestSentinelRefusesUnauthenticated(t *testing.T) {
 		t.Errorf("master after the refused failovers: %q, %v", info, err)
 	}
 }
+
+// The etcd lockbench starts has authentication on: a put, a range, a
+// delete, a transaction, a user add or list or auth disable without a token is refused, so is a login with a wrong
+// password; root's password gets a token with which the put works. Both
+// its URLs bind 127.0.0.1 only. It fails, not skips, when etcd is
+// installed but does not start.
+func TestEtcdRefusesUnauthenticated(t *testing.T) {
+	if !HaveEtcd() {
+		t.Skip("etcd is not installed: apt-get install etcd-server (make test does it as root)")
+	}
+	ctx := context.Background()
+	s, err := StartEtcd(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if len(s.Password) != 32 {
+		t.Fatalf("password %q, want 32 random hex characters", s.Password)
+	}
+	put := `{"key":"bG9ja2JlbmNoL3g=","value":"MQ=="}` // lockbench/x = 1
+	for _, c := range []struct{ path, body string }{
+		{"/v3/kv/put", put},
+		{"/v3/kv/range", `{"key":"bG9ja2JlbmNoL3g="}`},
+		// Not /v3/lease/grant: etcd 3.4 grants a lease without a token
+		// (a lease alone holds no key; attaching one needs the token).
+		{"/v3/kv/put", `{"key":"bG9ja2JlbmNoL3k=","value":"MQ==","lease":"1"}`},
+		{"/v3/kv/deleterange", `{"key":"bG9ja2JlbmNoL3g="}`},
+		{"/v3/kv/txn", `{"success":[{"requestPut":{"key":"bG9ja2JlbmNoL3g=","value":"Mg=="}}]}`},
+		{"/v3/auth/user/list", `{}`},
+		{"/v3/auth/user/add", `{"name":"intruder","password":"x"}`},
+		{"/v3/auth/disable", `{}`},
+	} {
+		out, err := etcdPost(ctx, s.Addr, "", c.path, c.body)
+		if err == nil || !strings.Contains(err.Error(), "user name is empty") {
+			t.Errorf("%s without a token: %q, %v; want refused: user name is empty", c.path, out, err)
+		}
+	}
+	if out, err := etcdPost(ctx, s.Addr, "", "/v3/auth/authenticate", `{"name":"root","password":"wrong"}`); err == nil {
+		t.Errorf("login with a wrong password: %s", out)
+	}
+	out, err := etcdPost(ctx, s.Addr, "", "/v3/auth/authenticate", `{"name":"`+EtcdUser+`","password":"`+s.Password+`"}`)
+	if err != nil {
+		t.Fatalf("login as %s: %v", EtcdUser, err)
+	}
+	i := strings.Index(out, `"token":"`)
+	if i < 0 {
+		t.Fatalf("no token in %s", out)
+	}
+	token := out[i+len(`"token":"`):]
+	token = token[:strings.IndexByte(token, '"')]
+	if _, err := etcdPost(ctx, s.Addr, token, "/v3/kv/put", put); err != nil {
+		t.Errorf("put with root's token: %v", err)
+	}
+	if err := etcdHealth(s.Addr, time.Second); err != nil {
+		t.Errorf("health with authentication on: %v", err)
+	}
+	loopbackOnly(t, s.Addr)
+	for i, a := range s.args {
+		if a == "--listen-peer-urls" {
+			peer := strings.TrimPrefix(s.args[i+1], "http://")
+			if !strings.HasPrefix(peer, "127.0.0.1:") {
+				t.Errorf("peer URL %s, want 127.0.0.1", s.args[i+1])
+			}
+			loopbackOnly(t, peer)
+		}
+	}
+}
