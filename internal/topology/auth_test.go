@@ -3,6 +3,8 @@ package topology
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,6 +66,7 @@ func TestRedisRefusesUnauthenticated(t *testing.T) {
 				t.Errorf("%s: AUTH with a wrong password accepted", s.Addr)
 			}
 			loopbackOnly(t, s.Addr)
+			listensOnLoopbackOnly(t, s.Pid)
 		}
 	}
 	t.Run("masters", func(t *testing.T) {
@@ -135,6 +138,7 @@ func TestSentinelRefusesUnauthenticated(t *testing.T) {
 			t.Errorf("sentinel %s with AUTH: %q, %v", s.Addr, info, err)
 		}
 		loopbackOnly(t, s.Addr)
+		listensOnLoopbackOnly(t, s.Pid)
 	}
 	// The refused FAILOVER did nothing: the master is still the master.
 	time.Sleep(500 * time.Millisecond)
@@ -200,6 +204,9 @@ func TestEtcdRefusesUnauthenticated(t *testing.T) {
 		t.Errorf("health with authentication on: %v", err)
 	}
 	loopbackOnly(t, s.Addr)
+	if n := listensOnLoopbackOnly(t, s.Pid); n != 2 {
+		t.Errorf("etcd listens on %d sockets, want 2 (clients, peers)", n)
+	}
 	for i, a := range s.args {
 		if a == "--listen-peer-urls" {
 			peer := strings.TrimPrefix(s.args[i+1], "http://")
@@ -209,4 +216,45 @@ func TestEtcdRefusesUnauthenticated(t *testing.T) {
 			loopbackOnly(t, peer)
 		}
 	}
+}
+
+// listensOnLoopbackOnly checks every listening TCP socket of process pid
+// (its fds, matched by inode in /proc/net/tcp and tcp6): each is on
+// 127.0.0.1 (an IPv4-mapped one on an IPv6 socket included). It returns
+// how many there are.
+func listensOnLoopbackOnly(t *testing.T, pid int) int {
+	t.Helper()
+	fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		l, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", fd.Name()))
+		if err == nil && strings.HasPrefix(l, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	n := 0
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] { // 0A: LISTEN
+				continue
+			}
+			n++
+			host := f[1][:strings.IndexByte(f[1], ':')]
+			if host != "0100007F" && host != "0000000000000000FFFF00000100007F" {
+				t.Errorf("pid %d listens on %s (%s): want 127.0.0.1 only", pid, f[1], table)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("pid %d has no listening socket", pid)
+	}
+	return n
 }
