@@ -104,8 +104,15 @@ type Backends struct {
 	MySQL string
 	// ZooKeeper are the ZooKeeper servers, host:port each: zk.
 	ZooKeeper []string
+	// ZooKeeperAuth, when set, is a digest credential user:password: zk
+	// adds it to each session and gives its znodes (the root included) an
+	// ACL for that identity only. Empty: no credential, open ACLs.
+	ZooKeeperAuth string
 	// Etcd are the etcd client endpoints, http://host:port each: etcd.
 	Etcd []string
+	// EtcdUser and EtcdPassword, when EtcdUser is set, log the etcd
+	// client in (etcd with authentication enabled).
+	EtcdUser, EtcdPassword string
 }
 
 // Backend names a server kind besides Redis that a strategy needs.

@@ -220,11 +220,14 @@ func TestExternalSentinel(t *testing.T) {
 	}
 	defer topo.Stop()
 	m := topo.Servers[0]
+	// The Sentinels lockbench starts have a password of their own:
+	// --sentinel-password.
+	spw := topo.SentinelPassword()
 	out := filepath.Join(t.TempDir(), "sentinel.json")
 	r := lockbench(t, "run", "-q", "--addr", strings.Join(topo.SentinelAddrs(), ","), "--sentinel-master", topology.MasterName,
-		"--password", m.Password, "--strategy", "atomic,wait-replicas", "--stock", "20", "--ttl", "5s", "--clients", "4",
+		"--password", m.Password, "--sentinel-password", spw, "--strategy", "atomic,wait-replicas", "--stock", "20", "--ttl", "5s", "--clients", "4",
 		"--retry", "fixed:interval=2ms", "--out", out)
-	run := checkRun(t, r, out, "external-sentinel", 4, 20, m.Password)
+	run := checkRun(t, r, out, "external-sentinel", 4, 20, m.Password, spw)
 	for _, sc := range run.Scenarios {
 		if sc.Topology != "external-sentinel" {
 			t.Errorf("%s/%s: topology %q", sc.Strategy, sc.Driver, sc.Topology)
@@ -233,24 +236,16 @@ func TestExternalSentinel(t *testing.T) {
 	if n := dbsize(t, m.Addr, m.Password); n != "0" {
 		t.Errorf("DBSIZE on the master after the run = %s, want 0", n)
 	}
-	// Sentinels with a password of their own: --sentinel-password.
-	const spw = "sentinel-pw-5d1e"
-	for _, sn := range topo.SentinelAddrs() {
-		if _, err := topology.Command(sn, "", time.Second, "SENTINEL", "CONFIG", "SET", "sentinel-pass", spw); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := topology.Command(sn, "", time.Second, "ACL", "SETUSER", "default", "on", "resetpass", ">"+spw); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Without --sentinel-password, or with the master's password in its
+	// place: exit 1 naming the master, on both drivers.
 	sargs := []string{"run", "-q", "--addr", strings.Join(topo.SentinelAddrs(), ","), "--sentinel-master", topology.MasterName,
 		"--password", m.Password, "--strategy", "atomic", "--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms", "--out", out}
-	r = lockbench(t, append(sargs, "--sentinel-password", spw)...)
-	checkRun(t, r, out, "external-sentinel", 2, 20, m.Password, spw)
 	for _, drv := range []string{"goredis", "rueidis"} {
-		r = lockbench(t, append(sargs, "--driver", drv)...)
-		if r.code != exitFailure || !strings.Contains(r.stderr, topology.MasterName) {
-			t.Errorf("%s: Sentinels with a password, none given: exit %d, want 1 naming the master\n%s", drv, r.code, r.stderr)
+		for _, extra := range [][]string{nil, {"--sentinel-password", m.Password}} {
+			r = lockbench(t, append(append(sargs, "--driver", drv), extra...)...)
+			if r.code != exitFailure || !strings.Contains(r.stderr, topology.MasterName) {
+				t.Errorf("%s %v: Sentinels with a password, none or a wrong one given: exit %d, want 1 naming the master\n%s", drv, extra, r.code, r.stderr)
+			}
 		}
 	}
 

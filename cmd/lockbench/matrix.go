@@ -127,7 +127,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			}
 			return err
 		}
-		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
+		sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
 		sc.Backends = lay.backends
 		sc.Prom = prom
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)

@@ -112,9 +112,11 @@ type layout struct {
 	nodes     []engine.Node      // what clients connect to
 	servers   []*topology.Server // every server (replica included)
 	sentinels []string
-	link      *faults.Proxies // the replica's link on a Sentinel layout with a failover
-	name      string
-	release   func() // call after the scenario
+	// sentinelPassword is the Sentinels' own password ("" for none).
+	sentinelPassword string
+	link             *faults.Proxies // the replica's link on a Sentinel layout with a failover
+	name             string
+	release          func() // call after the scenario
 	// backends are the baseline strategies' servers besides Redis.
 	backends strategies.Backends
 }
@@ -149,7 +151,7 @@ func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout,
 		l.release = func() { release(); link.Close() }
 	}
 	if len(nodes) > 0 {
-		l.sentinels = nodes[0].Sentinels
+		l.sentinels, l.sentinelPassword = nodes[0].Sentinels, nodes[0].SentinelPassword
 	}
 	return l, err
 }
@@ -215,7 +217,7 @@ func (t *topologies) nodes(ctx context.Context, sc engine.Scenario) ([]engine.No
 		return []engine.Node{n}, topo.Servers, "cluster", release, nil
 	case strategies.Sentinel:
 		n := engine.Node{Addr: "sentinel:" + topology.MasterName, Password: topo.Servers[0].Password,
-			Sentinels: topo.SentinelAddrs(), MasterName: topology.MasterName}
+			Sentinels: topo.SentinelAddrs(), SentinelPassword: topo.SentinelPassword(), MasterName: topology.MasterName}
 		return []engine.Node{n}, topo.Servers, "sentinel", release, nil
 	}
 	return nodes, topo.Servers, "standalone", release, nil

@@ -105,10 +105,12 @@ type Scenario struct {
 	// topology, replica included; nil with --addr).
 	Faults  []faults.Spec
 	Servers []*topology.Server
-	// Sentinels and ReplLink describe a Sentinel layout (for a failover
-	// through Sentinel).
-	Sentinels []string
-	ReplLink  *faults.Proxies
+	// Sentinels, SentinelPassword (their own password, "" for none) and
+	// ReplLink describe a Sentinel layout (for a failover through
+	// Sentinel).
+	Sentinels        []string
+	SentinelPassword string
+	ReplLink         *faults.Proxies
 	// OnSecond, when set, is called with each whole second of the measured
 	// window's timeline as the sampler reads it (from the sampler's
 	// goroutine; it must not block). Live progress displays use it.
@@ -298,11 +300,11 @@ func StartBackend(ctx context.Context, kind strategies.Backend) (*topology.Serve
 		}
 	case strategies.ZooKeeper:
 		if s, err = topology.StartZooKeeper(ctx); err == nil {
-			b.ZooKeeper = []string{s.Addr}
+			b.ZooKeeper, b.ZooKeeperAuth = []string{s.Addr}, s.ZooKeeperAuth()
 		}
 	case strategies.Etcd:
 		if s, err = topology.StartEtcd(ctx); err == nil {
-			b.Etcd = []string{s.EtcdEndpoint()}
+			b.Etcd, b.EtcdUser, b.EtcdPassword = []string{s.EtcdEndpoint()}, topology.EtcdUser, s.Password
 		}
 	default:
 		err = fmt.Errorf("engine: no server to start for backend %q", kind)

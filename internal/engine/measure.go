@@ -186,7 +186,7 @@ func (r *run) injector() *faults.Injector {
 	ds, wl, bg := r.ds, r.wl, r.bg
 	r.inj = faults.New(sc.Faults, faults.Env{
 		Servers: sc.Servers, Switches: r.switches, TTL: sc.TTL, CrashPoint: crashPoint(r.locker),
-		Proxies: r.proxies, Sentinels: sc.Sentinels, ReplLink: sc.ReplLink,
+		Proxies: r.proxies, Sentinels: sc.Sentinels, SentinelPassword: sc.SentinelPassword, ReplLink: sc.ReplLink,
 		Stuck: func() (int64, error) {
 			lk, ok := wl.(workloads.LockKeyer)
 			if !ok {

@@ -246,10 +246,13 @@ type Env struct {
 	CrashPoint string
 	// Proxies stand between the clients and the nodes (latency).
 	Proxies *Proxies
-	// Sentinels and ReplLink are set on a Sentinel layout: the Sentinels'
-	// addresses and the proxy the replica replicates through.
-	Sentinels []string
-	ReplLink  *Proxies
+	// Sentinels, SentinelPassword and ReplLink are set on a Sentinel
+	// layout: the Sentinels' addresses, their own password (AUTH before
+	// INFO sentinel; "" for none) and the proxy the replica replicates
+	// through.
+	Sentinels        []string
+	SentinelPassword string
+	ReplLink         *Proxies
 	// Stuck, when set, counts lock keys left with no TTL; it runs right
 	// after each fault acted.
 	Stuck func() (int64, error)
@@ -518,7 +521,7 @@ func (in *Injector) sentinelFailover(ctx context.Context, sp Spec) string {
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, s := range in.env.Sentinels {
-			info, err := topology.Command(s, "", time.Second, "INFO", "sentinel")
+			info, err := topology.Command(s, in.env.SentinelPassword, time.Second, "INFO", "sentinel")
 			if err == nil && strings.Contains(info, "address="+replica.Addr) {
 				return fmt.Sprintf("replica %s cut off; master %s killed %v later; Sentinel promoted the replica", replica.Addr, master.Addr, hold)
 			}

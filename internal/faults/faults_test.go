@@ -292,7 +292,8 @@ func TestSentinelFailover(t *testing.T) {
 		defer link.Close()
 		sp, _ := faults.Parse("failover:after=1,hold=3800ms")
 		pol, _ := retry.Parse("fixed:interval=10ms")
-		node := engine.Node{Addr: "sentinel", Password: topo.Servers[0].Password, Sentinels: topo.SentinelAddrs(), MasterName: topology.MasterName}
+		node := engine.Node{Addr: "sentinel", Password: topo.Servers[0].Password, Sentinels: topo.SentinelAddrs(),
+			SentinelPassword: topo.SentinelPassword(), MasterName: topology.MasterName}
 		// Holders follow each other every 3.5 s. The replica is cut off
 		// when the first lock is granted (after=1: timed from that grant,
 		// not from the start, so a slow start shifts nothing) and the
@@ -305,7 +306,7 @@ func TestSentinelFailover(t *testing.T) {
 			Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: pol, Clients: 6,
 			Duration: 8 * time.Second, TTL: 4500 * time.Millisecond, AcquireTimeout: 3 * time.Second, Seed: 1,
 			Params: workloads.Params{Work: workloads.Fixed(3500 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1},
-			Faults: []faults.Spec{sp}, Servers: topo.Servers, Sentinels: topo.SentinelAddrs(), ReplLink: link,
+			Faults: []faults.Spec{sp}, Servers: topo.Servers, Sentinels: topo.SentinelAddrs(), SentinelPassword: topo.SentinelPassword(), ReplLink: link,
 		}, []engine.Node{node}, "lockbench:faulttest:sentinel:")
 		if err != nil {
 			t.Fatal(err)

@@ -46,6 +46,18 @@ func (s *Server) MySQLDSN() string {
 // EtcdEndpoint is the client URL of a server started by StartEtcd.
 func (s *Server) EtcdEndpoint() string { return "http://" + s.Addr }
 
+// EtcdUser is the user a client of StartEtcd's server logs in as (etcd's
+// root, with Server.Password); ZooKeeperUser is the digest user of
+// StartZooKeeper's server (with Server.Password).
+const (
+	EtcdUser      = "root"
+	ZooKeeperUser = "lockbench"
+)
+
+// ZooKeeperAuth is the digest credential, user:password, for lockbench's
+// znodes on a server started by StartZooKeeper.
+func (s *Server) ZooKeeperAuth() string { return ZooKeeperUser + ":" + s.Password }
+
 // lookBin finds name on PATH, or in /usr/sbin (not on every PATH).
 func lookBin(name string) (string, bool) {
 	if p, err := exec.LookPath(name); err == nil {
@@ -151,8 +163,12 @@ func retryPorts(ctx context.Context, start func() (*Server, error)) (*Server, er
 // directory, no binary log, no name resolution, a 64 MB buffer pool, and
 // innodb_flush_log_at_trx_commit=2: the log is written at each commit but
 // synced once a second, as Redis without persistence keeps nothing on
-// disk). An init file creates database lockbench and user lockbench with a
-// random password for 127.0.0.1 only. It waits (at most 60 s) for the
+// disk). root is reachable only through the unix socket in the server's
+// private directory (unix_socket authentication, as the system user
+// root; no password, so none works over TCP); there is no anonymous
+// account and no root but root@localhost. An init file creates database
+// lockbench and user lockbench with a random password (Server.Password)
+// for 127.0.0.1 only, with rights on that database only. It waits (at most 60 s) for the
 // server's handshake. Errors: ErrNoMariaDB, a start failure with the log
 // tail, or ctx's error.
 func StartMariaDB(ctx context.Context) (*Server, error) {
@@ -182,7 +198,7 @@ func startMariaDB(ctx context.Context, bin, install string) (*Server, error) {
 	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	icmd := exec.CommandContext(ictx, install, append([]string{"--no-defaults", "--datadir=" + data,
-		"--auth-root-authentication-method=normal", "--skip-test-db"}, asRoot...)...)
+		"--auth-root-authentication-method=socket", "--skip-test-db"}, asRoot...)...)
 	icmd.Dir = dir
 	icmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if out, err := icmd.CombinedOutput(); err != nil {
@@ -193,7 +209,14 @@ func startMariaDB(ctx context.Context, bin, install string) (*Server, error) {
 		return nil, fmt.Errorf("topology: mariadb-install-db: %w\n%s", err, tailOf(string(out)))
 	}
 	pw := randomHex(16)
-	init := fmt.Sprintf("CREATE DATABASE IF NOT EXISTS %s;\nCREATE USER '%s'@'127.0.0.1' IDENTIFIED BY '%s';\nGRANT ALL ON %s.* TO '%s'@'127.0.0.1';\n",
+	// root (and the account of the system user running lockbench, which
+	// mariadb-install-db adds) log in only through the unix socket, in the
+	// private directory, as that system user (unix_socket); no account
+	// but lockbench's has a password, no anonymous account or other root
+	// is left, and lockbench's own reaches only its database, from
+	// 127.0.0.1.
+	init := fmt.Sprintf("DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');\nFLUSH PRIVILEGES;\n"+
+		"CREATE DATABASE IF NOT EXISTS %s;\nCREATE USER '%s'@'127.0.0.1' IDENTIFIED BY '%s';\nGRANT ALL ON %s.* TO '%s'@'127.0.0.1';\n",
 		MySQLDatabase, MySQLUser, pw, MySQLDatabase, MySQLUser)
 	initFile := filepath.Join(dir, "init.sql")
 	if err := os.WriteFile(initFile, []byte(init), 0o600); err != nil {
@@ -247,10 +270,15 @@ func mysqlGreeting(addr string, timeout time.Duration) error {
 // StartZooKeeper starts a standalone ZooKeeper (Debian's zookeeper.jar,
 // ZooKeeperServerMain, at most 256 MB of heap) on a free 127.0.0.1 port
 // with a generated zoo.cfg (tickTime 500 ms: sessions of 1 s to 10 s; no
-// connection limit; no admin server; the four-letter word ruok allowed) and
-// a temporary dataDir, and waits (at most 60 s) until it answers imok.
-// ZooKeeper has no password here: it listens on loopback only. Errors:
-// ErrNoZooKeeper, a start failure with the log tail, or ctx's error.
+// connection limit; no admin server, so no port but the client port; the
+// four-letter words ruok, srvr and mntr only) and a temporary dataDir, and
+// waits (at most 60 s) until it answers imok. The client port binds
+// 127.0.0.1 (clientPortAddress). ZooKeeper has no server-wide password:
+// Server.Password is a random digest password for user ZooKeeperUser
+// (ZooKeeperAuth), and the zk strategy, given it, creates lockbench's
+// znodes (its root, /lockbench, included) with a digest ACL for that
+// identity only. Errors: ErrNoZooKeeper, a start failure with the log
+// tail, or ctx's error.
 func StartZooKeeper(ctx context.Context) (*Server, error) {
 	java, err := zooKeeperCmd()
 	if err != nil {
@@ -275,7 +303,7 @@ func StartZooKeeper(ctx context.Context) (*Server, error) {
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		s := &Server{
-			Addr: addr, Dir: dir, bin: java,
+			Addr: addr, Password: randomHex(16), Dir: dir, bin: java,
 			logFile: filepath.Join(dir, "zookeeper.log"),
 			outFile: filepath.Join(dir, "zookeeper.log"),
 			args: []string{"-Xmx256m", "-XX:+UseSerialGC", "-Dzookeeper.admin.enableServer=false",
@@ -313,9 +341,12 @@ func fourLetter(addr, word, want string, timeout time.Duration) error {
 // there is one: etcd 3.4 syncs its log on every write and has no switch
 // to skip it, and on a memory file system that costs nothing, as the
 // other servers here skip their syncs (Redis: no persistence; MariaDB:
-// flush at commit 2; ZooKeeper: forceSync=no). etcd has no authentication here: it
-// listens on loopback only. Errors: ErrNoEtcd, a start failure with the
-// log tail, or ctx's error.
+// flush at commit 2; ZooKeeper: forceSync=no). Both URLs bind 127.0.0.1.
+// Once healthy, authentication is enabled through the v3 API (user root
+// with a random password, Server.Password, and role root; auth enable):
+// from then on every key-value, lease and watch request needs a token
+// from that user's password (EtcdUser). Errors: ErrNoEtcd, a start
+// failure with the log tail, or ctx's error.
 func StartEtcd(ctx context.Context) (*Server, error) {
 	bin, ok := lookBin("etcd")
 	if !ok {
@@ -345,11 +376,65 @@ func StartEtcd(ctx context.Context) (*Server, error) {
 				"--listen-client-urls", "http://" + addr, "--advertise-client-urls", "http://" + addr,
 				"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 				"--initial-cluster", "lockbench=" + peerURL, "--initial-cluster-state", "new",
-				"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn"},
+				"--logger", "zap", "--log-outputs", "stderr", "--log-level", "warn",
+				// Simple tokens live while used; an hour idle is more
+				// than any pause of a run.
+				"--auth-token", "simple", "--auth-token-ttl", "3600"},
 			ready: func() error { return etcdHealth(addr, time.Second) },
 		}
-		return startService(ctx, s, "etcd", 30*time.Second)
+		if _, err := startService(ctx, s, "etcd", 30*time.Second); err != nil {
+			return nil, err
+		}
+		pw := randomHex(16)
+		if err := etcdEnableAuth(ctx, addr, pw); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("topology: etcd on %s: enable authentication: %w", addr, err)
+		}
+		s.Password = pw
+		return s, nil
 	})
+}
+
+// etcdEnableAuth adds user root with password pw and role root, grants
+// the role, and enables authentication, through etcd's v3 JSON gateway.
+func etcdEnableAuth(ctx context.Context, addr, pw string) error {
+	for _, c := range []struct{ path, body string }{
+		{"/v3/auth/user/add", fmt.Sprintf(`{"name":%q,"password":%q}`, EtcdUser, pw)},
+		{"/v3/auth/role/add", `{"name":"root"}`},
+		{"/v3/auth/user/grant", fmt.Sprintf(`{"user":%q,"role":"root"}`, EtcdUser)},
+		{"/v3/auth/enable", `{}`},
+	} {
+		if _, err := etcdPost(ctx, addr, "", c.path, c.body); err != nil {
+			return fmt.Errorf("%s: %w", c.path, err)
+		}
+	}
+	return nil
+}
+
+// etcdPost posts body to etcd's JSON gateway at path, with token as the
+// Authorization header when not empty, and returns the reply; a status
+// other than 200 is an error carrying the reply.
+func etcdPost(ctx context.Context, addr, token, path, body string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+path, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	resp, err := healthClient().Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	return string(b), nil
 }
 
 var healthClient = sync.OnceValue(func() *http.Client { return &http.Client{} })

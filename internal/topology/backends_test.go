@@ -8,7 +8,7 @@ import (
 )
 
 // Each baseline server starts on loopback, answers its readiness check,
-// and is gone with its directory after Stop; KillAll ends one too.
+// listens on 127.0.0.1 only and on no port beyond its own, and is gone with its directory after Stop; KillAll ends one too.
 func TestBackendsStartAndStop(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -35,6 +35,15 @@ func TestBackendsStartAndStop(t *testing.T) {
 			}
 			if err := c.check(s); err != nil {
 				t.Fatalf("ready check after start: %v", err)
+			}
+			// One listening port (two for etcd: clients and peers), on
+			// 127.0.0.1: no admin server, no other interface.
+			want := 1
+			if c.name == "etcd" {
+				want = 2
+			}
+			if n := listensOnLoopbackOnly(t, s.Pid); n != want {
+				t.Errorf("%s listens on %d sockets, want %d", c.name, n, want)
 			}
 			s.Stop()
 			s.Stop() // idempotent

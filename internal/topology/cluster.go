@@ -11,7 +11,7 @@ import (
 // StartCluster launches an n-master Redis Cluster (n >= 3, no replicas)
 // on loopback: each node with cluster-enabled, a cluster bus port of its
 // own, the 16384 slots split in equal ranges, all nodes met, and one
-// password for all (the first node's). It waits until every node reports
+// random password for all. It waits until every node reports
 // cluster_state:ok.
 func StartCluster(ctx context.Context, n int) (*Topology, error) {
 	if n < 3 {
@@ -26,25 +26,22 @@ func StartCluster(ctx context.Context, n int) (*Topology, error) {
 		t.Stop()
 		return nil, err
 	}
+	// One password for all nodes (requirepass, and masterauth should a
+	// node become a replica), set from the first start so that a Restart
+	// keeps it.
+	pw := randomHex(16)
 	for i := 0; i < n; i++ {
 		bus, err := freePort()
 		if err != nil {
 			return fail(err)
 		}
-		s, err := startOne(ctx, bin, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
+		s, err := startWithPassword(ctx, bin, pw, "--masterauth", pw, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
 			"--cluster-node-timeout", "2000", "--cluster-config-file", "nodes.conf")
 		if err != nil {
 			return fail(err)
 		}
 		t.Servers = append(t.Servers, s)
 		t.busPorts = append(t.busPorts, bus)
-	}
-	pw := t.Servers[0].Password
-	for _, s := range t.Servers[1:] {
-		if _, err := Command(s.Addr, s.Password, time.Second, "CONFIG", "SET", "requirepass", pw); err != nil {
-			return fail(err)
-		}
-		s.Password = pw
 	}
 	per := 16384 / n
 	for i, s := range t.Servers {

@@ -19,7 +19,9 @@ const MasterName = "lockbench"
 // down-after-milliseconds 500 and failover-timeout 5000: a failover takes
 // about a second. link, when not nil, gets the master's address and returns
 // the address the replica replicates from (a proxy that a fault can cut);
-// nil replicates directly. It waits until every Sentinel sees the replica
+// nil replicates directly. The Sentinels share a random password of their
+// own (each Sentinel's Password; SentinelPassword), distinct from the
+// master's. It waits until every Sentinel sees the replica
 // and the other Sentinels. Servers are [master, replica]; Sentinels holds
 // the three Sentinels.
 func StartSentinel(ctx context.Context, link func(master string) (string, error)) (*Topology, error) {
@@ -32,7 +34,7 @@ func StartSentinel(ctx context.Context, link func(master string) (string, error)
 		t.Stop()
 		return nil, err
 	}
-	m, err := startOne(ctx, bin)
+	m, err := startMaster(ctx, bin)
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +54,9 @@ func StartSentinel(ctx context.Context, link func(master string) (string, error)
 		return fail(err)
 	}
 	mhost, mport, _ := net.SplitHostPort(m.Addr)
+	spw := randomHex(16) // the Sentinels' own password, not the master's
 	for i := 0; i < 3; i++ {
-		s, err := startSentinel(ctx, bin, mhost, mport, m.Password)
+		s, err := startSentinel(ctx, bin, mhost, mport, m.Password, spw)
 		if err != nil {
 			return fail(err)
 		}
@@ -62,7 +65,7 @@ func StartSentinel(ctx context.Context, link func(master string) (string, error)
 	deadline := time.Now().Add(20 * time.Second)
 	for _, s := range t.Sentinels {
 		for {
-			info, err := Command(s.Addr, "", time.Second, "INFO", "sentinel")
+			info, err := Command(s.Addr, s.Password, time.Second, "INFO", "sentinel")
 			if err == nil && strings.Contains(info, "status=ok") && strings.Contains(info, "slaves=1") && strings.Contains(info, "sentinels=3") {
 				break
 			}
@@ -79,6 +82,15 @@ func StartSentinel(ctx context.Context, link func(master string) (string, error)
 	return t, nil
 }
 
+// SentinelPassword is the Sentinels' own password (their requirepass),
+// "" when the layout has no Sentinel.
+func (t *Topology) SentinelPassword() string {
+	if len(t.Sentinels) == 0 {
+		return ""
+	}
+	return t.Sentinels[0].Password
+}
+
 // SentinelAddrs lists the Sentinels' addresses.
 func (t *Topology) SentinelAddrs() []string {
 	out := make([]string, len(t.Sentinels))
@@ -88,22 +100,23 @@ func (t *Topology) SentinelAddrs() []string {
 	return out
 }
 
+// startMaster starts a master with a random requirepass and the same
+// password as its masterauth, so that it can follow its replica if it is
+// made one (a Sentinel reconfigures an old master that comes back).
+func startMaster(ctx context.Context, bin string) (*Server, error) {
+	pw := randomHex(16)
+	return startWithPassword(ctx, bin, pw, "--masterauth", pw)
+}
+
 // startReplica starts a replica of m replicating from src (m's address or
 // a proxy in front of it), with m's password for both directions.
 func startReplica(ctx context.Context, bin, src string, m *Server) (*Server, error) {
 	host, port, _ := net.SplitHostPort(src)
-	r, err := startOne(ctx, bin, "--replicaof", host, port, "--masterauth", m.Password)
-	if err != nil {
-		return nil, err
-	}
-	// One password for the pair, so that a client (or a promoted replica)
-	// authenticates the same way on both.
-	if _, err := Command(r.Addr, r.Password, time.Second, "CONFIG", "SET", "requirepass", m.Password); err != nil {
-		r.Stop()
-		return nil, fmt.Errorf("topology: set replica password: %w", err)
-	}
-	r.Password = m.Password
-	return r, nil
+	// One password for the pair (requirepass and masterauth on both), so
+	// that a client, a promoted replica or a Sentinel authenticates the
+	// same way on both; the replica has it from its first start, so a
+	// Restart keeps it.
+	return startWithPassword(ctx, bin, m.Password, "--replicaof", host, port, "--masterauth", m.Password)
 }
 
 func waitLinked(ctx context.Context, r *Server, limit time.Duration) error {
@@ -125,8 +138,11 @@ func waitLinked(ctx context.Context, r *Server, limit time.Duration) error {
 }
 
 // startSentinel launches one Sentinel on a free loopback port with a
-// config file in its own directory (Sentinel rewrites it).
-func startSentinel(ctx context.Context, bin, mhost, mport, pw string) (*Server, error) {
+// config file in its own directory (Sentinel rewrites it): bound to
+// 127.0.0.1, protected mode on, requirepass spw (clients and the other
+// Sentinels, which use sentinel-pass spw, authenticate with it), and
+// auth-pass pw for the master and its replica.
+func startSentinel(ctx context.Context, bin, mhost, mport, pw, spw string) (*Server, error) {
 	var lastErr error
 	for try := 0; try < 3; try++ {
 		port, err := freePort()
@@ -141,6 +157,9 @@ func startSentinel(ctx context.Context, bin, mhost, mport, pw string) (*Server, 
 		conf := filepath.Join(dir, "sentinel.conf")
 		body := fmt.Sprintf(`port %d
 bind 127.0.0.1
+protected-mode yes
+requirepass %s
+sentinel sentinel-pass %s
 dir %s
 logfile %s
 sentinel monitor %s %s %s 2
@@ -148,12 +167,12 @@ sentinel auth-pass %s %s
 sentinel down-after-milliseconds %s 500
 sentinel failover-timeout %s 5000
 sentinel parallel-syncs %s 1
-`, port, dir, filepath.Join(dir, "sentinel.log"), MasterName, mhost, mport, MasterName, pw, MasterName, MasterName, MasterName)
+`, port, spw, spw, dir, filepath.Join(dir, "sentinel.log"), MasterName, mhost, mport, MasterName, pw, MasterName, MasterName, MasterName)
 		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 			return nil, err
 		}
 		s := &Server{
-			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir,
+			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Password: spw, Dir: dir,
 			exited: make(chan struct{}), bin: bin, args: []string{conf, "--sentinel"},
 			logFile: filepath.Join(dir, "sentinel.log"),
 		}

@@ -100,8 +100,8 @@ func Start(ctx context.Context, n int) (*Topology, error) {
 	return t, nil
 }
 
-// StartReplicated launches a master and one replica of it (replicaof,
-// with masterauth), both on loopback with the same random password, and
+// StartReplicated launches a master and one replica of it (replicaof),
+// both on loopback with the same random requirepass and masterauth, and
 // waits until the replica reports master_link_status:up and the master's
 // WAIT 1 counts it. Servers[0] is the master, Servers[1] the replica.
 func StartReplicated(ctx context.Context) (*Topology, error) {
@@ -110,7 +110,7 @@ func StartReplicated(ctx context.Context) (*Topology, error) {
 		return nil, err
 	}
 	t := &Topology{}
-	m, err := startOne(ctx, bin)
+	m, err := startMaster(ctx, bin)
 	if err != nil {
 		return nil, err
 	}
@@ -176,10 +176,16 @@ func KillAll() {
 }
 
 func startOne(ctx context.Context, bin string, extra ...string) (*Server, error) {
-	return retryPorts(ctx, func() (*Server, error) { return launch(ctx, bin, extra...) })
+	return startWithPassword(ctx, bin, randomHex(16), extra...)
 }
 
-func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
+// startWithPassword starts a server whose requirepass is pw from its
+// first start (and on every Restart).
+func startWithPassword(ctx context.Context, bin, pw string, extra ...string) (*Server, error) {
+	return retryPorts(ctx, func() (*Server, error) { return launch(ctx, bin, pw, extra...) })
+}
+
+func launch(ctx context.Context, bin, pw string, extra ...string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, fmt.Errorf("topology: find a free port: %w", err)
@@ -191,7 +197,6 @@ func launch(ctx context.Context, bin string, extra ...string) (*Server, error) {
 	// owner.pid lets a later run remove this directory if lockbench is
 	// killed before it can (SIGKILL ends the server, not the directory).
 	_ = os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
-	pw := randomHex(16)
 	s := &Server{
 		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		Password: pw,

@@ -163,7 +163,7 @@ func TestStartSentinel(t *testing.T) {
 	if len(topo.Servers) != 2 || len(topo.Sentinels) != 3 {
 		t.Fatalf("%d servers, %d sentinels", len(topo.Servers), len(topo.Sentinels))
 	}
-	info, err := Command(topo.Sentinels[1].Addr, "", time.Second, "INFO", "sentinel")
+	info, err := Command(topo.Sentinels[1].Addr, topo.SentinelPassword(), time.Second, "INFO", "sentinel")
 	if err != nil || !strings.Contains(info, topo.Servers[0].Addr) {
 		t.Fatalf("sentinel does not monitor the master %s: %q %v", topo.Servers[0].Addr, info, err)
 	}

@@ -71,8 +71,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	start(strategies.MariaDB, topology.StartMariaDB, func(s *topology.Server) { backends.MySQL = s.MySQLDSN() })
-	start(strategies.ZooKeeper, topology.StartZooKeeper, func(s *topology.Server) { backends.ZooKeeper = []string{s.Addr} })
-	start(strategies.Etcd, topology.StartEtcd, func(s *topology.Server) { backends.Etcd = []string{s.EtcdEndpoint()} })
+	start(strategies.ZooKeeper, topology.StartZooKeeper, func(s *topology.Server) {
+		backends.ZooKeeper, backends.ZooKeeperAuth = []string{s.Addr}, s.ZooKeeperAuth()
+	})
+	start(strategies.Etcd, topology.StartEtcd, func(s *topology.Server) {
+		backends.Etcd, backends.EtcdUser, backends.EtcdPassword = []string{s.EtcdEndpoint()}, topology.EtcdUser, s.Password
+	})
 	code := m.Run()
 	topo.Stop()
 	for _, s := range servers {

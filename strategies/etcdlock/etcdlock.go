@@ -55,12 +55,14 @@ var (
 	_ strategies.Watched = (*lease)(nil)
 )
 
-// open connects to c.Backends.Etcd (at most 5 s). Sessions are opened on
+// open connects to c.Backends.Etcd (at most 5 s), logged in as
+// c.Backends.EtcdUser when set. Sessions are opened on
 // a worker's first acquire; their lease lasts max(TTL, 2 s) rounded up to
 // whole seconds (etcd's unit and floor) and is renewed while it runs.
 func open(c strategies.Config) (strategies.Locker, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints: c.Backends.Etcd, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
+		Username: c.Backends.EtcdUser, Password: c.Backends.EtcdPassword,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)

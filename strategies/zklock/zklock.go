@@ -52,8 +52,11 @@ type session struct {
 
 type locker struct {
 	sessions []*session
-	mu       sync.Mutex
-	parents  map[string]bool // lock nodes created by this locker
+	// acl is every znode's ACL: a digest ACL for Backends.ZooKeeperAuth's
+	// identity, or the open world ACL without one.
+	acl     []zk.ACL
+	mu      sync.Mutex
+	parents map[string]bool // lock nodes created by this locker
 }
 
 var (
@@ -70,9 +73,23 @@ func (quiet) Printf(string, ...any) {}
 // open connects Sessions sessions with a session timeout of max(TTL, 2 s)
 // (the server bounds it by its tickTime) and waits, at most 10 s, until
 // each has a session.
+//
+// With c.Backends.ZooKeeperAuth (user:password), each session adds it
+// (scheme digest; the library adds it again on reconnect) and every znode
+// it creates, Root included, gets a digest ACL for that identity only: a
+// client without the credential can neither read, list, create under nor
+// delete them. A Root that already exists with another ACL is refused.
 func open(c strategies.Config) (strategies.Locker, error) {
 	timeout := max(c.TTL, 2*time.Second)
-	l := &locker{parents: map[string]bool{}}
+	l := &locker{parents: map[string]bool{}, acl: zk.WorldACL(zk.PermAll)}
+	auth := c.Backends.ZooKeeperAuth
+	if auth != "" {
+		user, pw, ok := strings.Cut(auth, ":")
+		if !ok || user == "" {
+			return nil, errors.New("zk: Backends.ZooKeeperAuth must be user:password")
+		}
+		l.acl = zk.DigestACL(zk.PermAll, user, pw)
+	}
 	for i := 0; i < Sessions; i++ {
 		conn, events, err := zk.Connect(c.Backends.ZooKeeper, timeout, zk.WithLogInfo(false), zk.WithLogger(quiet{}))
 		if err != nil {
@@ -89,12 +106,39 @@ func open(c strategies.Config) (strategies.Locker, error) {
 			l.Close()
 			return nil, fmt.Errorf("cannot reach ZooKeeper at %s within 10 s", strings.Join(c.Backends.ZooKeeper, ","))
 		}
+		if auth != "" {
+			if err := conn.AddAuth("digest", []byte(auth)); err != nil {
+				l.Close()
+				return nil, fmt.Errorf("zk: add digest credential: %w", err)
+			}
+		}
 	}
-	if _, err := l.sessions[0].conn.Create(Root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := l.sessions[0].conn.Create(Root, nil, 0, l.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		l.Close()
 		return nil, fmt.Errorf("zk: create %s: %w", Root, err)
 	}
+	if auth != "" {
+		// Someone who created Root first with an open ACL could read and
+		// disturb the locks: refuse such a Root.
+		got, _, err := l.sessions[0].conn.GetACL(Root)
+		if err != nil || !sameACL(got, l.acl) {
+			l.Close()
+			return nil, fmt.Errorf("zk: %s exists with ACL %v (%v), not lockbench's digest ACL: remove it or use a fresh server", Root, got, err)
+		}
+	}
 	return l, nil
+}
+
+func sameACL(a, b []zk.ACL) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // watch follows the session's events: a new session gets a new live
@@ -150,7 +194,7 @@ func (l *locker) ensure(conn *zk.Conn, dir string) error {
 	if done {
 		return nil
 	}
-	_, err := conn.Create(dir, nil, 0, zk.WorldACL(zk.PermAll))
+	_, err := conn.Create(dir, nil, 0, l.acl)
 	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return fmt.Errorf("zk: create %s: %w", dir, err)
 	}
@@ -181,7 +225,7 @@ func (l *locker) TryAcquire(ctx context.Context, key string) (strategies.Lease, 
 	}
 	live := s.live.Load()
 	tok := strategies.NewToken()
-	path, err := conn.CreateProtectedEphemeralSequential(dir+"/lock-", []byte(tok), zk.WorldACL(zk.PermAll))
+	path, err := conn.CreateProtectedEphemeralSequential(dir+"/lock-", []byte(tok), l.acl)
 	if err != nil {
 		return nil, fmt.Errorf("zk: create lock node: %w", err)
 	}
