@@ -20,6 +20,7 @@ type runFlags struct {
 	work                                    string
 	addr, password                          string
 	out                                     string
+	force                                   bool // --force: overwrite an existing --out
 	seed                                    uint64
 	quiet                                   bool
 	nodes                                   int
@@ -151,7 +152,8 @@ Exit codes: ` + exitCodesDoc,
 	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
 	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
 	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
-	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json)")
+	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json); an existing file is refused unless --force")
+	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm files)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
