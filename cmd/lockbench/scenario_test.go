@@ -455,7 +455,7 @@ func TestScenarioFileErrors(t *testing.T) {
 		{write("value.yaml", "strategy: atomc\n"), []string{`did you mean "atomic"`}},
 	}
 	for _, c := range cases {
-		r := lockbench(t, "run", "-f", c.path, "--out", filepath.Join(dir, "r.json"))
+		r := lockbench(t, "run", "-f", c.path, "--force", "--out", filepath.Join(dir, "r.json"))
 		if r.code != exitUsage {
 			t.Errorf("%s: exit %d, want 2\n%s", filepath.Base(c.path), r.code, r.stderr)
 			continue
