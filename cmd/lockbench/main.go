@@ -94,7 +94,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newCleanCmd(), newVersionCmd())
 	return root
 }
 

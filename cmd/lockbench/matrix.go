@@ -53,6 +53,14 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 	}
 	defer files.release()
+	// Runs last: how many keys the run left on the user's servers, and the
+	// command that removes them.
+	touched := false // a scenario has written keys
+	defer func() {
+		if touched {
+			reportLeftKeys(p, f, runID, stderr)
+		}
+	}()
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -164,6 +172,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		sc.Topology, sc.Servers, sc.Sentinels, sc.ReplLink = name, servers, lay.sentinels, lay.link
 		sc.Backends = lay.backends
 		sc.Prom = prom
+		touched = true
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
 		if errors.Is(err, engine.ErrAborted) {

@@ -116,99 +116,8 @@ func validate(f *runFlags) (*plan, error) {
 			ttl = d
 		}
 	}
-	var addrs []string
-	var tlsCfg *tls.Config
-	db := 0
-	// password and username: the flags', or the ones in the --addr URLs
-	// (validate never changes f).
-	password, username := f.password, f.username
-	if f.addr != "" {
-		items := splitList(f.addr)
-		nTLS, nPlain := 0, 0
-		for _, raw := range items {
-			u, err := parseAddr(raw)
-			if err != nil {
-				bad("--addr %q: %v", redact(raw), err)
-				continue
-			}
-			if u.url && u.tls {
-				nTLS++
-			} else if u.url {
-				nPlain++
-			}
-			if u.password != "" {
-				if password != "" && password != u.password {
-					bad("--addr: two different passwords (in the URLs or --password)")
-				}
-				password = u.password
-			}
-			if u.user != "" {
-				if username != "" && username != u.user {
-					bad("--addr: two different usernames (in the URLs or --username)")
-				}
-				username = u.user
-			}
-			if u.db != 0 {
-				if db != 0 && db != u.db {
-					bad("--addr: two different database numbers (%d and %d)", db, u.db)
-				}
-				db = u.db
-			}
-			a := u.hostport
-			host, port, err := net.SplitHostPort(a)
-			n, perr := strconv.Atoi(port)
-			switch {
-			case err != nil:
-				bad("--addr %q: want host:port ([::1]:6379 for IPv6): %v", a, err)
-			case host == "":
-				bad("--addr %q: the host is missing", a)
-			case perr != nil || n < 1 || n > 65535 || port[0] == '+':
-				bad("--addr %q: the port must be a number from 1 to 65535", a)
-			default:
-				addrs = append(addrs, net.JoinHostPort(host, port))
-			}
-		}
-		if len(items) == 0 {
-			bad("--addr is empty")
-		}
-		if nTLS > 0 && nPlain > 0 {
-			bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")
-		}
-		if nTLS > 0 || f.tls {
-			if nPlain > 0 && nTLS == 0 {
-				bad("--tls with a redis:// URL: write rediss:// for TLS")
-			}
-			var err error
-			if tlsCfg, err = tlsConfig(f); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if f.cluster && f.sentinelMaster != "" {
-			bad("--cluster and --sentinel-master exclude each other: the --addr servers are Cluster nodes or Sentinels")
-		}
-		if f.cluster && db != 0 {
-			bad("--addr selects database %d, but a Redis Cluster has only database 0", db)
-		}
-	} else {
-		for _, c := range []struct {
-			name string
-			set  bool
-		}{{"--password", f.password != ""}, {"--username", f.username != ""}, {"--tls", f.tls},
-			{"--cluster", f.cluster}, {"--sentinel-master", f.sentinelMaster != ""}} {
-			if c.set {
-				bad("%s goes with --addr (the servers lockbench starts get a random password, no TLS)", c.name)
-			}
-		}
-	}
-	if tlsCfg == nil && (f.tlsCA != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsServerName != "" || f.tlsInsecure) {
-		bad("the --tls-* flags need TLS: give rediss:// addresses or --tls (with --addr)")
-	}
-	if f.sentinelPassword != "" && f.sentinelMaster == "" {
-		bad("--sentinel-password goes with --sentinel-master")
-	}
-	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
-		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
-	}
+	addrs, conn, connErrs := parseConn(f)
+	errs = append(errs, connErrs...)
 	if !contains(report.Formats, f.format) {
 		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
 	}
@@ -370,14 +279,10 @@ func validate(f *runFlags) (*plan, error) {
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
 	}
-	if password == "" {
-		password = os.Getenv("LOCKBENCH_PASSWORD")
-	}
 	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
 		thresholds: ths,
 		docker:     f.backend == "docker",
-		conn: drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
-			MasterName: f.sentinelMaster, SentinelPassword: f.sentinelPassword}}
+		conn:       conn}
 	return p, nil
 }
 
@@ -451,4 +356,111 @@ func unusedParams(f *runFlags, strats, wls []string) []error {
 		}
 	}
 	return errs
+}
+
+// parseConn reads the connection flags run and clean share (connFlags):
+// the --addr servers, the login (the flags', or the ones in the --addr
+// URLs, else $LOCKBENCH_PASSWORD), the database, TLS, Cluster or
+// Sentinel; every problem is returned (usage errors). It never changes f.
+func parseConn(f *runFlags) ([]string, drivers.Endpoint, []error) {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	var addrs []string
+	var tlsCfg *tls.Config
+	db := 0
+	// password and username: the flags', or the ones in the --addr URLs
+	// (validate never changes f).
+	password, username := f.password, f.username
+	if f.addr != "" {
+		items := splitList(f.addr)
+		nTLS, nPlain := 0, 0
+		for _, raw := range items {
+			u, err := parseAddr(raw)
+			if err != nil {
+				bad("--addr %q: %v", redact(raw), err)
+				continue
+			}
+			if u.url && u.tls {
+				nTLS++
+			} else if u.url {
+				nPlain++
+			}
+			if u.password != "" {
+				if password != "" && password != u.password {
+					bad("--addr: two different passwords (in the URLs or --password)")
+				}
+				password = u.password
+			}
+			if u.user != "" {
+				if username != "" && username != u.user {
+					bad("--addr: two different usernames (in the URLs or --username)")
+				}
+				username = u.user
+			}
+			if u.db != 0 {
+				if db != 0 && db != u.db {
+					bad("--addr: two different database numbers (%d and %d)", db, u.db)
+				}
+				db = u.db
+			}
+			a := u.hostport
+			host, port, err := net.SplitHostPort(a)
+			n, perr := strconv.Atoi(port)
+			switch {
+			case err != nil:
+				bad("--addr %q: want host:port ([::1]:6379 for IPv6): %v", a, err)
+			case host == "":
+				bad("--addr %q: the host is missing", a)
+			case perr != nil || n < 1 || n > 65535 || port[0] == '+':
+				bad("--addr %q: the port must be a number from 1 to 65535", a)
+			default:
+				addrs = append(addrs, net.JoinHostPort(host, port))
+			}
+		}
+		if len(items) == 0 {
+			bad("--addr is empty")
+		}
+		if nTLS > 0 && nPlain > 0 {
+			bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")
+		}
+		if nTLS > 0 || f.tls {
+			if nPlain > 0 && nTLS == 0 {
+				bad("--tls with a redis:// URL: write rediss:// for TLS")
+			}
+			var err error
+			if tlsCfg, err = tlsConfig(f); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if f.cluster && f.sentinelMaster != "" {
+			bad("--cluster and --sentinel-master exclude each other: the --addr servers are Cluster nodes or Sentinels")
+		}
+		if f.cluster && db != 0 {
+			bad("--addr selects database %d, but a Redis Cluster has only database 0", db)
+		}
+	} else {
+		for _, c := range []struct {
+			name string
+			set  bool
+		}{{"--password", f.password != ""}, {"--username", f.username != ""}, {"--tls", f.tls},
+			{"--cluster", f.cluster}, {"--sentinel-master", f.sentinelMaster != ""}} {
+			if c.set {
+				bad("%s goes with --addr (the servers lockbench starts get a random password, no TLS)", c.name)
+			}
+		}
+	}
+	if tlsCfg == nil && (f.tlsCA != "" || f.tlsCert != "" || f.tlsKey != "" || f.tlsServerName != "" || f.tlsInsecure) {
+		bad("the --tls-* flags need TLS: give rediss:// addresses or --tls (with --addr)")
+	}
+	if f.sentinelPassword != "" && f.sentinelMaster == "" {
+		bad("--sentinel-password goes with --sentinel-master")
+	}
+	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
+		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
+	}
+	if password == "" {
+		password = os.Getenv("LOCKBENCH_PASSWORD")
+	}
+	return addrs, drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
+		MasterName: f.sentinelMaster, SentinelPassword: f.sentinelPassword}, errs
 }
