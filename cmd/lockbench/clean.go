@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -114,16 +115,17 @@ func clean(ctx context.Context, f *runFlags, driver, runID string, all, yes bool
 }
 
 // cleanCommand is the lockbench clean command line that deletes run
-// runID's keys on the servers of f: the --addr addresses (redacted) and the
-// connection flags given, never a password.
+// runID's keys on the servers of f: the --addr addresses (without the
+// login of a URL) and the connection flags given, never a password or a
+// user name (conn, appended, says to add them).
 func cleanCommand(f *runFlags, conn string, runID string) string {
 	var items []string
 	for _, a := range splitList(f.addr) {
-		items = append(items, redact(a))
+		items = append(items, withoutLogin(a))
 	}
 	args := []string{"lockbench", "clean", "--addr", shellQuote(strings.Join(items, ","))}
 	for _, o := range []struct{ flag, v string }{
-		{"--username", f.username}, {"--tls-ca-file", f.tlsCA}, {"--tls-cert-file", f.tlsCert},
+		{"--tls-ca-file", f.tlsCA}, {"--tls-cert-file", f.tlsCert},
 		{"--tls-key-file", f.tlsKey}, {"--tls-server-name", f.tlsServerName}, {"--sentinel-master", f.sentinelMaster},
 	} {
 		if o.v != "" {
@@ -162,8 +164,8 @@ func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
 	}
 	prefix := "lockbench:" + runID + ":"
 	note := ""
-	if p.conn.Password != "" {
-		note = " (with your password: --password or $LOCKBENCH_PASSWORD)"
+	if p.conn.Password != "" || p.conn.Username != "" {
+		note = " (with your login: --username, --password or $LOCKBENCH_PASSWORD)"
 	}
 	expire := fmt.Sprintf("they expire by themselves at most --warmup + --duration + %v after their scenario started", workloads.SafetyMargin)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -194,4 +196,15 @@ func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
 		fmt.Fprintf(w, "lockbench: warning: this run left %d keys under %s (its clean-up did not finish); %s; to remove them now: %s\n",
 			left, prefix, expire, cmd)
 	}
+}
+
+// withoutLogin is a --addr item with the user name and password of a
+// redis:// or rediss:// URL taken out.
+func withoutLogin(a string) string {
+	u, err := url.Parse(a)
+	if err != nil || u.User == nil || !strings.Contains(a, "://") {
+		return redact(a)
+	}
+	u.User = nil
+	return u.String()
 }
