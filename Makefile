@@ -80,7 +80,7 @@ bench: redis build
 	$(GO) test -run '^$$' -bench Hold -benchmem ./workloads
 	# scale: 10,000 clients in one process (meta.max_rss_mb in the JSON)
 	./$(BIN) run -q --strategy atomic --driver rueidis --workload lock-cycle --keys 1000000 \
-	  --work 0s --clients 10000 --duration 5s --retry none --out results/scale-10k.json
+	  --work 0s --clients 10000 --duration 5s --retry none --force --out results/scale-10k.json
 
 # A short matrix, 4 runs of each scenario, compared with the committed
 # results/baseline.json as ratios to atomic/rueidis of the same run (steady
@@ -92,7 +92,7 @@ REGRESS_OUT ?= results/regress.json
 REGRESS_ARGS := --strategy atomic,watchdog,segmented,fencing --driver goredis,rueidis --workload flash-sale \
 	--stock 1000 --clients 50 --retry backoff:start=1ms,cap=20ms,tries=1000 --seed 1 --repeat 4
 regress: redis build
-	./$(BIN) run -q $(REGRESS_ARGS) --out $(REGRESS_OUT)
+	./$(BIN) run -q $(REGRESS_ARGS) --force --out $(REGRESS_OUT)
 	@if [ "$(REGRESS_OUT)" != results/baseline.json ]; then \
 	  ./$(BIN) compare results/baseline.json $(REGRESS_OUT) --normalize atomic/rueidis/flash-sale/backoff --threshold 25% --p99-threshold 150%; fi
 

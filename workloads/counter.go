@@ -85,6 +85,19 @@ func (c *counter) Setup(ctx context.Context, env *Env) error {
 		c.rows = rs
 		return rs.CreateRows(ctx, env.Prefix, c.locks, make([]int64, k))
 	}
+	// Every counter exists from the start, at 0 with the safety TTL: the
+	// writes (SET ... KEEPTTL, INCR) keep it and create no key.
+	step := batchSize(env)
+	for lo := 0; lo < k; lo += step {
+		keys := c.vals[lo:min(lo+step, k)]
+		vals := make([]string, len(keys))
+		for i := range vals {
+			vals[i] = "0"
+		}
+		if err := SetData(ctx, env, keys, vals); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -146,7 +159,7 @@ func (c *counter) Op(ctx context.Context, w *Worker) error {
 			return ErrRejected
 		}
 		w.BeforeWrite()
-		if _, err := d.Do(ictx, "SET", c.vals[i], strconv.FormatInt(n+1, 10)); err != nil {
+		if _, err := d.Do(ictx, "SET", c.vals[i], strconv.FormatInt(n+1, 10), "KEEPTTL"); err != nil {
 			return err
 		}
 		c.done.Add(1)

@@ -26,12 +26,13 @@ func init() {
 		})
 }
 
-// Write guards as Lua scripts. KEYS[1] = stock, KEYS[2] = sold.
+// Write guards as Lua scripts. KEYS[1] = stock, KEYS[2] = sold. Every
+// SET keeps the key's safety TTL (KEEPTTL; INCR keeps it anyway).
 var (
 	// casWrite: the optimistic check: write stock ARGV[2] and record the
 	// order only if the stock still holds ARGV[1], the value read.
 	casWrite = drivers.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then
-	redis.call('set', KEYS[1], ARGV[2])
+	redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
 	redis.call('incr', KEYS[2])
 	return 1
 end
@@ -39,7 +40,7 @@ return 0`)
 	// decrWrite: the conditional decrement, stock = stock - 1 where stock >= 1.
 	decrWrite = drivers.NewScript(`local n = tonumber(redis.call('get', KEYS[1]) or '0')
 if n >= 1 then
-	redis.call('set', KEYS[1], n - 1)
+	redis.call('set', KEYS[1], n - 1, 'KEEPTTL')
 	redis.call('incr', KEYS[2])
 	return 1
 end
@@ -50,15 +51,15 @@ return 0`)
 	fenceRead = drivers.NewScript(`local f = tonumber(ARGV[1])
 local hi = tonumber(redis.call('get', KEYS[2]) or '0')
 if f < hi then return -1 end
-if f > hi then redis.call('set', KEYS[2], ARGV[1]) end
+if f > hi then redis.call('set', KEYS[2], ARGV[1], 'KEEPTTL') end
 return tonumber(redis.call('get', KEYS[1]) or '0')`)
 	// fenceWrite: KEYS[3] = highest token seen. Writes stock ARGV[2] and
 	// records the order unless token ARGV[1] is below the highest seen.
 	fenceWrite = drivers.NewScript(`local f = tonumber(ARGV[1])
 local hi = tonumber(redis.call('get', KEYS[3]) or '0')
 if f < hi then return 0 end
-redis.call('set', KEYS[3], ARGV[1])
-redis.call('set', KEYS[1], ARGV[2])
+redis.call('set', KEYS[3], ARGV[1], 'KEEPTTL')
+redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
 redis.call('incr', KEYS[2])
 return 1`)
 )
@@ -140,15 +141,21 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 		}
 		return f.rows.CreateRows(ctx, env.Prefix, keys, shares)
 	}
-	// Initial stock in batches of MSET (one slot per MSET on a cluster).
+	// Initial stock in batches (one slot per batch on a cluster), each key
+	// with the safety TTL; the fence guard's highest token seen starts at 0
+	// too, so that no key is created later without one.
 	step := batchSize(env)
 	for lo := 0; lo < len(f.slots); lo += step {
-		args := []string{"MSET"}
+		var keys, vals []string
 		for i := lo; i < min(lo+step, len(f.slots)); i++ {
 			s := &f.slots[i]
-			args = append(args, s.stock, strconv.FormatInt(s.share, 10), s.sold, "0")
+			keys = append(keys, s.stock, s.sold)
+			vals = append(vals, strconv.FormatInt(s.share, 10), "0")
+			if f.guard == GuardFence {
+				keys, vals = append(keys, s.fence), append(vals, "0")
+			}
 		}
-		if _, err := env.Data.Do(ctx, args...); err != nil {
+		if err := SetData(ctx, env, keys, vals); err != nil {
 			return err
 		}
 	}
@@ -320,7 +327,7 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 	var err error
 	switch f.guard {
 	case GuardNone:
-		if _, err := d.Do(ctx, "SET", s.stock, next); err != nil {
+		if _, err := d.Do(ctx, "SET", s.stock, next, "KEEPTTL"); err != nil {
 			return err
 		}
 		_, err := d.Do(ctx, "INCR", s.sold)

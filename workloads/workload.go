@@ -116,6 +116,10 @@ type Env struct {
 	Locks int
 	// Clients is the number of workers (IDs 0..Clients-1).
 	Clients int
+	// KeyTTL is the safety TTL of the data keys Setup creates (SetData):
+	// the scenario's warm-up + duration + SafetyMargin, so that keys left
+	// on a user's server by a killed or stalled run expire. 0: none.
+	KeyTTL time.Duration
 	// Faults, when set, is the scenario's fault injector.
 	Faults FaultHooks
 	// Live, when set, is the liveness oracle's token registry: the worker

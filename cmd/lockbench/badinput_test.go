@@ -329,7 +329,7 @@ func TestPasswordWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := []string{"run", "-q", "--addr", s.Addr, "--strategy", "atomic", "--driver", "rueidis", "--clients", "2",
-		"--duration", "200ms", "--stock", "1000000", "--out", filepath.Join(dir, "r.json")}
+		"--duration", "200ms", "--stock", "1000000", "--force", "--out", filepath.Join(dir, "r.json")}
 	const warning = "on the command line is visible to every local user"
 	r := lockbench(t, append(base, "--password", s.Password)...)
 	if r.code != 0 || !strings.Contains(r.stderr, "--password "+warning) || !strings.Contains(r.stderr, "--password-file") {

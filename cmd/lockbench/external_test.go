@@ -83,7 +83,7 @@ func TestExternalTLS(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tls.json")
 	url := "rediss://:" + s.Password + "@" + tlsAddr
 	base := []string{"run", "-q", "--addr", url, "--strategy", "atomic", "--stock", "20", "--ttl", "5s", "--clients", "4",
-		"--retry", "fixed:interval=2ms", "--out", out, "--tls-cert-file", files.ClientCert, "--tls-key-file", files.ClientKey}
+		"--retry", "fixed:interval=2ms", "--force", "--out", out, "--tls-cert-file", files.ClientCert, "--tls-key-file", files.ClientKey}
 
 	r := lockbench(t, append(base, "--tls-ca-file", files.CA)...)
 	checkRun(t, r, out, "external", 2, 20, s.Password)
@@ -113,7 +113,7 @@ func TestExternalTLS(t *testing.T) {
 	}
 
 	// Without the client certificate the server demands.
-	r = lockbench(t, "run", "-q", "--addr", url, "--tls-ca-file", files.CA, "--strategy", "atomic", "--driver", "rueidis", "--out", out)
+	r = lockbench(t, "run", "-q", "--addr", url, "--tls-ca-file", files.CA, "--strategy", "atomic", "--driver", "rueidis", "--force", "--out", out)
 	if r.code != exitFailure || !strings.Contains(r.stderr, tlsAddr) {
 		t.Errorf("no client certificate: exit %d, want 1 naming %s\n%s", r.code, tlsAddr, r.stderr)
 	}
@@ -146,7 +146,7 @@ func TestExternalACLUser(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "acl.json")
 	args := []string{"run", "-q", "--addr", "redis://" + user + ":" + pw + "@" + s.Addr, "--strategy", "atomic,watchdog,reentrant",
-		"--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms,pubsub", "--out", out}
+		"--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms,pubsub", "--force", "--out", out}
 	r := lockbench(t, args...)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 keys") {
 		t.Fatalf("non-empty db: exit %d, want 2\n%s", r.code, r.stderr)
@@ -158,11 +158,11 @@ func TestExternalACLUser(t *testing.T) {
 	}
 	// The same with --username and --password.
 	r = lockbench(t, "run", "-q", "--addr", s.Addr, "--username", user, "--password", pw, "--allow-nonempty",
-		"--strategy", "atomic", "--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms", "--out", out)
+		"--strategy", "atomic", "--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms", "--force", "--out", out)
 	checkRun(t, r, out, "external", 2, 20, user, pw)
 	// A wrong password for the user: exit 1 naming the address.
 	r = lockbench(t, "run", "-q", "--addr", s.Addr, "--username", user, "--password", "wrong-pw-x", "--allow-nonempty",
-		"--strategy", "atomic", "--out", out)
+		"--strategy", "atomic", "--force", "--out", out)
 	if r.code != exitFailure || !strings.Contains(r.stderr, s.Addr) || !strings.Contains(strings.ToUpper(r.stderr), "WRONGPASS") {
 		t.Errorf("wrong password: exit %d, want 1 with WRONGPASS and the address\n%s", r.code, r.stderr)
 	}
@@ -239,7 +239,7 @@ func TestExternalSentinel(t *testing.T) {
 	// Without --sentinel-password, or with the master's password in its
 	// place: exit 1 naming the master, on both drivers.
 	sargs := []string{"run", "-q", "--addr", strings.Join(topo.SentinelAddrs(), ","), "--sentinel-master", topology.MasterName,
-		"--password", m.Password, "--strategy", "atomic", "--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms", "--out", out}
+		"--password", m.Password, "--strategy", "atomic", "--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms", "--force", "--out", out}
 	for _, drv := range []string{"goredis", "rueidis"} {
 		for _, extra := range [][]string{nil, {"--sentinel-password", m.Password}} {
 			r = lockbench(t, append(append(sargs, "--driver", drv), extra...)...)
@@ -251,7 +251,7 @@ func TestExternalSentinel(t *testing.T) {
 
 	// A master name the Sentinels do not know: exit 1 naming it.
 	r = lockbench(t, "run", "-q", "--addr", topo.SentinelAddrs()[0], "--sentinel-master", "nosuchmaster",
-		"--password", m.Password, "--sentinel-password", spw, "--strategy", "atomic", "--driver", "rueidis", "--out", out)
+		"--password", m.Password, "--sentinel-password", spw, "--strategy", "atomic", "--driver", "rueidis", "--force", "--out", out)
 	if r.code != exitFailure || !strings.Contains(r.stderr, "nosuchmaster") {
 		t.Errorf("unknown master: exit %d, want 1 naming it\n%s", r.code, r.stderr)
 	}

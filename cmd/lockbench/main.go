@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -22,15 +23,46 @@ const (
 	exitFailure     = 1   // the run could not be done (Redis unreachable, setup failed)
 	exitUsage       = 2   // bad flags or arguments
 	exitThresholds  = 3   // run: a --fail-on threshold failed; the results were written
-	exitInterrupted = 130 // stopped by Ctrl-C; partial results were written
+	exitInterrupted = 130 // stopped by Ctrl-C (SIGINT); partial results were written
+	exitSIGTERM     = 143 // stopped by SIGTERM (128 + 15), as by Ctrl-C
+	exitSIGHUP      = 129 // stopped by SIGHUP (128 + 1: the terminal closed), as by Ctrl-C
 )
+
+// interruptCode is the exit of an interrupted run: 128 + the first
+// signal's number (signalExit).
+var interruptCode atomic.Int32
+
+func init() { interruptCode.Store(exitInterrupted) }
+
+// signalExit is the exit code of a run stopped by sig: the shell's 128 + n.
+func signalExit(sig os.Signal) int {
+	switch sig {
+	case syscall.SIGTERM:
+		return exitSIGTERM
+	case syscall.SIGHUP:
+		return exitSIGHUP
+	}
+	return exitInterrupted
+}
+
+// signalName names sig for the message the run prints on it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return "interrupted"
+}
 
 // exitCodesDoc is the exit codes of lockbench run, for its --help.
 const exitCodesDoc = `0 done, every threshold passed; 1 the run failed (Redis
 unreachable, setup error; partial results are written with failed set); 2
 bad input (nothing was started); 3 a --fail-on threshold failed (the results
-were written); 130 interrupted. A run that fails or is interrupted keeps 1 or
-130 whatever its thresholds.`
+were written); 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM, 129 by
+SIGHUP (the partial results are written, marked interrupted). A run that fails
+or is interrupted keeps 1 or 130/143/129 whatever its thresholds.`
 
 // usageError marks errors in the user's input (exit 2).
 type usageError struct{ err error }
@@ -62,7 +94,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newCleanCmd(), newVersionCmd())
 	return root
 }
 
@@ -77,7 +109,7 @@ func execute(args []string) int {
 	cmd, err := root.ExecuteC()
 	if quitting.Load() {
 		// A second Ctrl-C killed the servers under the run: its errors
-		// are not failures; the signal handler exits 130.
+		// are not failures; the signal handler exits 130 (143, 129).
 		select {}
 	}
 	if err == nil {
@@ -92,7 +124,7 @@ func execute(args []string) int {
 		}
 		return exitUsage
 	case errors.Is(err, errInterrupted):
-		return exitInterrupted
+		return int(interruptCode.Load())
 	case errors.Is(err, errThresholds):
 		return exitThresholds
 	case errors.Is(err, errRegressed):

@@ -483,7 +483,7 @@ func TestExternalServerSafety(t *testing.T) {
 	cmd("SET", "user:data", "precious")
 	url := "redis://:" + s.Password + "@" + s.Addr
 	out := filepath.Join(t.TempDir(), "ext.json")
-	base := []string{"run", "-q", "--addr", url, "--strategy", "atomic", "--driver", "rueidis", "--stock", "20", "--clients", "4", "--out", out}
+	base := []string{"run", "-q", "--addr", url, "--strategy", "atomic", "--driver", "rueidis", "--stock", "20", "--clients", "4", "--force", "--out", out}
 
 	r := lockbench(t, base...)
 	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 keys") || !strings.Contains(r.stderr, "--allow-nonempty") {

@@ -9,9 +9,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,27 +42,61 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 		defer prom.Close()
 	}
+	runID := randomID()
+	// Stale temporary and reservation files of killed runs, in the output
+	// directory only.
+	for _, name := range sweepStale(filepath.Dir(p.out)) {
+		fmt.Fprintf(stderr, "lockbench: removed %s, left by a lockbench run that is gone\n", filepath.Join(filepath.Dir(p.out), name))
+	}
+	var files *outFiles
 	if p.defaultOut {
 		// Two runs started in the same second must not write one file.
-		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC())
+		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC(), runID)
 		if err != nil {
 			return fmt.Errorf("result file: %w", err)
 		}
 		p.out = out
-		defer removeUnwritten(out, placeholder)
+		files = &outFiles{path: out, placeholder: placeholder}
+	} else {
+		// Two runs naming one --out: the second stops here.
+		if files, err = reserveExplicit(p.out, f.force); err != nil {
+			return err
+		}
 	}
+	defer files.release()
+	// Runs last: how many keys the run left on the user's servers, and the
+	// command that removes them.
+	touched := false // a scenario has written keys
+	defer func() {
+		if touched {
+			reportLeftKeys(p, f, runID, stderr)
+		}
+	}()
 	if parent == nil {
 		parent = context.Background()
 	}
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	started := time.Now().UTC()
-	runID := randomID()
 	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
 		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
 		ParamDefaults: paramDefaults(),
 	}}
+	// measured is a copy of run as of the last scenario finished, for a
+	// second Ctrl-C to write while the run goroutine goes on.
+	var measured atomic.Pointer[report.Run]
+	var topos *topologies
+	publish := func() {
+		c := *run
+		if topos != nil {
+			c.Meta.Topology, c.Meta.Servers = topos.describe()
+		}
+		c.Scenarios = slices.Clone(run.Scenarios)
+		c.Skipped = slices.Clone(run.Skipped)
+		measured.Store(&c)
+	}
+	publish()
 
 	// Live bars on stderr when both stdout and stderr are terminals (never
 	// on stdout, never into a pipe or a file); else plain lines, or none
@@ -68,26 +104,36 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	prog := newProgress(stdout, stderr, f.quiet, len(p.scenarios))
 	defer prog.close()
 
-	// First Ctrl-C: stop starting operations, finish, write results. Second:
-	// kill the servers lockbench started and exit at once.
+	// First signal (SIGINT, SIGTERM, SIGHUP): stop starting operations,
+	// finish, write results, exit 130, 143 or 129. Second: write what the
+	// finished scenarios measured, marked interrupted, kill the servers
+	// lockbench started and exit at once.
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	go func() {
-		if _, ok := <-sigs; !ok {
+		sig, ok := <-sigs
+		if !ok {
 			return
 		}
-		fmt.Fprintln(prog, "\nlockbench: interrupted; finishing the current operations and writing results (Ctrl-C again to quit now)")
+		interruptCode.Store(int32(signalExit(sig)))
+		fmt.Fprintf(prog, "\nlockbench: %s; finishing the current operations and writing results (Ctrl-C again to quit now)\n", signalName(sig))
 		cancel()
 		if _, ok := <-sigs; ok {
-			quitting.Store(true) // whatever the run returns now, the exit is 130
+			quitting.Store(true) // whatever the run returns now, the exit is the first signal's
+			partial := measured.Load()
+			partial.Interrupted = true // the scenario then running is not in it
+			if err := files.write(partial); err == nil {
+				fmt.Fprintf(stderr, "lockbench: the finished scenarios' results written to %s\n", files.path)
+			}
+			files.release()
 			topology.KillAll()
 			dockertopo.KillAll()
 			if len(p.addrs) > 0 { // never leave keys on the user's servers
 				cleanExternal(p, "lockbench:"+runID+":")
 			}
 			fmt.Fprintln(stderr, "lockbench: stopped")
-			os.Exit(exitInterrupted)
+			os.Exit(int(interruptCode.Load()))
 		}
 	}()
 
@@ -96,7 +142,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return fmt.Errorf("--backend docker: %w", err)
 		}
 	}
-	topos := &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
+	topos = &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
 	defer topos.stop()
 	if prom != nil {
 		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
@@ -114,6 +160,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			prog.skipped(i)
 			fmt.Fprintf(stderr, "lockbench: skipping scenario %d (%s): %v\n", i+1, sc.Strategy, skip.err)
 			run.Skipped = append(run.Skipped, fmt.Sprintf("%s/%s/%s: %v", sc.Strategy, sc.Driver, sc.Workload, skip.err))
+			publish()
 			continue
 		}
 		nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
@@ -130,6 +177,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
 		sc.Backends = lay.backends
 		sc.Prom = prom
+		touched = true
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
 		if errors.Is(err, engine.ErrAborted) {
@@ -156,7 +204,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			if len(run.Scenarios) > 0 {
 				_ = report.Table(stdout, run.Scenarios)
 			}
-			if werr := report.WriteFile(out, run); werr == nil {
+			if werr := files.write(run); werr == nil {
 				fmt.Fprintf(stdout, "partial results written to %s\n", out)
 			}
 			return err
@@ -172,6 +220,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			run.Interrupted = true
 		}
 		run.Scenarios = append(run.Scenarios, res)
+		publish()
 	}
 	if ctx.Err() != nil {
 		run.Interrupted = true
@@ -185,12 +234,10 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	prog.close() // the last bar drawn before the table
 	// The files first: a table that cannot be printed (stdout closed,
 	// `| head -1`: SIGPIPE) must not lose the results.
-	if err := report.WriteFile(out, run); err != nil {
+	if err := files.write(run); err != nil {
 		return namedPath(out, err)
 	}
-	if err := report.WriteHGRM(out, run); err != nil {
-		return fmt.Errorf("write .hgrm files: %w", err)
-	}
+	files.release()
 	if err := report.Write(stdout, f.format, run); err != nil {
 		return err
 	}

@@ -116,6 +116,273 @@ func validate(f *runFlags) (*plan, error) {
 			ttl = d
 		}
 	}
+	addrs, conn, connErrs := parseConn(f)
+	errs = append(errs, connErrs...)
+	if f.metricsAddr != "" {
+		if err := checkListenAddr(f.metricsAddr); err != nil {
+			bad("--metrics-addr %q: %v", f.metricsAddr, err)
+		}
+	}
+	if !contains(report.Formats, f.format) {
+		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
+	}
+	if f.repeat < 1 || f.repeat > 1000 {
+		bad("--repeat must be from 1 to 1000, got %d", f.repeat)
+	}
+	if f.rate < 0 || f.rate > 10_000_000 || f.rate != f.rate {
+		bad("--rate must be from 0 (closed loop) to 10000000 ops/s, got %v", f.rate)
+	}
+	if f.arrivals != "constant" && f.arrivals != "poisson" {
+		bad("--arrivals %q is not constant or poisson", f.arrivals)
+	}
+	if f.maxClients < 0 || f.maxClients > maxClients {
+		bad("--max-clients must be from 1 to %d, got %d", maxClients, f.maxClients)
+	}
+	if f.dropAfter <= 0 {
+		bad("--drop-after must be > 0, got %v", f.dropAfter)
+	}
+	var faultSpecs []faults.Spec
+	for _, fs := range f.faults {
+		sp, err := faults.Parse(fs)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		faultSpecs = append(faultSpecs, sp)
+	}
+	var topo strategies.Topology
+	nodesN := f.nodes
+	switch {
+	case f.topology == "" || f.topology == "standalone":
+		if f.topology != "" {
+			topo = strategies.Standalone
+		}
+	case f.topology == "replica":
+		topo = strategies.Replicated
+	case strings.HasPrefix(f.topology, "masters:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(f.topology, "masters:"))
+		if err != nil || n < 1 || n > 64 {
+			bad("--topology %q: want masters:N with N from 1 to 64", f.topology)
+		} else {
+			topo, nodesN = strategies.Masters, n
+		}
+	case f.topology == "sentinel":
+		topo = strategies.Sentinel
+	case f.topology == "cluster":
+		topo = strategies.Cluster
+	default:
+		bad("--topology %q is not one of standalone, masters:N, replica, sentinel, cluster", f.topology)
+	}
+	if topo != "" && f.addr != "" {
+		bad("--topology starts servers; it cannot be used with --addr")
+	}
+	switch f.backend {
+	case "local":
+	case "docker":
+		if f.addr != "" {
+			bad("--backend docker starts servers; it cannot be used with --addr")
+		}
+		if topo == strategies.Sentinel || topo == strategies.Cluster {
+			bad("--backend docker starts %s layouts; --topology %s needs --backend local", dockertopo.Supported, f.topology)
+		}
+		for _, sp := range faultSpecs {
+			if faults.NeedsOf(sp.Name) != faults.NeedsNothing {
+				bad("fault %s acts on redis-server processes; it needs --backend local", sp.Name)
+			}
+		}
+	default:
+		bad("--backend %q is not local or docker", f.backend)
+	}
+	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
+		bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
+	}
+	switch f.token {
+	case "random", "constant":
+	default:
+		bad("--token %q is not random or constant", f.token)
+	}
+	if f.nodes < 1 || f.nodes > 64 {
+		bad("--nodes must be from 1 to 64, got %d", f.nodes)
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z")+".json")
+	}
+	if err := checkOut(out); err != nil {
+		bad("--out %q: %v", out, err)
+	}
+	errs = append(errs, unusedParams(f, strats, wls)...)
+	errs = append(errs, unusedFlags(f, matrixUse{strats: strats, addrs: addrs, tls: conn.TLS != nil, topo: topo,
+		topoMasters: strings.HasPrefix(f.topology, "masters:")})...)
+	var slowName string
+	var slowBy time.Duration
+	if f.testSlowdown != "" {
+		name, d, ok := strings.Cut(f.testSlowdown, "=")
+		var err error
+		if slowName = name; !ok || !slices.Contains(strats, name) {
+			bad("--test-slowdown %q: want STRATEGY=DURATION for a strategy of --strategy", f.testSlowdown)
+		} else if slowBy, err = time.ParseDuration(d); err != nil || slowBy <= 0 || slowBy > time.Second {
+			bad("--test-slowdown %q: the duration must be above 0 and at most 1s", f.testSlowdown)
+		}
+	}
+	ths, thErrs := thresholds.ParseList(f.failOn)
+	for _, err := range thErrs {
+		errs = append(errs, fmt.Errorf("--fail-on: %w", err))
+	}
+	if len(pols) == 0 {
+		pols = []*retry.Policy{nil} // the scenarios are still checked (engine.Validate does not read Retry)
+	}
+	// The scenarios, each checked by engine.Validate (a problem common to
+	// several of them is reported once).
+	clients := f.clients
+	if f.rate > 0 && f.maxClients > 0 {
+		clients = f.maxClients
+	}
+	var scenarios []engine.Scenario
+	seen := map[string]bool{}
+	for _, wl := range wls {
+		for _, st := range strats {
+			for _, pol := range pols {
+				for k, d := range drvs {
+					sc := engine.Scenario{
+						Strategy: st, Driver: d, Workload: wl, Retry: pol,
+						Clients: clients, Duration: f.duration, Warmup: f.warmup,
+						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
+						Params: workloads.Params{Work: work, Release: f.release}, Options: f.plugin,
+						Liveness: liveness, ErrorStreak: streak,
+						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample,
+						KeepKeys: f.keepKeys, Faults: faultSpecs,
+						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+						Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
+							ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
+					}
+					if st == slowName {
+						sc.Slowdown = slowBy
+					}
+					for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
+						if !seen[err.Error()] {
+							seen[err.Error()] = true
+							errs = append(errs, err)
+						}
+					}
+					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
+						continue // the SQL strategies use no Redis driver: one scenario
+					}
+					scenarios = append(scenarios, sc)
+				}
+			}
+		}
+	}
+	if len(errs) == 0 {
+		// Only on an otherwise valid matrix: a misspelt strategy would
+		// make a right scope look wrong.
+		for _, err := range thresholds.Unmatched(ths, scenarioNames(scenarios)) {
+			errs = append(errs, fmt.Errorf("--fail-on: %w", err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, usageError{errors.Join(errs...)}
+	}
+	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+		thresholds: ths,
+		docker:     f.backend == "docker",
+		conn:       conn}
+	return p, nil
+}
+
+// scenarioNames are the scenarios' names as their results will carry
+// them (report.Scenario.Name: strategy/driver/workload/retry), the SQL
+// strategies' driver being mysql.
+func scenarioNames(scs []engine.Scenario) []string {
+	names := make([]string, len(scs))
+	for i, sc := range scs {
+		drv, pol := sc.Driver, ""
+		if strategies.InfoOf(sc.Strategy).Backend == strategies.MariaDB {
+			drv = "mysql"
+		}
+		if sc.Retry != nil {
+			pol = sc.Retry.Name
+		}
+		names[i] = sc.Strategy + "/" + drv + "/" + sc.Workload + "/" + pol
+	}
+	return names
+}
+
+// layoutOf is the layout scenario sc will run on, as the flags say: the
+// user's servers (--addr, as a Cluster or behind Sentinels), or what
+// lockbench starts (layoutKind). masters is the
+// number of independent masters to start (--nodes or masters:N), addrs
+// the number of --addr servers.
+func layoutOf(f *runFlags, sc engine.Scenario, topo strategies.Topology, masters, addrs int) engine.Layout {
+	kind := strategies.TopologyOf(sc.Strategy)
+	if f.addr != "" {
+		switch {
+		case f.cluster:
+			return engine.Layout{Kind: strategies.Cluster, External: true}
+		case f.sentinelMaster != "":
+			return engine.Layout{Kind: strategies.Sentinel, External: true}
+		case kind == strategies.Masters:
+			return engine.Layout{Kind: kind, Servers: addrs, External: true}
+		}
+		return engine.Layout{Kind: strategies.Standalone, External: true}
+	}
+	kind = layoutKind(sc, topo)
+	servers := map[strategies.Topology]int{strategies.Standalone: 1, strategies.Masters: masters,
+		strategies.Replicated: 2, strategies.Sentinel: 2, strategies.Cluster: 3}[kind]
+	return engine.Layout{Kind: kind, Servers: servers}
+}
+
+// unusedParams reports a plugin parameter that the command line or the
+// scenario file set but that no selected strategy or workload declares:
+// the value would be silently ignored.
+func unusedParams(f *runFlags, strats, wls []string) []error {
+	var errs []error
+	for _, name := range strats {
+		if !strategies.Known(name) {
+			return nil // a misspelt name: its own error says more
+		}
+	}
+	for _, name := range wls {
+		if _, err := workloads.Lookup(name); err != nil {
+			return nil
+		}
+	}
+	for _, pp := range pluginParams() {
+		if !f.pluginSet[pp.Name] {
+			continue
+		}
+		used := false
+		for _, u := range pp.users {
+			used = used || slices.Contains(strats, u) || slices.Contains(wls, u)
+		}
+		if !used {
+			errs = append(errs, fmt.Errorf("--%s goes with %s (not with the --strategy and --workload of this run)", pp.Name, strings.Join(pp.users, ", ")))
+		}
+	}
+	return errs
+}
+
+// checkListenAddr checks a [host]:port to listen on: the port a number
+// from 0 (any) to 65535. Whether it is free is known when listening.
+func checkListenAddr(a string) error {
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return fmt.Errorf("want [host]:port, like :9091 or 127.0.0.1:9091")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 || port[0] == '+' {
+		return fmt.Errorf("the port must be a number from 0 (any free port) to 65535")
+	}
+	return nil
+}
+
+// parseConn reads the connection flags run and clean share (connFlags):
+// the --addr servers, the login (the flags', or the ones in the --addr
+// URLs, else $LOCKBENCH_PASSWORD), the database, TLS, Cluster or
+// Sentinel; every problem is returned (usage errors). It never changes f.
+func parseConn(f *runFlags) ([]string, drivers.Endpoint, []error) {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	var addrs []string
 	var tlsCfg *tls.Config
 	db := 0
@@ -216,264 +483,9 @@ func validate(f *runFlags) (*plan, error) {
 	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
 		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
 	}
-	if f.metricsAddr != "" {
-		if err := checkListenAddr(f.metricsAddr); err != nil {
-			bad("--metrics-addr %q: %v", f.metricsAddr, err)
-		}
-	}
-	if !contains(report.Formats, f.format) {
-		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
-	}
-	if f.repeat < 1 || f.repeat > 1000 {
-		bad("--repeat must be from 1 to 1000, got %d", f.repeat)
-	}
-	if f.rate < 0 || f.rate > 10_000_000 || f.rate != f.rate {
-		bad("--rate must be from 0 (closed loop) to 10000000 ops/s, got %v", f.rate)
-	}
-	if f.arrivals != "constant" && f.arrivals != "poisson" {
-		bad("--arrivals %q is not constant or poisson", f.arrivals)
-	}
-	if f.maxClients < 0 || f.maxClients > maxClients {
-		bad("--max-clients must be from 1 to %d, got %d", maxClients, f.maxClients)
-	}
-	if f.dropAfter <= 0 {
-		bad("--drop-after must be > 0, got %v", f.dropAfter)
-	}
-	var faultSpecs []faults.Spec
-	for _, fs := range f.faults {
-		sp, err := faults.Parse(fs)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		faultSpecs = append(faultSpecs, sp)
-	}
-	var topo strategies.Topology
-	nodesN := f.nodes
-	switch {
-	case f.topology == "" || f.topology == "standalone":
-		if f.topology != "" {
-			topo = strategies.Standalone
-		}
-	case f.topology == "replica":
-		topo = strategies.Replicated
-	case strings.HasPrefix(f.topology, "masters:"):
-		n, err := strconv.Atoi(strings.TrimPrefix(f.topology, "masters:"))
-		if err != nil || n < 1 || n > 64 {
-			bad("--topology %q: want masters:N with N from 1 to 64", f.topology)
-		} else {
-			topo, nodesN = strategies.Masters, n
-		}
-	case f.topology == "sentinel":
-		topo = strategies.Sentinel
-	case f.topology == "cluster":
-		topo = strategies.Cluster
-	default:
-		bad("--topology %q is not one of standalone, masters:N, replica, sentinel, cluster", f.topology)
-	}
-	if topo != "" && f.addr != "" {
-		bad("--topology starts servers; it cannot be used with --addr")
-	}
-	switch f.backend {
-	case "local":
-	case "docker":
-		if f.addr != "" {
-			bad("--backend docker starts servers; it cannot be used with --addr")
-		}
-		if topo == strategies.Sentinel || topo == strategies.Cluster {
-			bad("--backend docker starts %s layouts; --topology %s needs --backend local", dockertopo.Supported, f.topology)
-		}
-		for _, sp := range faultSpecs {
-			if faults.NeedsOf(sp.Name) != faults.NeedsNothing {
-				bad("fault %s acts on redis-server processes; it needs --backend local", sp.Name)
-			}
-		}
-	default:
-		bad("--backend %q is not local or docker", f.backend)
-	}
-	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
-		bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
-	}
-	switch f.token {
-	case "random", "constant":
-	default:
-		bad("--token %q is not random or constant", f.token)
-	}
-	if f.nodes < 1 || f.nodes > 64 {
-		bad("--nodes must be from 1 to 64, got %d", f.nodes)
-	}
-	out := f.out
-	if out == "" {
-		out = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z")+".json")
-	}
-	if err := checkOut(out); err != nil {
-		bad("--out %q: %v", out, err)
-	}
-	errs = append(errs, unusedParams(f, strats, wls)...)
-	errs = append(errs, unusedFlags(f, matrixUse{strats: strats, addrs: addrs, tls: tlsCfg != nil, topo: topo,
-		topoMasters: strings.HasPrefix(f.topology, "masters:")})...)
-	var slowName string
-	var slowBy time.Duration
-	if f.testSlowdown != "" {
-		name, d, ok := strings.Cut(f.testSlowdown, "=")
-		var err error
-		if slowName = name; !ok || !slices.Contains(strats, name) {
-			bad("--test-slowdown %q: want STRATEGY=DURATION for a strategy of --strategy", f.testSlowdown)
-		} else if slowBy, err = time.ParseDuration(d); err != nil || slowBy <= 0 || slowBy > time.Second {
-			bad("--test-slowdown %q: the duration must be above 0 and at most 1s", f.testSlowdown)
-		}
-	}
-	ths, thErrs := thresholds.ParseList(f.failOn)
-	for _, err := range thErrs {
-		errs = append(errs, fmt.Errorf("--fail-on: %w", err))
-	}
-	if len(pols) == 0 {
-		pols = []*retry.Policy{nil} // the scenarios are still checked (engine.Validate does not read Retry)
-	}
-	// The scenarios, each checked by engine.Validate (a problem common to
-	// several of them is reported once).
-	clients := f.clients
-	if f.rate > 0 && f.maxClients > 0 {
-		clients = f.maxClients
-	}
-	var scenarios []engine.Scenario
-	seen := map[string]bool{}
-	for _, wl := range wls {
-		for _, st := range strats {
-			for _, pol := range pols {
-				for k, d := range drvs {
-					sc := engine.Scenario{
-						Strategy: st, Driver: d, Workload: wl, Retry: pol,
-						Clients: clients, Duration: f.duration, Warmup: f.warmup,
-						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Work: work, Release: f.release}, Options: f.plugin,
-						Liveness: liveness, ErrorStreak: streak,
-						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample,
-						KeepKeys: f.keepKeys, Faults: faultSpecs,
-						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
-						Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
-							ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
-					}
-					if st == slowName {
-						sc.Slowdown = slowBy
-					}
-					for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
-						if !seen[err.Error()] {
-							seen[err.Error()] = true
-							errs = append(errs, err)
-						}
-					}
-					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
-						continue // the SQL strategies use no Redis driver: one scenario
-					}
-					scenarios = append(scenarios, sc)
-				}
-			}
-		}
-	}
-	if len(errs) == 0 {
-		// Only on an otherwise valid matrix: a misspelt strategy would
-		// make a right scope look wrong.
-		for _, err := range thresholds.Unmatched(ths, scenarioNames(scenarios)) {
-			errs = append(errs, fmt.Errorf("--fail-on: %w", err))
-		}
-	}
-	if len(errs) > 0 {
-		return nil, usageError{errors.Join(errs...)}
-	}
 	if password == "" {
 		password = os.Getenv("LOCKBENCH_PASSWORD")
 	}
-	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
-		thresholds: ths,
-		docker:     f.backend == "docker",
-		conn: drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
-			MasterName: f.sentinelMaster, SentinelPassword: sentinelPassword}}
-	return p, nil
-}
-
-// scenarioNames are the scenarios' names as their results will carry
-// them (report.Scenario.Name: strategy/driver/workload/retry), the SQL
-// strategies' driver being mysql.
-func scenarioNames(scs []engine.Scenario) []string {
-	names := make([]string, len(scs))
-	for i, sc := range scs {
-		drv, pol := sc.Driver, ""
-		if strategies.InfoOf(sc.Strategy).Backend == strategies.MariaDB {
-			drv = "mysql"
-		}
-		if sc.Retry != nil {
-			pol = sc.Retry.Name
-		}
-		names[i] = sc.Strategy + "/" + drv + "/" + sc.Workload + "/" + pol
-	}
-	return names
-}
-
-// layoutOf is the layout scenario sc will run on, as the flags say: the
-// user's servers (--addr, as a Cluster or behind Sentinels), or what
-// lockbench starts (layoutKind). masters is the
-// number of independent masters to start (--nodes or masters:N), addrs
-// the number of --addr servers.
-func layoutOf(f *runFlags, sc engine.Scenario, topo strategies.Topology, masters, addrs int) engine.Layout {
-	kind := strategies.TopologyOf(sc.Strategy)
-	if f.addr != "" {
-		switch {
-		case f.cluster:
-			return engine.Layout{Kind: strategies.Cluster, External: true}
-		case f.sentinelMaster != "":
-			return engine.Layout{Kind: strategies.Sentinel, External: true}
-		case kind == strategies.Masters:
-			return engine.Layout{Kind: kind, Servers: addrs, External: true}
-		}
-		return engine.Layout{Kind: strategies.Standalone, External: true}
-	}
-	kind = layoutKind(sc, topo)
-	servers := map[strategies.Topology]int{strategies.Standalone: 1, strategies.Masters: masters,
-		strategies.Replicated: 2, strategies.Sentinel: 2, strategies.Cluster: 3}[kind]
-	return engine.Layout{Kind: kind, Servers: servers}
-}
-
-// unusedParams reports a plugin parameter that the command line or the
-// scenario file set but that no selected strategy or workload declares:
-// the value would be silently ignored.
-func unusedParams(f *runFlags, strats, wls []string) []error {
-	var errs []error
-	for _, name := range strats {
-		if !strategies.Known(name) {
-			return nil // a misspelt name: its own error says more
-		}
-	}
-	for _, name := range wls {
-		if _, err := workloads.Lookup(name); err != nil {
-			return nil
-		}
-	}
-	for _, pp := range pluginParams() {
-		if !f.pluginSet[pp.Name] {
-			continue
-		}
-		used := false
-		for _, u := range pp.users {
-			used = used || slices.Contains(strats, u) || slices.Contains(wls, u)
-		}
-		if !used {
-			errs = append(errs, fmt.Errorf("--%s goes with %s (not with the --strategy and --workload of this run)", pp.Name, strings.Join(pp.users, ", ")))
-		}
-	}
-	return errs
-}
-
-// checkListenAddr checks a [host]:port to listen on: the port a number
-// from 0 (any) to 65535. Whether it is free is known when listening.
-func checkListenAddr(a string) error {
-	_, port, err := net.SplitHostPort(a)
-	if err != nil {
-		return fmt.Errorf("want [host]:port, like :9091 or 127.0.0.1:9091")
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 0 || n > 65535 || port[0] == '+' {
-		return fmt.Errorf("the port must be a number from 0 (any free port) to 65535")
-	}
-	return nil
+	return addrs, drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
+		MasterName: f.sentinelMaster, SentinelPassword: sentinelPassword}, errs
 }

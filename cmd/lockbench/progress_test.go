@@ -93,7 +93,7 @@ func TestNoProgressWithoutTerminal(t *testing.T) {
 	if !strings.Contains(r.stderr, "[1/1] atomic rueidis flash-sale fixed, 4 clients ...") {
 		t.Errorf("stderr lacks the plain progress line:\n%s", r.stderr)
 	}
-	r = lockbench(t, append(args, "-q")...)
+	r = lockbench(t, append(args, "-q", "--force")...)
 	if r.code != 0 || strings.Contains(r.stderr, "[1/1]") {
 		t.Fatalf("-q: exit %d, stderr:\n%s", r.code, r.stderr)
 	}

@@ -19,7 +19,7 @@ func TestReserveOut(t *testing.T) {
 	now := time.Date(2026, 11, 30, 7, 22, 4, 0, time.UTC)
 	var got []string
 	for range 3 {
-		p, _, err := reserveOut(dir, now)
+		p, _, err := reserveOut(dir, now, "0a1b2c3d")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +34,7 @@ func TestReserveOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc report.Run
-	if err := json.Unmarshal(b, &doc); err != nil || doc.Schema != report.Schema || doc.Failed == "" || len(doc.Scenarios) != 0 {
+	if err := json.Unmarshal(b, &doc); err != nil || doc.Schema != report.Schema || doc.Failed == "" || len(doc.Scenarios) != 0 || doc.Meta.RunID != "0a1b2c3d" {
 		t.Fatalf("placeholder %s: %v", b, err)
 	}
 	// A run that ends before it writes removes its placeholder, and only

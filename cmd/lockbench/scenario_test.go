@@ -362,7 +362,7 @@ func TestScenarioExamples(t *testing.T) {
 				if _, err := topology.Command(external.Addr, external.Password, time.Second, "SET", "user:data", "precious"); err != nil {
 					t.Fatal(err)
 				}
-				r := lockbench(t, args...)
+				r := lockbench(t, append(args, "--force")...) // the first run's result is there
 				if r.code == 0 || !strings.Contains(r.stderr, "allow-nonempty") {
 					t.Errorf("a database holding a key: exit %d, want a refusal naming allow-nonempty\n%s", r.code, r.stderr)
 				}
@@ -458,7 +458,7 @@ func TestScenarioFileErrors(t *testing.T) {
 		{write("value.yaml", "strategy: atomc\n"), []string{`did you mean "atomic"`}},
 	}
 	for _, c := range cases {
-		r := lockbench(t, "run", "-f", c.path, "--out", filepath.Join(dir, "r.json"))
+		r := lockbench(t, "run", "-f", c.path, "--force", "--out", filepath.Join(dir, "r.json"))
 		if r.code != exitUsage {
 			t.Errorf("%s: exit %d, want 2\n%s", filepath.Base(c.path), r.code, r.stderr)
 			continue

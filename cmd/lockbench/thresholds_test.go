@@ -153,7 +153,7 @@ func TestFailOnUsageErrors(t *testing.T) {
 		{[]string{"-f", twice}, []string{"fail-on is given twice (thresholds and fail-on are one field)"}},
 	}
 	for _, c := range cases {
-		args := append([]string{"run", "--out", out}, c.args...)
+		args := append([]string{"run", "--force", "--out", out}, c.args...)
 		r := lockbench(t, args...)
 		if r.code != exitUsage {
 			t.Errorf("lockbench %v: exit %d, want 2\n%s", args, r.code, r.stderr)

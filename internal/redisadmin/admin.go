@@ -23,7 +23,8 @@ func ServerVersion(ctx context.Context, d drivers.Driver) (string, error) {
 }
 
 // DeleteKeys deletes every key matching prefix* on d (SCAN, then DEL in
-// batches) and returns how many it deleted. It touches no other key.
+// batches; on a cluster client, on every master) and returns how many it
+// deleted. It touches no other key.
 func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, error) {
 	if prefix == "" {
 		return 0, errors.New("redisadmin: refusing to delete keys with an empty prefix")
@@ -45,11 +46,15 @@ func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, erro
 			}
 			cursor = r.Array[0].Str
 			keys := r.Array[1].Array
+			// DEL's reply counts the keys it deleted: a key SCAN returns
+			// twice, or one that expired in between, counts once or not.
 			if cluster { // keys of one node may lie in many slots
 				for _, k := range keys {
-					if _, err := n.Do(ctx, "DEL", k.Str); err != nil {
+					r, err := n.Do(ctx, "DEL", k.Str)
+					if err != nil {
 						return deleted, err
 					}
+					deleted += int(r.Int)
 				}
 			} else if len(keys) > 0 {
 				args := make([]string, 0, len(keys)+1)
@@ -57,17 +62,47 @@ func DeleteKeys(ctx context.Context, d drivers.Driver, prefix string) (int, erro
 				for _, k := range keys {
 					args = append(args, k.Str)
 				}
-				if _, err := n.Do(ctx, args...); err != nil {
+				r, err := n.Do(ctx, args...)
+				if err != nil {
 					return deleted, err
 				}
+				deleted += int(r.Int)
 			}
-			deleted += len(keys)
 			if cursor == "0" {
 				break
 			}
 		}
 	}
 	return deleted, nil
+}
+
+// CountKeys returns how many keys match prefix* on d (SCAN, summed over
+// the masters of a cluster client; a key SCAN returns twice may count
+// twice). It changes nothing.
+func CountKeys(ctx context.Context, d drivers.Driver, prefix string) (int, error) {
+	nodes, _, err := perNode(ctx, d)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, nd := range nodes {
+		cursor := "0"
+		for {
+			r, err := nd.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", "1000")
+			if err != nil {
+				return n, err
+			}
+			if len(r.Array) != 2 {
+				return n, errors.New("redisadmin: malformed SCAN reply")
+			}
+			cursor = r.Array[0].Str
+			n += len(r.Array[1].Array)
+			if cursor == "0" {
+				break
+			}
+		}
+	}
+	return n, nil
 }
 
 // KeyCount returns the number of keys in d's database (DBSIZE), summed

@@ -269,13 +269,15 @@ func WriteFile(path string, r *Run) error {
 }
 
 // WriteAtomic writes a file with write: into a temporary file in path's
-// directory (created if needed), then renamed over path with mode 0644, so
-// a reader never sees half a file. On error nothing is left behind.
+// directory (created if needed; named .lockbench-<pid>-*.tmp, so that a
+// later run can sweep it when this process was killed), then renamed over
+// path with mode 0644, so a reader never sees half a file. On error
+// nothing is left behind.
 func WriteAtomic(path string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".lockbench-*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), fmt.Sprintf(".lockbench-%d-*.tmp", os.Getpid()))
 	if err != nil {
 		return err
 	}
