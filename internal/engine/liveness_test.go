@@ -133,6 +133,13 @@ func TestErrorStreakOff(t *testing.T) {
 // clientRun runs atomic (with its on-timeout setting) on one hot lock
 // under the faults given, with the driver settings c.
 func clientRun(t *testing.T, drv, onTimeout string, c engine.Client, acquireTimeout time.Duration, fs ...string) report.Scenario {
+	return clientRunOn(t, drv, onTimeout, false, c, acquireTimeout, fs...)
+}
+
+// clientRunOn is clientRun, with each client on a lock of its own when own
+// is set (every acquire then succeeds: a lost SET reply is always an
+// applied SET).
+func clientRunOn(t *testing.T, drv, onTimeout string, own bool, c engine.Client, acquireTimeout time.Duration, fs ...string) report.Scenario {
 	t.Helper()
 	var specs []faults.Spec
 	for _, f := range fs {
@@ -147,7 +154,7 @@ func clientRun(t *testing.T, drv, onTimeout string, c engine.Client, acquireTime
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
 		Duration: 2500 * time.Millisecond, TTL: 2 * time.Second, AcquireTimeout: acquireTimeout,
 		Params:  workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)},
-		Options: registry.Values{"keys": 1, "on-timeout": onTimeout}, Seed: 1, Faults: specs, Client: c,
+		Options: registry.Values{"keys": 4, "own-keys": own, "on-timeout": onTimeout}, Seed: 1, Faults: specs, Client: c,
 		ErrorStreak: -1,
 	}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
@@ -168,8 +175,10 @@ func TestReplyLossOrphans(t *testing.T) {
 	for _, drv := range driverNames {
 		t.Run(drv, func(t *testing.T) {
 			c := engine.Client{ReadTimeout: 100 * time.Millisecond}
-			fault := "reply-loss:node=0,p=0.05,delay=400ms,at=300ms,for=1s"
-			keep := clientRun(t, drv, "keep", c, 5*time.Second, fault)
+			// Each client on a lock of its own: every SET NX succeeds, so
+			// each reply lost is a lock the server gave.
+			fault := "reply-loss:node=0,p=0.2,delay=500ms,at=300ms,for=1s"
+			keep := clientRunOn(t, drv, "keep", true, c, 5*time.Second, fault)
 			if keep.Liveness.OrphanAcquires == 0 || keep.Counters.ErrorsByKind["timeout"] == 0 {
 				t.Fatalf("keep: orphan acquires %d, timeouts %d (%v); want orphans from applied SETs whose reply was lost",
 					keep.Liveness.OrphanAcquires, keep.Counters.ErrorsByKind["timeout"], keep.Counters.ErrorsByKind)
@@ -177,7 +186,7 @@ func TestReplyLossOrphans(t *testing.T) {
 			// A release whose own connection or reply the fault cost can
 			// still leave its lock (orphan_locks counts those too); what
 			// on-timeout=release undoes is the acquires'.
-			rel := clientRun(t, drv, "release", c, 5*time.Second, fault)
+			rel := clientRunOn(t, drv, "release", true, c, 5*time.Second, fault)
 			if rel.Liveness.OrphanAcquires != 0 || rel.Counters.ErrorsByKind["timeout"] == 0 {
 				t.Fatalf("release: orphan acquires %d, timeouts %d; want timeouts and no orphan from an acquire", rel.Liveness.OrphanAcquires, rel.Counters.ErrorsByKind["timeout"])
 			}
