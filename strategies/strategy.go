@@ -429,14 +429,23 @@ func acquireRetry(ctx, io context.Context, l Locker, key string, b retry.Backoff
 			return lease, attempts, nil
 		}
 		if !errors.Is(err, ErrNotAcquired) {
-			if cerr := att.Err(); cerr != nil {
-				// The attempt was cut short by the caller's context: its
-				// error (a driver's i/o timeout at the deadline) is that.
-				return nil, attempts, cerr
-			}
-			return nil, attempts, err
+			return nil, attempts, cutShort(att, err)
 		}
 	}
+}
+
+// cutShort returns the error of an attempt made on ctx: ctx's own error
+// when ctx ended it (a driver's i/o timeout at ctx's deadline is that
+// deadline, also when the socket's deadline fired a moment before ctx's
+// timer), else err.
+func cutShort(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 // Blocks reports whether l's TryAcquire may wait in-process (a local
