@@ -14,9 +14,8 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// liveRun runs atomic on one hot lock with the faults given and returns
-// the result's liveness figures.
-func liveRun(t *testing.T, drv string, release string, fs ...string) report.Scenario {
+// parseFaults parses fault specs, failing the test on a bad one.
+func parseFaults(t *testing.T, fs ...string) []faults.Spec {
 	t.Helper()
 	var specs []faults.Spec
 	for _, f := range fs {
@@ -26,6 +25,14 @@ func liveRun(t *testing.T, drv string, release string, fs ...string) report.Scen
 		}
 		specs = append(specs, sp)
 	}
+	return specs
+}
+
+// liveRun runs atomic on one hot lock with the faults given and returns
+// the result's liveness figures.
+func liveRun(t *testing.T, drv string, release string, fs ...string) report.Scenario {
+	t.Helper()
+	specs := parseFaults(t, fs...)
 	sc := engine.Scenario{
 		Strategy: "atomic", Driver: drv, Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
@@ -141,14 +148,7 @@ func clientRun(t *testing.T, drv, onTimeout string, c engine.Client, acquireTime
 // applied SET).
 func clientRunOn(t *testing.T, drv, onTimeout string, own bool, c engine.Client, acquireTimeout time.Duration, fs ...string) report.Scenario {
 	t.Helper()
-	var specs []faults.Spec
-	for _, f := range fs {
-		sp, err := faults.Parse(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, sp)
-	}
+	specs := parseFaults(t, fs...)
 	sc := engine.Scenario{
 		Strategy: "atomic", Driver: drv, Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
