@@ -5,7 +5,7 @@
 GO      ?= go
 BIN     := bin/lockbench
 COMMIT  := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X main.gitCommit=$(COMMIT)
+LDFLAGS := -X github.com/lockbench/lockbench/internal/cli.gitCommit=$(COMMIT)
 ARGS    ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2

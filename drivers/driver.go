@@ -316,6 +316,29 @@ func FirstKey(cmd string) bool {
 	return false
 }
 
+// Native is the optional capability of a Driver to hand out the client
+// library's own client (both adapters have it): go-redis's
+// redis.UniversalClient for goredis, rueidis.Client for rueidis. Lock
+// libraries built on one of those clients (redsync, redislock,
+// rueidislock) run on it. Calls made on the native client bypass the
+// Driver's per-call bounds (the rueidis adapter's read timeout as a
+// context deadline) but use the same connections, password and TLS.
+type Native interface {
+	// Native returns the underlying client; the Driver keeps owning it
+	// (Close the Driver, not the client).
+	Native() any
+}
+
+// NativeOf returns d's native client (Native), or nil when d has none.
+// A Switch gives its current driver's client: a library that keeps it
+// does not follow a later failover.
+func NativeOf(d Driver) any {
+	if n, ok := d.(Native); ok {
+		return n.Native()
+	}
+	return nil
+}
+
 // Subscriber is the optional pub/sub capability of a Driver (both adapters
 // have it); find it with a type assertion.
 type Subscriber interface {

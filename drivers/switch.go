@@ -20,7 +20,11 @@ var (
 	_ Driver     = (*Switch)(nil)
 	_ Subscriber = (*Switch)(nil)
 	_ Pipeliner  = (*Switch)(nil)
+	_ Native     = (*Switch)(nil)
 )
+
+// Native returns the current driver's native client (NativeOf).
+func (s *Switch) Native() any { return NativeOf(s.Current()) }
 
 // NewSwitch returns a Switch forwarding to d.
 func NewSwitch(d Driver) *Switch {

@@ -162,6 +162,16 @@ type Queued interface {
 	Queued()
 }
 
+// OwnRetry is implemented by lockers whose TryAcquire runs a lock
+// library's own acquire loop (redsync's tries, redislock's retry strategy,
+// rueidislock's wait for an invalidation): it may wait in-process, returns
+// ErrNotAcquired when the library gives up, and gets the acquire timeout as
+// ctx's deadline (as Queued lockers do). Their strategies set
+// Info.OwnsRetry, so no lockbench retry policy runs around them.
+type OwnRetry interface {
+	OwnRetry()
+}
+
 // Lockless is implemented by strategies that take no lock at all
 // (redis-guard, sql-guard): the workload writes through a guarded update
 // instead (a conditional decrement), so there is no holder for the oracle

@@ -175,6 +175,19 @@ type Info struct {
 	// "fence" (reject a write whose fencing token is below the highest
 	// seen) or "decr" (the conditional decrement). Default "": none.
 	Guard string
+	// Drivers, when set, are the only Redis drivers it runs on (a lock
+	// library built on one client: redislock on go-redis, rueidislock on
+	// rueidis); lockbench skips its scenarios on the others with a
+	// message, as it skips a baseline whose server is not installed.
+	// Default: every driver.
+	Drivers []string
+	// OwnsRetry: its TryAcquire runs a lock library's own acquire loop
+	// (tries, waits, wake-ups) until the lock is taken, the library gives
+	// up (ErrNotAcquired) or ctx ends; its lockers implement OwnRetry.
+	// lockbench's retry policies are not layered on top: its scenarios
+	// run with retry.Library() whatever --retry says, and the table's
+	// retry column says "library".
+	OwnsRetry bool
 	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
 	// Default 1; redlock: 3, so that a majority survives a failure.
 	MinNodes int
@@ -217,6 +230,22 @@ func RunsWith(name, wl string) bool {
 	}
 	for _, w := range e.Value.info.Workloads {
 		if w == wl {
+			return true
+		}
+	}
+	return false
+}
+
+// RunsOn reports whether strategy name runs on the Redis driver drv
+// (Info.Drivers).
+func RunsOn(name, drv string) bool {
+	e, _ := reg.Get(name)
+	ds := e.Value.info.Drivers
+	if len(ds) == 0 {
+		return true
+	}
+	for _, d := range ds {
+		if d == drv {
 			return true
 		}
 	}
@@ -459,6 +488,9 @@ type blocking interface{ blocks() }
 
 func isBlocking(l Locker) bool {
 	if _, ok := l.(blocking); ok {
+		return true
+	}
+	if _, ok := l.(OwnRetry); ok {
 		return true
 	}
 	_, ok := l.(Queued)

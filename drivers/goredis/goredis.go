@@ -31,7 +31,14 @@ type driver struct {
 	borrowed bool // a node of a cluster client: Close does nothing
 }
 
-var _ drivers.Driver = (*driver)(nil)
+var (
+	_ drivers.Driver = (*driver)(nil)
+	_ drivers.Native = (*driver)(nil)
+)
+
+// Native returns the go-redis client, a redis.UniversalClient (a
+// *redis.Client for one server, a *redis.ClusterClient for a Cluster).
+func (d *driver) Native() any { return d.c }
 
 // Open returns a go-redis client for o.Addr with a pool of o.PoolSize
 // connections (also the minimum kept idle, so the measured window does not

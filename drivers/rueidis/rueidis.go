@@ -46,7 +46,13 @@ func (d *driver) bound(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeout(ctx, d.callTimeout)
 }
 
-var _ drivers.Driver = (*driver)(nil)
+var (
+	_ drivers.Driver = (*driver)(nil)
+	_ drivers.Native = (*driver)(nil)
+)
+
+// Native returns the rueidis.Client.
+func (d *driver) Native() any { return d.c }
 
 // Open connects to o.Addr. o.PoolSize sizes the pool used for blocking
 // commands and Pipeline (BlockingPoolSize); ordinary commands share

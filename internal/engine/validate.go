@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -73,6 +74,13 @@ func Validate(sc Scenario, l Layout) []error {
 	known := len(errs) == 0 // the checks below that need the plugins
 	if known && !strategies.RunsWith(sc.Strategy, sc.Workload) {
 		bad("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload, strings.Join(info.Workloads, ", "))
+	}
+	if known && sc.Retry != nil && (sc.Retry.Name == retry.LibraryName) != info.OwnsRetry {
+		if info.OwnsRetry {
+			bad("strategy %s retries with its library's own loop: its retry policy is %s, not %s", sc.Strategy, retry.LibraryName, sc.Retry.Name)
+		} else {
+			bad("retry %s is only for strategies that own their retrying (a lock library's), not %s", retry.LibraryName, sc.Strategy)
+		}
 	}
 	if info.Backend != strategies.NoBackend && len(sc.Faults) > 0 {
 		bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, info.Backend)

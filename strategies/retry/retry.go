@@ -187,6 +187,19 @@ func Parse(spec string) (*Policy, error) {
 	return &Policy{Name: name, Params: v.Strings(), newFn: fn}, nil
 }
 
+// LibraryName is the retry column of a strategy that owns its retrying
+// (strategies.Info.OwnsRetry: a lock library's own acquire loop).
+const LibraryName = "library"
+
+// Library is the policy of a strategy that owns its retrying: one call of
+// its TryAcquire, which runs the library's own loop of tries and waits;
+// lockbench's policies are not layered on top. It is not registered, so
+// --retry cannot name it: a library strategy's scenarios get it instead of
+// the --retry policies.
+func Library() *Policy {
+	return &Policy{Name: LibraryName, newFn: func(*rand.Rand) Backoff { return none{} }}
+}
+
 type none struct{}
 
 func (none) Next(int) (time.Duration, bool) { return 0, false }

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/internal/claims"
+)
+
+// TestClaimsQuick runs every claim at reduced size on real redis-server
+// processes: each row gets a verdict (or "needs baseline" for a strategy
+// not built in), and the safety claims whose outcome is exact on any
+// machine — S1, S2, S3, S5 and S10 — are reproduced. Every performance
+// row ran its experiment 3 times and shows the interval it was judged on.
+func TestClaimsQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every claim experiment, the performance ones 3 times (about 3 minutes)")
+	}
+	dir := t.TempDir()
+	r := lockbench(t, "claims", "--quick", "--out-dir", dir)
+	if r.code != 0 {
+		t.Fatalf("claims --quick exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("claims --quick:\n%s", r.stdout)
+	files, _ := filepath.Glob(filepath.Join(dir, "claims-*.json"))
+	mds, _ := filepath.Glob(filepath.Join(dir, "claims-*.md"))
+	if len(files) != 1 || len(mds) != 1 {
+		t.Fatalf("report files: %v %v, want one .json and one .md", files, mds)
+	}
+	rep, err := claims.ReadJSON(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Meta.Mode != "quick" || len(rep.Rows) != len(claims.Table()) {
+		t.Fatalf("mode %q, %d rows; want quick and %d", rep.Meta.Mode, len(rep.Rows), len(claims.Table()))
+	}
+	md, _ := os.ReadFile(mds[0])
+	for _, row := range rep.Rows {
+		if !row.Verdict.Counted() && row.Verdict != claims.NeedsBaseline {
+			t.Errorf("%s: verdict %q (%s), want a verdict", row.ID, row.Verdict, row.Measured)
+		}
+		if row.Verdict.Counted() && len(row.Figures) == 0 {
+			t.Errorf("%s: verdict without measured figures", row.ID)
+		}
+		if !strings.Contains(r.stdout, row.ID) || !strings.Contains(string(md), "| "+row.ID+" |") {
+			t.Errorf("%s missing from the table or the Markdown report", row.ID)
+		}
+	}
+	// "6.5x [6.1x, 6.9x] (min-max, 75 %, n=3)": an interval and its real
+	// confidence, not called 95 %.
+	interval := regexp.MustCompile(`\[[^],]+, [^]]+\].*\(min-max, 75 %, n=3\)|\(min-max, 75 %, n=3\).*\[[^],]+, [^]]+\]`)
+	for _, row := range rep.Rows {
+		if !strings.HasPrefix(row.ID, "P") || row.Verdict == claims.NeedsBaseline {
+			continue
+		}
+		if !interval.MatchString(row.Measured) || !strings.Contains(string(md), row.Measured) {
+			t.Errorf("%s: measured %q, want an interval with its confidence (in the Markdown too)", row.ID, row.Measured)
+		}
+		if row.Repeats != claims.QuickRepeats || len(row.Intervals) == 0 {
+			t.Errorf("%s: %d repeats, %d intervals; want %d repeats", row.ID, row.Repeats, len(row.Intervals), claims.QuickRepeats)
+		}
+		for name, iv := range row.Intervals {
+			if iv.N != claims.QuickRepeats || !(iv.Lo <= iv.Median && iv.Median <= iv.Hi) {
+				t.Errorf("%s: %s interval %+v", row.ID, name, iv)
+			}
+		}
+	}
+	if !strings.Contains(r.stdout, "each experiment ran 3 times") || !strings.Contains(r.stdout, "inconclusive") {
+		t.Errorf("stdout lacks the interval note or the inconclusive count:\n%s", r.stdout)
+	}
+	if rep.Meta.ResultFiles["segments-r3"] == "" {
+		t.Errorf("result files %v: want one per repeat (segments-r1..r3)", rep.Meta.ResultFiles)
+	}
+	want := map[string]bool{"S1": true, "S2": true, "S3": true, "S5": true, "S10": true}
+	for _, row := range rep.Rows {
+		if want[row.ID] && row.Verdict != claims.Reproduced {
+			t.Errorf("%s: %s (%s), want reproduced", row.ID, row.Verdict, row.Measured)
+		}
+	}
+	if len(rep.Meta.ResultFiles) == 0 {
+		t.Fatal("no run result files recorded")
+	}
+	for _, f := range rep.Meta.ResultFiles {
+		// Every run's servers are gone (each result file records them).
+		assertServersGone(t, readDoc(t, f)["meta"].(map[string]any))
+	}
+}

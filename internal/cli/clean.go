@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/redisadmin"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// runIDPattern is what a run id may hold: lockbench's are 8 hex digits;
+// no glob character may reach SCAN MATCH.
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func newCleanCmd() *cobra.Command {
+	f := &runFlags{}
+	var runID, driver string
+	var all, yes bool
+	cmd := &cobra.Command{
+		Use:   "clean --addr ADDR (--run-id ID | --all-lockbench-runs --yes)",
+		Short: "Delete the keys a run left on your Redis servers (lockbench:<run-id>:*)",
+		Long: `clean deletes, on the --addr servers, exactly the keys under
+lockbench:<run-id>: (SCAN MATCH, then DEL; on every master of a Cluster) and
+says how many it deleted. A run leaves its keys when it is killed (SIGKILL),
+its server stalls or its clean-up fails, or with --keep-keys; it prints this
+command then, and its result file (the placeholder too) carries the run id in
+meta.run_id. Those keys expire by themselves anyway (the safety TTL, see
+docs/external-redis.md). --all-lockbench-runs --yes deletes every key under
+lockbench: instead, of every run, also of runs still going.
+
+The connection flags are run's: --password (or $LOCKBENCH_PASSWORD),
+--username, redis:// and rediss:// URLs, --tls-*, --cluster, --sentinel-master.`,
+		Example: `  lockbench clean --addr 127.0.0.1:6379 --password secret --run-id 3f9c0a12
+  lockbench clean --addr rediss://10.0.0.5:6380 --tls-ca-file ca.pem --cluster --all-lockbench-runs --yes`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return clean(cmd.Context(), f, driver, runID, all, yes, cmd.OutOrStdout())
+		},
+	}
+	fl := cmd.Flags()
+	connFlags(fl, f)
+	fl.StringVar(&runID, "run-id", "", "the run whose keys to delete (meta.run_id of its result file; the run prints it when it leaves keys)")
+	fl.BoolVar(&all, "all-lockbench-runs", false, "delete the keys of every run (every key under lockbench:); needs --yes")
+	fl.BoolVar(&yes, "yes", false, "confirm --all-lockbench-runs")
+	fl.StringVar(&driver, "driver", "goredis", "Redis driver to connect with (goredis or rueidis)")
+	return cmd
+}
+
+func clean(ctx context.Context, f *runFlags, driver, runID string, all, yes bool, stdout io.Writer) error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	prefix := "lockbench:" + runID + ":"
+	if f.addr == "" {
+		bad("--addr is required: clean deletes keys on your servers (the servers lockbench starts go with their run)")
+	}
+	switch {
+	case all && runID != "":
+		bad("--run-id and --all-lockbench-runs exclude each other")
+	case all && !yes:
+		bad("--all-lockbench-runs deletes every key under lockbench: (of every run, also of runs still going); add --yes to confirm")
+	case all:
+		prefix = "lockbench:"
+	case runID == "":
+		bad("give --run-id ID (meta.run_id of the run's result file) or --all-lockbench-runs --yes")
+	case !runIDPattern.MatchString(runID):
+		bad("--run-id %q is not a run id (letters, digits, - and _, like 3f9c0a12)", runID)
+	}
+	if yes && !all {
+		bad("--yes goes with --all-lockbench-runs")
+	}
+	if driver != "goredis" && driver != "rueidis" {
+		bad("--driver %q is not goredis or rueidis", driver)
+	}
+	addrs, conn, connErrs := parseConn(f)
+	errs = append(errs, connErrs...)
+	if len(errs) > 0 {
+		return usageError{errors.Join(errs...)}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p := &plan{addrs: addrs, conn: conn}
+	total := 0
+	nodes := p.external(strategies.Masters)
+	for _, n := range nodes {
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		ds, err := engine.Open(cctx, driver, []engine.Node{n}, 1)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("%s: %w", n.Addr, tlsHint(err, conn.TLS != nil))
+		}
+		k, err := redisadmin.DeleteKeys(cctx, ds[0], prefix)
+		ds[0].Close()
+		cancel()
+		total += k
+		if err != nil {
+			return fmt.Errorf("%s: deleted %d keys under %s, then: %w", n.Addr, k, prefix, err)
+		}
+		fmt.Fprintf(stdout, "deleted %d keys under %s on %s\n", k, prefix, n.Addr)
+	}
+	if len(nodes) > 1 {
+		fmt.Fprintf(stdout, "deleted %d keys in all\n", total)
+	}
+	return nil
+}
+
+// cleanCommand is the lockbench clean command line that deletes run
+// runID's keys on the servers of f: the --addr addresses (without the
+// login of a URL) and the connection flags given, never a password or a
+// user name (conn, appended, says to add them).
+func cleanCommand(f *runFlags, conn string, runID string) string {
+	var items []string
+	for _, a := range splitList(f.addr) {
+		items = append(items, withoutLogin(a))
+	}
+	args := []string{"lockbench", "clean", "--addr", shellQuote(strings.Join(items, ","))}
+	for _, o := range []struct{ flag, v string }{
+		{"--tls-ca-file", f.tlsCA}, {"--tls-cert-file", f.tlsCert},
+		{"--tls-key-file", f.tlsKey}, {"--tls-server-name", f.tlsServerName}, {"--sentinel-master", f.sentinelMaster},
+	} {
+		if o.v != "" {
+			args = append(args, o.flag, shellQuote(o.v))
+		}
+	}
+	for _, o := range []struct {
+		flag string
+		on   bool
+	}{{"--tls", f.tls}, {"--tls-insecure-skip-verify", f.tlsInsecure}, {"--cluster", f.cluster}} {
+		if o.on {
+			args = append(args, o.flag)
+		}
+	}
+	args = append(args, "--run-id", runID)
+	return strings.Join(args, " ") + conn
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:,=@.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@[]") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// reportLeftKeys tells, after a run on the user's servers (--addr), how
+// many of its keys are still there (a stall, a failed clean-up, a run that
+// stopped early, or --keep-keys) and the exact command that removes them;
+// or, when it cannot count them, that command anyway. Nothing is printed
+// when none are left.
+func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
+	if len(p.addrs) == 0 || len(p.scenarios) == 0 {
+		return
+	}
+	prefix := "lockbench:" + runID + ":"
+	note := ""
+	if p.conn.Password != "" || p.conn.Username != "" {
+		note = " (with your login: --username, --password or $LOCKBENCH_PASSWORD)"
+	}
+	expire := fmt.Sprintf("they expire by themselves at most --warmup + --duration + %v after their scenario started", workloads.SafetyMargin)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	left := 0
+	var failed []string
+	for _, n := range p.external(strategies.Masters) {
+		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{n}, 1)
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", n.Addr, err))
+			continue
+		}
+		k, err := redisadmin.CountKeys(ctx, ds[0], prefix)
+		ds[0].Close()
+		left += k
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", n.Addr, err))
+		}
+	}
+	cmd := cleanCommand(f, note, runID)
+	switch {
+	case len(failed) > 0:
+		fmt.Fprintf(w, "lockbench: warning: could not count the keys this run left under %s (%s); %s; to remove them now: %s\n",
+			prefix, strings.Join(failed, "; "), expire, cmd)
+	case left > 0 && p.scenarios[0].KeepKeys:
+		fmt.Fprintf(w, "lockbench: --keep-keys: %d keys kept under %s; %s; to remove them: %s\n", left, prefix, expire, cmd)
+	case left > 0:
+		fmt.Fprintf(w, "lockbench: warning: this run left %d keys under %s (its clean-up did not finish); %s; to remove them now: %s\n",
+			left, prefix, expire, cmd)
+	}
+}
+
+// withoutLogin is a --addr item with the user name and password of a
+// redis:// or rediss:// URL taken out.
+func withoutLogin(a string) string {
+	u, err := url.Parse(a)
+	if err != nil || u.User == nil || !strings.Contains(a, "://") {
+		return redact(a)
+	}
+	u.User = nil
+	return u.String()
+}

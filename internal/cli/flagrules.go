@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// matrixUse is what a run's matrix uses, as flagRules read it.
+type matrixUse struct {
+	strats      []string
+	addrs       []string            // the --addr servers (host:port)
+	tls         bool                // TLS to the --addr servers (rediss:// or --tls)
+	topo        strategies.Topology // --topology ("" = per strategy)
+	topoMasters bool                // --topology masters:N
+}
+
+// startsMasters reports whether a scenario runs on several independent
+// masters that lockbench starts with --nodes of them (redlock without
+// --addr and --topology masters:N).
+func (m matrixUse) startsMasters() bool {
+	if len(m.addrs) > 0 || m.topoMasters {
+		return false
+	}
+	for _, st := range m.strats {
+		if strategies.TopologyOf(st) == strategies.Masters {
+			return true
+		}
+	}
+	return false
+}
+
+// layoutless reports whether a strategy of the matrix has no layout of
+// its own, so that --topology chooses it.
+func (m matrixUse) layoutless() bool {
+	for _, st := range m.strats {
+		if strategies.TopologyOf(st) == strategies.Standalone {
+			return true
+		}
+	}
+	return false
+}
+
+// flagRule says when a common run flag means something: given (on the
+// command line or in a scenario file, or a value other than its default)
+// while applies is false, the run is refused, the message naming what
+// the flag goes with. The plugins' own parameters follow the same rule
+// from their declarations (unusedParams).
+type flagRule struct {
+	flag    string
+	given   func(f *runFlags) bool // its value differs from the default
+	applies func(f *runFlags, m matrixUse) bool
+	with    string // "--X goes with <with>"
+}
+
+func withAddr(f *runFlags, m matrixUse) bool { return f.addr != "" }
+
+const addrNote = "--addr (the servers lockbench starts get a random password, no TLS)"
+
+// flagRules is the one table of the common run flags that apply to some
+// runs only.
+var flagRules = []flagRule{
+	{"password", func(f *runFlags) bool { return f.password != "" }, withAddr, addrNote},
+	{"password-file", func(f *runFlags) bool { return f.passwordFile != "" }, withAddr, addrNote},
+	{"username", func(f *runFlags) bool { return f.username != "" }, withAddr, addrNote},
+	{"tls", func(f *runFlags) bool { return f.tls }, withAddr, addrNote},
+	{"cluster", func(f *runFlags) bool { return f.cluster }, withAddr, "--addr (the nodes of your Cluster; --topology cluster starts one)"},
+	{"sentinel-master", func(f *runFlags) bool { return f.sentinelMaster != "" }, withAddr, "--addr (your Sentinels; --topology sentinel starts some)"},
+	{"allow-nonempty", func(f *runFlags) bool { return f.allowNonempty }, withAddr, "--addr (the servers lockbench starts are always empty)"},
+	{"sentinel-password", func(f *runFlags) bool { return f.sentinelPassword != "" },
+		func(f *runFlags, _ matrixUse) bool { return f.sentinelMaster != "" }, "--sentinel-master"},
+	{"sentinel-password-file", func(f *runFlags) bool { return f.sentinelPasswordFile != "" },
+		func(f *runFlags, _ matrixUse) bool { return f.sentinelMaster != "" }, "--sentinel-master"},
+	{"tls-ca-file", func(f *runFlags) bool { return f.tlsCA != "" }, usesTLS, tlsNote},
+	{"tls-cert-file", func(f *runFlags) bool { return f.tlsCert != "" }, usesTLS, tlsNote},
+	{"tls-key-file", func(f *runFlags) bool { return f.tlsKey != "" }, usesTLS, tlsNote},
+	{"tls-server-name", func(f *runFlags) bool { return f.tlsServerName != "" }, usesTLS, tlsNote},
+	{"tls-insecure-skip-verify", func(f *runFlags) bool { return f.tlsInsecure }, usesTLS, tlsNote},
+	{"arrivals", func(f *runFlags) bool { return f.arrivals != "constant" }, openLoop, rateNote},
+	{"max-clients", func(f *runFlags) bool { return f.maxClients != 0 }, openLoop, rateNote},
+	{"drop-after", func(f *runFlags) bool { return false }, openLoop, rateNote},
+	{"nodes", func(f *runFlags) bool { return f.nodes != 5 },
+		func(_ *runFlags, m matrixUse) bool { return m.startsMasters() },
+		"a strategy on several masters (redlock) on servers lockbench starts (with --addr the addresses are the masters; with --topology masters:N, N is)"},
+	{"topology", func(f *runFlags) bool { return f.topology != "" },
+		func(f *runFlags, m matrixUse) bool { return f.addr != "" || m.layoutless() },
+		"a strategy without a layout of its own (redlock runs on masters, wait-replicas on a replica)"},
+}
+
+const (
+	tlsNote  = "TLS (rediss:// --addr URLs, or --tls with --addr)"
+	rateNote = "--rate (an open loop; a closed loop has no arrivals)"
+)
+
+func usesTLS(_ *runFlags, m matrixUse) bool  { return m.tls }
+func openLoop(f *runFlags, _ matrixUse) bool { return f.rate > 0 }
+
+// unusedFlags applies flagRules: a flag given that does not apply to any
+// scenario of the matrix would be silently ignored, so the run is refused.
+func unusedFlags(f *runFlags, m matrixUse) []error {
+	for _, st := range m.strats {
+		if !strategies.Known(st) {
+			return nil // a misspelt name: its own error says more
+		}
+	}
+	var errs []error
+	for _, r := range flagRules {
+		if (f.changed[r.flag] || r.given(f)) && !r.applies(f, m) {
+			errs = append(errs, fmt.Errorf("--%s goes with %s; drop it, or add what it goes with", r.flag, r.with))
+		}
+	}
+	errs = append(errs, addrUse(f, m)...)
+	return errs
+}
+
+// addrUse refuses --addr lists that cannot be meant: a server named twice
+// where each address is a server of its own (redlock's masters: one
+// server named three times is no quorum of three), and more servers than
+// any scenario uses.
+func addrUse(f *runFlags, m matrixUse) []error {
+	if len(m.addrs) < 2 || f.cluster || f.sentinelMaster != "" {
+		return nil // Cluster seeds and Sentinels may repeat; one server is always used
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, a := range m.addrs {
+		k := strings.ToLower(a)
+		if seen[k] {
+			errs = append(errs, fmt.Errorf("--addr names %s more than once; each address must be a server of its own (redlock's quorum counts servers): give each once", a))
+			break
+		}
+		seen[k] = true
+	}
+	masters := slices.ContainsFunc(m.strats, func(st string) bool { return strategies.TopologyOf(st) == strategies.Masters })
+	if !masters {
+		errs = append(errs, fmt.Errorf("--addr gives %d servers, but the scenarios of this run use one (the first): give one address, or --cluster or --sentinel-master for a Cluster or Sentinels, or a strategy on several masters (redlock)", len(m.addrs)))
+	}
+	return errs
+}
+
+// readSecretFile reads a password from the first line of path (the line
+// break trimmed). A file that cannot be read or whose first line is empty
+// is an error naming path.
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(line) == 0 {
+		return "", fmt.Errorf("%s: the first line is empty; write the password on it", path)
+	}
+	return string(line), nil
+}
+
+// changedFlags names the flags of fs that are set (on the command line,
+// or by a scenario file once applied).
+func changedFlags(fs *pflag.FlagSet) map[string]bool {
+	m := map[string]bool{}
+	fs.Visit(func(fl *pflag.Flag) { m[fl.Name] = true })
+	return m
+}
+
+// commandLinePassword names the flag that put a password on the command
+// line (where every local user sees it in ps), or "".
+func commandLinePassword(cli map[string]bool, f *runFlags) string {
+	switch {
+	case cli["password"] && f.password != "":
+		return "--password"
+	case cli["sentinel-password"] && f.sentinelPassword != "":
+		return "--sentinel-password"
+	case cli["addr"]:
+		for _, raw := range splitList(f.addr) {
+			if u, err := parseAddr(raw); err == nil && u.password != "" {
+				return "a password in an --addr URL"
+			}
+		}
+	}
+	return ""
+}
+
+// warnPassword warns on stderr about a password given on the command
+// line.
+func warnPassword(w io.Writer, what string) {
+	if what != "" {
+		fmt.Fprintf(w, "lockbench: warning: %s on the command line is visible to every local user (ps, /proc); use --password-file FILE or $LOCKBENCH_PASSWORD instead\n", what)
+	}
+}

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lockbench/lockbench/internal/dockertopo"
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/report"
+)
+
+type runFlags struct {
+	strategies, drivers, workloads, retries string
+	clients                                 int
+	duration, warmup                        time.Duration
+	ttl                                     string
+	acquireTimeout                          time.Duration
+	work                                    string
+	addr, password                          string
+	out                                     string
+	force                                   bool // --force: overwrite an existing --out
+	seed                                    uint64
+	quiet                                   bool
+	nodes                                   int
+	guard                                   string
+	allowNonempty, keepKeys                 bool
+	faults                                  []string
+	topology                                string
+	rate                                    float64
+	repeat                                  int
+	format                                  string
+	metricsAddr                             string
+	arrivals                                string
+	maxClients                              int
+	dropAfter                               time.Duration
+	token                                   string
+	release                                 string
+	livenessInterval, errorStreak           time.Duration
+	loadSample                              time.Duration
+	// Redis driver settings: --pool-size, --dial-timeout, --read-timeout,
+	// --write-timeout (0 = the default).
+	poolSize                               int
+	dialTimeout, readTimeout, writeTimeout time.Duration
+	backend                                string
+	failOn                                 []string // --fail-on thresholds
+	// External servers (--addr): ACL user, TLS, Cluster, Sentinel.
+	username               string
+	tls, tlsInsecure       bool
+	tlsCA, tlsCert, tlsKey string
+	tlsServerName          string
+	cluster                bool
+	sentinelMaster         string
+	sentinelPassword       string
+	// --password-file, --sentinel-password-file: the password on the
+	// file's first line, out of ps.
+	passwordFile, sentinelPasswordFile string
+	file                               string // -f scenario file
+	testSlowdown                       string // STRATEGY=D: see engine.Scenario.Slowdown
+	// plugin holds the values of the strategies' and workloads' own
+	// parameters (one generated flag each), defaults included; pluginSet
+	// names those the command line or the scenario file set.
+	plugin    registry.Values
+	pluginSet map[string]bool
+	// changed names the flags the command line or the scenario file set,
+	// cli those of the command line alone (nil when validate is called
+	// on flags parsed by hand: then only values other than the defaults
+	// count as given).
+	changed, cli map[string]bool
+}
+
+func newRunCmd() *cobra.Command {
+	cmd, _ := newRunCmdFlags()
+	return cmd
+}
+
+// newRunCmdFlags is newRunCmd with the runFlags its flags parse into (for
+// tests: the flag set's defaults).
+func newRunCmdFlags() (*cobra.Command, *runFlags) {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a matrix of strategy x driver x workload x retry scenarios",
+		Long: `run starts a redis-server on a free loopback port (or uses --addr), runs
+every combination of the comma-separated --strategy, --driver, --workload and
+--retry lists as one scenario each, prints a summary table, and writes a JSON
+result file (results/<UTC timestamp>.json unless --out is given).
+
+A scenario is a closed loop of --clients workers. It ends when --duration
+has passed after --warmup, or earlier when the workload has nothing left to
+do (flash-sale: all stock sold). Latency is per operation (acquire, critical
+section, release) in ms; violations count over the whole run.
+
+--fail-on EXPR[,EXPR...] (repeatable; thresholds: in a scenario file) tests
+every scenario after the run: EXPR is [SCOPE:]METRIC OP VALUE, OP one of
+< <= > >= == !=, SCOPE a glob over strategy/driver/workload/retry (fewer
+parts match as a prefix: atomic/* is atomic on any driver, workload and
+retry), safety = every violation kind == 0. The result file records each
+threshold x scenario (thresholds); the table format prints them after the
+results. METRIC is one of:
+` + wrap(strings.Join(report.MetricNames(), ", ")+".", 78) + `
+
+Exit codes: ` + exitCodesDoc,
+		Example: `  # the default matrix: naive and atomic on both drivers, flash-sale
+  lockbench run
+
+  # a lease shorter than the critical section: naive and atomic overlap
+  lockbench run --strategy naive,atomic --ttl 5ms --work 20ms --retry fixed:interval=1ms
+
+  # backoff against fixed polling, 200 clients, 10 hot items
+  lockbench run --strategy atomic --retry fixed,backoff --clients 200 --skus 10
+
+  # your own server (keys are written under lockbench:<run-id>: and deleted after)
+  lockbench run --addr 127.0.0.1:6379 --password secret
+
+  # TLS with an ACL user, against a Cluster
+  lockbench run --addr rediss://bench:secret@10.0.0.5:6380 --tls-ca-file ca.pem --cluster
+
+  # the fields of a scenario file, with --duration overriding the file's
+  lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s
+
+  # CI gate: exit 3 if any violation, or atomic's p99 is 50 ms or more
+  lockbench run --fail-on safety --fail-on 'atomic/*:p99_ms<50'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.cli = changedFlags(cmd.Flags())
+			if f.file != "" {
+				if err := applyFile(cmd.Flags(), scratchRunFlags(), f.file); err != nil {
+					return err
+				}
+			}
+			f.changed = changedFlags(cmd.Flags())
+			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.strategies, "strategy", "naive,atomic", "lock strategies, comma-separated (see 'lockbench list')")
+	fl.StringVar(&f.drivers, "driver", "goredis,rueidis", "Redis drivers, comma-separated")
+	fl.StringVar(&f.workloads, "workload", "flash-sale", "workloads, comma-separated")
+	fl.StringVar(&f.retries, "retry", "fixed", "retry policies, comma-separated, each NAME[:param=value,...] (e.g. fixed:interval=20ms,backoff)")
+	fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
+	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time per scenario, after the warm-up (a scenario ends earlier when stock is sold out)")
+	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up time per scenario, excluded from ops/s and latency")
+	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
+	fl.StringVar(&f.work, "work", "1ms", "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms")
+	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
+	fl.IntVar(&f.poolSize, "pool-size", 0, "Redis driver: connections per node (go-redis PoolSize; rueidis BlockingPoolSize, for Pipeline and blocking calls only); 0 = --clients + 4")
+	fl.DurationVar(&f.dialTimeout, "dial-timeout", 0, "Redis driver: bound on connecting; 0 = 5s")
+	fl.DurationVar(&f.readTimeout, "read-timeout", 0, "Redis driver: bound on waiting for a reply (go-redis ReadTimeout and PoolTimeout; rueidis: a deadline on each call's context when not 5s, see docs/commands.md); 0 = 5s")
+	fl.DurationVar(&f.writeTimeout, "write-timeout", 0, "Redis driver: bound on writing a command (go-redis WriteTimeout; rueidis ConnWriteTimeout, with --read-timeout if larger); 0 = 5s")
+	connFlags(fl, f)
+	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
+	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json); an existing file is refused unless --force")
+	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm files)")
+	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
+	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
+	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's: fencing->fence, multilevel->cas), none, cas, decr")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
+	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv or benchstat (the JSON file is written either way)")
+	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
+	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")
+	fl.IntVar(&f.maxClients, "max-clients", 0, "open loop: clients available to serve arrivals (default --clients)")
+	fl.DurationVar(&f.dropAfter, "drop-after", 100*time.Millisecond, "open loop: an arrival that finds no free client within this is dropped")
+	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, NAME[:param=value,...] (repeatable; see 'lockbench list')")
+	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
+	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
+	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
+	fl.StringVar(&f.release, "release", "detached", "context a holder releases on: detached (the caller's cancellation cannot skip the release; correct) or caller (the caller's own context: a request cancelled inside its critical section leaves its lock until the TTL)")
+	fl.DurationVar(&f.livenessInterval, "liveness-interval", 5*time.Millisecond, "liveness oracle: read the lock keys' tokens this often to find orphaned locks and time to free (0 = off)")
+	fl.DurationVar(&f.errorStreak, "error-streak", 5*time.Second, "stop a scenario, keeping what it measured (stop_reason aborted), after this long of nothing but failed operations (0 = never: outage experiments)")
+	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
+	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
+	fl.StringArrayVar(&f.failOn, "fail-on", nil, "thresholds a CI can gate on, [SCOPE:]METRIC OP VALUE[,...] (repeatable): exit 3 when one fails, e.g. safety, 'p99_ms<50,ops_per_sec>1000', 'atomic/*:overlap==0' (metrics above)")
+	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
+	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios, unrecorded (docs/development.md)")
+	_ = fl.MarkHidden("test-slowdown")
+	f.plugin, f.pluginSet = pluginFlags(fl)
+	return cmd, f
+}
+
+// scratchRunFlags is a fresh set of the run flags, for checking values
+// that are then thrown away.
+func scratchRunFlags() *pflag.FlagSet {
+	cmd, _ := newRunCmdFlags()
+	return cmd.Flags()
+}
+
+// wrap breaks s at spaces into lines of at most width characters.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+// maxClients bounds --clients: each client keeps its own histograms
+// (about 200 KB).
+const maxClients = 20_000

@@ -1,0 +1,280 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/harness"
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+func newHarnessCmd() *cobra.Command {
+	var clients, requests, rounds int
+	var duration time.Duration
+	var profileDir string
+	cmd := &cobra.Command{
+		Use:   "harness",
+		Short: "Check that lockbench is not the bottleneck: lock cycles/s against redis-benchmark and a bare loop",
+		Long: `harness starts one redis-server and measures the uncontended lock cycle
+(SET NX PX, then EVALSHA of the compare-and-delete script, each client on a
+key of its own) at the same connection count three ways: redis-benchmark
+issuing the two commands (equivalent cycle rate 1 / (1/rate_set +
+1/rate_evalsha)); a bare Go loop per driver that records nothing but sends
+the same bytes (a fresh 128-bit token per cycle); and 'lockbench run
+--strategy atomic --workload lock-cycle --own-keys' per driver. Each of
+--rounds rounds runs redis-benchmark, then per driver bare loop, lockbench,
+bare loop (or lockbench, bare loop, lockbench in every other round) back to
+back, and compares the means of each kind within the round, so that a
+machine whose speed drifts favours neither (a linear drift cancels); the
+figures printed are medians over the rounds. It prints, last, one line per driver:
+  harness-ratio <driver> <lockbench cycles/s / redis-benchmark cycle rate>
+  harness-overhead <driver> <lockbench cycles/s / bare loop cycles/s>
+All figures are from this run, on this machine.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var bad []string
+			if clients < 1 || clients > maxClients {
+				bad = append(bad, fmt.Sprintf("--clients must be from 1 to %d, got %d", maxClients, clients))
+			}
+			if requests < 1000 {
+				bad = append(bad, fmt.Sprintf("--requests must be at least 1000, got %d", requests))
+			}
+			if duration <= 0 {
+				bad = append(bad, fmt.Sprintf("--duration must be above 0, got %v", duration))
+			}
+			if rounds < 1 {
+				bad = append(bad, fmt.Sprintf("--rounds must be at least 1, got %d", rounds))
+			}
+			if len(bad) > 0 {
+				return usageError{errors.New(strings.Join(bad, "; "))}
+			}
+			return runHarness(cmd.Context(), cmd.OutOrStdout(), clients, requests, rounds, duration, profileDir)
+		},
+	}
+	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
+	cmd.Flags().IntVar(&requests, "requests", 50000, "redis-benchmark requests per command and round (at least 1000)")
+	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement")
+	cmd.Flags().IntVar(&rounds, "rounds", 15, "rounds of bare loop / lockbench measurements per driver (medians are reported)")
+	// Hidden: pprof profiles of each Go measurement, for work on the hot path.
+	cmd.Flags().StringVar(&profileDir, "profile-dir", "", "write CPU and allocation profiles of each Go measurement to this directory")
+	_ = cmd.Flags().MarkHidden("profile-dir")
+	return cmd
+}
+
+func runHarness(parent context.Context, w io.Writer, clients, requests, rounds int, d time.Duration, profileDir string) error {
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	topo, err := topology.Start(ctx, 1)
+	if err != nil {
+		if ctx.Err() != nil { // Ctrl-C while the server starts
+			return errInterrupted
+		}
+		return err
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	pol, _ := retry.Parse("none")
+	// One driver's figures, one value per round.
+	type series struct{ bare, bareCPU, lb, lbCPU, share, overhead, ratio []float64 }
+	per := map[string]*series{}
+	var sets, evals, rbs []float64
+	for r := 0; r < rounds; r++ {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
+		set, evalsha, rb, err := harness.RedisBenchmark(s.Addr, s.Password, clients, requests)
+		if err != nil {
+			if ctx.Err() != nil { // Ctrl-C reaches redis-benchmark too
+				return errInterrupted
+			}
+			return err
+		}
+		sets, evals, rbs = append(sets, set), append(evals, evalsha), append(rbs, rb)
+		for _, drv := range drivers.Names() {
+			// One measurement of each kind, with its client CPU per cycle
+			// (µs) and, for lockbench, its share of the CPU budget.
+			var bare, bareCPU, lb, lbCPU, share []float64
+			n := 0 // measurements so far in this round, for profile names
+			measureBare := func() error {
+				n++
+				return profiled(profileDir, fmt.Sprintf("%s-%02d-%d-bare", drv, r+1, n), func() error {
+					var before, after syscall.Rusage
+					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+					rate, err := harness.BareLoop(ctx, drv, s.Addr, s.Password, clients, d)
+					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+					if err != nil {
+						return fmt.Errorf("bare loop %s: %w", drv, err)
+					}
+					if rate <= 0 {
+						return fmt.Errorf("bare loop %s: no lock cycle completed in %v", drv, d)
+					}
+					bare = append(bare, rate)
+					bareCPU = append(bareCPU, float64(rusageCPU(after)-rusageCPU(before))/1e3/(rate*d.Seconds()))
+					return nil
+				})
+			}
+			measureLockbench := func() error {
+				n++
+				return profiled(profileDir, fmt.Sprintf("%s-%02d-%d-lockbench", drv, r+1, n), func() error {
+					res, err := engine.Run(ctx, engine.Scenario{
+						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
+						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
+						Params: workloads.Params{}, Options: registry.Values{"own-keys": true},
+					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
+					if err != nil {
+						return fmt.Errorf("lockbench %s: %w", drv, err)
+					}
+					if res.OpsPerSec <= 0 {
+						return fmt.Errorf("lockbench %s: no lock cycle completed in %v", drv, d)
+					}
+					lb, lbCPU = append(lb, res.OpsPerSec), append(lbCPU, res.ClientCPU.CPUMicrosPerOp)
+					share = append(share, res.ClientCPU.BudgetShare)
+					return nil
+				})
+			}
+			// A-B-A: the measurement of one kind sits between two of the
+			// other, and the round compares their means, so that a machine
+			// whose speed drifts during the round favours neither (a linear
+			// drift cancels). Even rounds bracket lockbench with bare
+			// loops, odd rounds the bare loop with lockbench runs.
+			seq := []func() error{measureBare, measureLockbench, measureBare}
+			if r%2 == 1 {
+				seq = []func() error{measureLockbench, measureBare, measureLockbench}
+			}
+			for _, m := range seq {
+				// Ctrl-C: a measurement cut short, or failing because it
+				// was, is not a result.
+				if ctx.Err() != nil {
+					return errInterrupted
+				}
+				if err := m(); err != nil {
+					if ctx.Err() != nil {
+						return errInterrupted
+					}
+					return err
+				}
+			}
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			x := per[drv]
+			if x == nil {
+				x = &series{}
+				per[drv] = x
+			}
+			lbRate := mean(lb)
+			x.bare, x.bareCPU = append(x.bare, mean(bare)), append(x.bareCPU, mean(bareCPU))
+			x.lb, x.lbCPU = append(x.lb, lbRate), append(x.lbCPU, mean(lbCPU))
+			x.share = append(x.share, mean(share))
+			x.overhead = append(x.overhead, lbRate/mean(bare)) // both > 0: checked above
+			if rb > 0 {
+				x.ratio = append(x.ratio, lbRate/rb)
+			}
+		}
+	}
+	fmt.Fprintf(w, "redis-benchmark  SET NX PX %.0f/s, EVALSHA %.0f/s -> %.0f cycles/s (%d connections); medians of %d rounds\n",
+		median(sets), median(evals), median(rbs), clients, rounds)
+	for _, drv := range drivers.Names() {
+		x := per[drv]
+		fmt.Fprintf(w, "%-8s bare loop %.0f cycles/s (%.1f µs CPU/cycle); lockbench %.0f cycles/s (%.1f µs CPU/cycle, client CPU %.0f%% of its budget); medians of %d rounds\n",
+			drv, median(x.bare), median(x.bareCPU), median(x.lb), median(x.lbCPU), 100*median(x.share), rounds)
+		printRounds(w, drv, "lockbench / bare loop", x.overhead)
+		printRounds(w, drv, "lockbench / redis-benchmark", x.ratio)
+	}
+	for _, drv := range drivers.Names() {
+		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, median(per[drv].ratio))
+	}
+	for _, drv := range drivers.Names() {
+		fmt.Fprintf(w, "harness-overhead %s %.2f\n", drv, median(per[drv].overhead))
+	}
+	return nil
+}
+
+// printRounds prints one ratio per round on one line.
+func printRounds(w io.Writer, drv, what string, xs []float64) {
+	fmt.Fprintf(w, "%-8s %s by round:", drv, what)
+	for _, x := range xs {
+		fmt.Fprintf(w, " %.2f", x)
+	}
+	fmt.Fprintln(w)
+}
+
+// profiled runs f; with dir set, it writes f's CPU profile to
+// dir/<name>.cpu.pprof and the allocations made so far to
+// dir/<name>.allocs.pprof (compare two with go tool pprof -diff_base).
+func profiled(dir, name string, f func() error) error {
+	if dir == "" {
+		return f()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	cpu, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
+	if err != nil {
+		return err
+	}
+	defer cpu.Close()
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		return err
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	if err != nil {
+		return err
+	}
+	mem, err := os.Create(filepath.Join(dir, name+".allocs.pprof"))
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	return pprof.Lookup("allocs").WriteTo(mem, 0)
+}
+
+// mean of xs (0 for none).
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// median of xs (0 for none); xs is left unsorted.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+func rusageCPU(r syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+func newListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List strategies, drivers, workloads, retry policies and faults, with their parameters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			printList(cmd.OutOrStdout())
+			return nil
+		},
+	}
+}
+
+// listed is one plugin as `lockbench list` shows it.
+type listed struct {
+	name, desc string
+	params     []registry.Param
+}
+
+func listOf[T any](es []registry.Entry[T]) []listed {
+	out := make([]listed, len(es))
+	for i, e := range es {
+		out[i] = listed{e.Name, e.Desc, e.Params}
+	}
+	return out
+}
+
+// printList writes every registered plugin with its description and the
+// parameters it declares: as flags (--name) for strategies and workloads,
+// as name=value in the spec for retry policies and faults.
+func printList(w io.Writer) {
+	section := func(title string, items []listed, asFlag bool) {
+		fmt.Fprintf(w, "%s:\n", title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, it := range items {
+			fmt.Fprintf(tw, "  %s\t%s\n", it.name, it.desc)
+			for _, p := range it.params {
+				name := p.Name + "=" + p.Type()
+				if asFlag {
+					name = "--" + p.Name + " " + p.Type()
+				}
+				fmt.Fprintf(tw, "    %s\t%s (default %s)\n", name, p.Doc, quoteEmpty(registry.Format(p.Default)))
+			}
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	var drvs []listed
+	for _, n := range drivers.Names() {
+		drvs = append(drvs, listed{name: n, desc: drivers.Describe(n)})
+	}
+	section("strategies (--strategy)", listOf(strategies.Entries()), true)
+	section("drivers (--driver)", drvs, false)
+	section("workloads (--workload)", listOf(workloads.Entries()), true)
+	section("retry policies (--retry NAME[:param=value,...])", listOf(retry.Entries()), false)
+	section("faults (--fault NAME[:param=value,...]; every fault takes at= or after=)", listOf(faults.Entries()), false)
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}

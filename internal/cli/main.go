@@ -1,0 +1,157 @@
+// Package cli is lockbench's command line: run, list, claims, report,
+// compare, merge, clean, harness and version. cmd/lockbench and
+// lockbench.Main call Main; every strategy, driver, workload, fault and
+// retry policy registered in the process before Main is called is
+// available to it by name. See README.md.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/lockbench/lockbench/drivers/all"
+	_ "github.com/lockbench/lockbench/strategies/baselines"
+	_ "github.com/lockbench/lockbench/strategies/libs"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // the run could not be done (Redis unreachable, setup failed)
+	exitUsage       = 2   // bad flags or arguments
+	exitThresholds  = 3   // run: a --fail-on threshold failed; the results were written
+	exitInterrupted = 130 // stopped by Ctrl-C (SIGINT); partial results were written
+	exitSIGTERM     = 143 // stopped by SIGTERM (128 + 15), as by Ctrl-C
+	exitSIGHUP      = 129 // stopped by SIGHUP (128 + 1: the terminal closed), as by Ctrl-C
+)
+
+// interruptCode is the exit of an interrupted run: 128 + the first
+// signal's number (signalExit).
+var interruptCode atomic.Int32
+
+func init() { interruptCode.Store(exitInterrupted) }
+
+// signalExit is the exit code of a run stopped by sig: the shell's 128 + n.
+func signalExit(sig os.Signal) int {
+	switch sig {
+	case syscall.SIGTERM:
+		return exitSIGTERM
+	case syscall.SIGHUP:
+		return exitSIGHUP
+	}
+	return exitInterrupted
+}
+
+// signalName names sig for the message the run prints on it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return "interrupted"
+}
+
+// exitCodesDoc is the exit codes of lockbench run, for its --help.
+const exitCodesDoc = `0 done, every threshold passed; 1 the run failed (Redis
+unreachable, setup error; partial results are written with failed set); 2
+bad input (nothing was started); 3 a --fail-on threshold failed (the results
+were written); 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM, 129 by
+SIGHUP (the partial results are written, marked interrupted). A run that fails
+or is interrupted keeps 1 or 130/143/129 whatever its thresholds.`
+
+// usageError marks errors in the user's input (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// quitting is set by a second Ctrl-C, which then exits the process.
+var quitting atomic.Bool
+
+// errInterrupted is returned by a run stopped by a signal.
+var errInterrupted = errors.New("interrupted")
+
+// errThresholds is returned (wrapped) by a run whose --fail-on thresholds
+// did not all pass (exit 3).
+var errThresholds = errors.New("thresholds failed")
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lockbench",
+		Short: "Benchmark Redis distributed-lock strategies on real Redis",
+		Long: `lockbench drives a workload through a Redis lock strategy on real
+redis-server processes, with both Go drivers (go-redis and rueidis), and
+reports throughput (ops/s), latency percentiles (p50/p99/p99.9) and exact
+safety-violation counts (oversell, overlapping holders, lost updates).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       readBuildInfo().String(),
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newCleanCmd(), newVersionCmd())
+	return root
+}
+
+// Main runs lockbench with args (the command line without the program
+// name, as in os.Args[1:]) and returns the process exit code: 0 done, 1 the
+// run failed, 2 bad input, 3 a threshold failed, 130/143/129 interrupted
+// by SIGINT/SIGTERM/SIGHUP (exitCodesDoc). On Linux it first re-executes
+// the running binary once with GODEBUG=madvdontneed=1 unless GODEBUG
+// already sets it (reexecLazyFree): call it from main, before other
+// goroutines start work, and pass os.Args[1:].
+func Main(args []string) int {
+	reexecLazyFree()
+	return execute(args)
+}
+
+func execute(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if quitting.Load() {
+		// A second Ctrl-C killed the servers under the run: its errors
+		// are not failures; the signal handler exits 130 (143, 129).
+		select {}
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(os.Stderr, "lockbench:", err)
+	var ue usageError
+	switch {
+	case errors.As(err, &ue) || isCobraUsage(err):
+		if cmd != nil {
+			fmt.Fprintf(os.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+		return exitUsage
+	case errors.Is(err, errInterrupted):
+		return int(interruptCode.Load())
+	case errors.Is(err, errThresholds):
+		return exitThresholds
+	case errors.Is(err, errRegressed):
+		return exitFailure
+	default:
+		return exitFailure
+	}
+}
+
+// isCobraUsage recognises cobra's own argument errors (unknown command,
+// wrong number of arguments).
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires ", "unknown flag", "unknown shorthand"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,340 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/dockertopo"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/thresholds"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) error {
+	p, err := validate(f)
+	if err != nil {
+		return err
+	}
+	warnPassword(stderr, commandLinePassword(f.cli, f))
+	// The metrics endpoint first: an address in use is bad input (exit
+	// 2), found before anything is written or started.
+	var prom *export.Prom
+	if f.metricsAddr != "" {
+		prom = export.New()
+		if err := prom.Serve(f.metricsAddr); err != nil {
+			return usageError{fmt.Errorf("--metrics-addr %s: %w (give a free port, or :0 for any)", f.metricsAddr, err)}
+		}
+		defer prom.Close()
+	}
+	runID := randomID()
+	// Stale temporary and reservation files of killed runs, in the output
+	// directory only.
+	for _, name := range sweepStale(filepath.Dir(p.out)) {
+		fmt.Fprintf(stderr, "lockbench: removed %s, left by a lockbench run that is gone\n", filepath.Join(filepath.Dir(p.out), name))
+	}
+	var files *outFiles
+	if p.defaultOut {
+		// Two runs started in the same second must not write one file.
+		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC(), runID)
+		if err != nil {
+			return fmt.Errorf("result file: %w", err)
+		}
+		p.out = out
+		files = &outFiles{path: out, placeholder: placeholder}
+	} else {
+		// Two runs naming one --out: the second stops here.
+		if files, err = reserveExplicit(p.out, f.force); err != nil {
+			return err
+		}
+	}
+	defer files.release()
+	// Runs last: how many keys the run left on the user's servers, and the
+	// command that removes them.
+	touched := false // a scenario has written keys
+	defer func() {
+		if touched {
+			reportLeftKeys(p, f, runID, stderr)
+		}
+	}()
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	started := time.Now().UTC()
+	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
+		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
+		ParamDefaults: paramDefaults(),
+	}}
+	// measured is a copy of run as of the last scenario finished, for a
+	// second Ctrl-C to write while the run goroutine goes on.
+	var measured atomic.Pointer[report.Run]
+	var topos *topologies
+	publish := func() {
+		c := *run
+		if topos != nil {
+			c.Meta.Topology, c.Meta.Servers = topos.describe()
+		}
+		c.Scenarios = slices.Clone(run.Scenarios)
+		c.Skipped = slices.Clone(run.Skipped)
+		measured.Store(&c)
+	}
+	publish()
+
+	// Live bars on stderr when both stdout and stderr are terminals (never
+	// on stdout, never into a pipe or a file); else plain lines, or none
+	// with -q. Warnings go through it: above the bars while they are drawn.
+	prog := newProgress(stdout, stderr, f.quiet, len(p.scenarios))
+	defer prog.close()
+
+	// First signal (SIGINT, SIGTERM, SIGHUP): stop starting operations,
+	// finish, write results, exit 130, 143 or 129. Second: write what the
+	// finished scenarios measured, marked interrupted, kill the servers
+	// lockbench started and exit at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		sig, ok := <-sigs
+		if !ok {
+			return
+		}
+		interruptCode.Store(int32(signalExit(sig)))
+		fmt.Fprintf(prog, "\nlockbench: %s; finishing the current operations and writing results (Ctrl-C again to quit now)\n", signalName(sig))
+		cancel()
+		if _, ok := <-sigs; ok {
+			quitting.Store(true) // whatever the run returns now, the exit is the first signal's
+			partial := measured.Load()
+			partial.Interrupted = true // the scenario then running is not in it
+			if err := files.write(partial); err == nil {
+				fmt.Fprintf(stderr, "lockbench: the finished scenarios' results written to %s\n", files.path)
+			}
+			files.release()
+			topology.KillAll()
+			dockertopo.KillAll()
+			if len(p.addrs) > 0 { // never leave keys on the user's servers
+				cleanExternal(p, "lockbench:"+runID+":")
+			}
+			fmt.Fprintln(stderr, "lockbench: stopped")
+			os.Exit(int(interruptCode.Load()))
+		}
+	}()
+
+	if p.docker {
+		if err := dockertopo.Check(ctx); err != nil {
+			return fmt.Errorf("--backend docker: %w", err)
+		}
+	}
+	topos = &topologies{plan: p, started: map[strategies.Topology]*topology.Topology{}}
+	defer topos.stop()
+	if prom != nil {
+		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
+	}
+	out := p.out
+	var aborted []string // scenarios the failure-streak guard stopped
+	for i, sc := range p.scenarios {
+		if ctx.Err() != nil {
+			break
+		}
+		prog.start(i, &sc, (sc.Warmup+sc.Duration)*time.Duration(p.repeat))
+		var lay layout
+		var err error
+		if strategies.RunsOn(sc.Strategy, sc.Driver) {
+			lay, err = topos.layoutFor(ctx, sc)
+		} else {
+			err = errSkip{fmt.Errorf("%s runs on the %s driver only, not on %s", sc.Strategy, strings.Join(strategies.InfoOf(sc.Strategy).Drivers, ", "), sc.Driver)}
+		}
+		var skip errSkip
+		if errors.As(err, &skip) {
+			prog.skipped(i)
+			fmt.Fprintf(stderr, "lockbench: skipping scenario %d (%s): %v\n", i+1, sc.Strategy, skip.err)
+			run.Skipped = append(run.Skipped, fmt.Sprintf("%s/%s/%s: %v", sc.Strategy, sc.Driver, sc.Workload, skip.err))
+			publish()
+			continue
+		}
+		nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
+		if err == nil && run.Meta.RedisVersion == "" {
+			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
+		}
+		if err != nil {
+			prog.stopped(i, "failed")
+			if errors.Is(err, context.Canceled) {
+				break
+			}
+			return err
+		}
+		sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
+		sc.Backends = lay.backends
+		sc.Prom = prom
+		touched = true
+		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
+		release()
+		if errors.Is(err, engine.ErrAborted) {
+			// The failure-streak guard stopped it: its figures are kept
+			// (stop_reason aborted), the run goes on, and exits 1.
+			msg := fmt.Sprintf("scenario %d (%s/%s/%s): %v", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
+			fmt.Fprintf(prog, "lockbench: %s (--error-streak 0 turns this guard off)\n", msg)
+			aborted = append(aborted, msg)
+			err = nil
+		}
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Ctrl-C before the scenario measured anything (while
+			// connecting): an interruption, not a failure.
+			prog.stopped(i, "interrupted")
+			break
+		}
+		if err != nil {
+			prog.stopped(i, "failed")
+			prog.close() // the bars drawn before the partial table
+			err = fmt.Errorf("scenario %d (%s/%s/%s): %w", i+1, sc.Strategy, sc.Driver, sc.Workload, err)
+			run.Failed = err.Error()
+			run.Meta.Topology, run.Meta.Servers = topos.describe()
+			run.Thresholds = thresholds.Evaluate(p.thresholds, run.Scenarios) // recorded; the exit stays 1
+			if len(run.Scenarios) > 0 {
+				_ = report.Table(stdout, run.Scenarios)
+			}
+			if werr := files.write(run); werr == nil {
+				fmt.Fprintf(stdout, "partial results written to %s\n", out)
+			}
+			return err
+		}
+		prog.done(i, res)
+		if res.VerifyError != "" {
+			fmt.Fprintf(prog, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
+		}
+		if sc.Warmup > 0 && res.Ops == 0 && res.StopReason == "done" {
+			fmt.Fprintf(prog, "lockbench: warning: scenario %d finished during the %v warm-up; nothing was measured (raise --stock or lower --warmup)\n", i+1, sc.Warmup)
+		}
+		if res.StopReason == "interrupted" {
+			run.Interrupted = true
+		}
+		run.Scenarios = append(run.Scenarios, res)
+		publish()
+	}
+	if ctx.Err() != nil {
+		run.Interrupted = true
+	}
+	if len(aborted) > 0 {
+		run.Failed = strings.Join(aborted, "; ")
+	}
+	run.Meta.Topology, run.Meta.Servers = topos.describe()
+	run.Meta.MaxRSSMB = maxRSSMB()
+	run.Thresholds = thresholds.Evaluate(p.thresholds, run.Scenarios)
+	prog.close() // the last bar drawn before the table
+	// The files first: a table that cannot be printed (stdout closed,
+	// `| head -1`: SIGPIPE) must not lose the results.
+	if err := files.write(run); err != nil {
+		return namedPath(out, err)
+	}
+	files.release()
+	if err := report.Write(stdout, f.format, run); err != nil {
+		return err
+	}
+	if len(p.thresholds) > 0 {
+		if err := printThresholds(stdout, stderr, f.format, p.thresholds, run.Thresholds); err != nil {
+			return err
+		}
+	}
+	if f.format == "table" {
+		fmt.Fprintf(stdout, "results written to %s\n", out)
+	} else {
+		fmt.Fprintf(stderr, "results written to %s\n", out)
+	}
+	if run.Interrupted {
+		return errInterrupted
+	}
+	if len(aborted) > 0 {
+		return errors.New(strings.Join(aborted, "; "))
+	}
+	if n := thresholds.Failed(run.Thresholds); n > 0 {
+		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, n, len(run.Thresholds))
+	}
+	return nil
+}
+
+// printThresholds shows the thresholds' results: with --format table, a
+// table of every threshold x scenario and the summary line on stdout,
+// after the results table; with the machine-readable formats stdout keeps
+// only the format (json carries run.thresholds), and stderr gets the
+// failed rows and the summary line. Thresholds whose scope held no
+// measured scenario (skipped, or not reached) are named on stderr.
+func printThresholds(stdout, stderr io.Writer, format string, ts []thresholds.Threshold, rs []report.ThresholdResult) error {
+	for _, t := range thresholds.Untested(ts, rs) {
+		fmt.Fprintf(stderr, "lockbench: threshold %s: no scenario in its scope was measured; not tested\n", t)
+	}
+	if format == "table" {
+		return thresholds.Table(stdout, rs)
+	}
+	for _, r := range rs {
+		if !r.Pass {
+			if r.NotMeasured {
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: not measured (see liveness.not_measured)\n", r.Expr, r.Scenario)
+			} else {
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, r.Scenario, r.Measured)
+			}
+		}
+	}
+	fmt.Fprintln(stderr, thresholds.Summary(rs))
+	return nil
+}
+
+// runRepeated runs sc n times, each on fresh keys (prefix + "r<k>:"), and
+// returns the run whose ops/s is nearest the median (the lower middle one
+// for an even n) with ops/s and p99 set to their medians, the spread of
+// both, every run's Sample, and the violations of all runs summed. One run
+// is returned as it is, with its one Sample. A run that fails, or an
+// interruption, ends the repeats.
+func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, prefix string, n int) (report.Scenario, error) {
+	if n <= 1 {
+		res, err := engine.Run(ctx, sc, nodes, prefix)
+		res.Samples = []report.Sample{report.SampleOf(res)}
+		return res, err
+	}
+	var runs []report.Scenario
+	for k := 0; k < n; k++ {
+		res, err := engine.Run(ctx, sc, nodes, prefix+"r"+strconv.Itoa(k)+":")
+		if err != nil {
+			return res, err
+		}
+		runs = append(runs, res)
+		if res.StopReason == "interrupted" {
+			break
+		}
+	}
+	ops := make([]float64, len(runs))
+	p99 := make([]float64, len(runs))
+	samples := make([]report.Sample, len(runs))
+	order := make([]int, len(runs))
+	for k, r := range runs {
+		ops[k], p99[k], samples[k], order[k] = r.OpsPerSec, r.LatencyMS.P99, report.SampleOf(r), k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ops[order[a]] < ops[order[b]] })
+	med := runs[order[(len(order)-1)/2]] // the lower middle run for an even count
+	med.Repeats = &report.Repeats{N: len(runs), OpsPerSec: report.NewSpread(ops), P99MS: report.NewSpread(p99)}
+	med.OpsPerSec, med.LatencyMS.P99 = med.Repeats.OpsPerSec.Median, med.Repeats.P99MS.Median
+	med.Samples = samples
+	// Violations are summed over every repeat: a violation in any run counts.
+	var v report.Violations
+	for _, r := range runs {
+		v.Add(r.Violations)
+	}
+	med.Violations = v
+	return med, nil
+}

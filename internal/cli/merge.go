@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockbench/lockbench/internal/report"
+)
+
+func newMergeCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "merge A.json B.json [...]",
+		Short: "Merge result files of several load machines that ran the same scenarios together",
+		Long: `merge combines result files from several load-generator machines that ran
+the same scenarios against the same Redis at the same time, the way to
+scale load past one machine: latency histograms are merged (from each
+file's latency_hist), ops, rates, counters and violations summed. It prints
+the table and writes the merged file (--out).`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOut(out); err != nil {
+				return usageError{fmt.Errorf("--out %q: %v", out, err)}
+			}
+			var runs []*report.Run
+			for _, a := range args {
+				r, err := readResult(a)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, r)
+			}
+			m, err := report.Merge(runs)
+			if err != nil {
+				return usageError{err}
+			}
+			if err := report.Table(cmd.OutOrStdout(), m.Scenarios); err != nil {
+				return err
+			}
+			if err := report.WriteFile(out, m); err != nil {
+				return namedPath(out, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "merged %d files into %s\n", len(runs), out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "results/merged.json", "merged result file")
+	return cmd
+}

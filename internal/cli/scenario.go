@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+)
+
+// listFlags take comma-separated lists on the command line; in a scenario
+// file they may also be YAML lists. Repeatable flags (--fault) take a YAML
+// list as one value per item.
+var listFlags = map[string]bool{"strategy": true, "driver": true, "workload": true, "retry": true, "addr": true}
+
+// notInFile are run flags a scenario file cannot set.
+var notInFile = map[string]bool{"file": true, "help": true}
+
+// fileAliases are field names a scenario file may use for a flag:
+// thresholds sets --fail-on (as k6 calls them).
+var fileAliases = map[string]string{"thresholds": "fail-on"}
+
+// applyFile reads the YAML scenario file at path, a mapping whose keys are
+// the run flags' long names (strategy, clients, ttl, fault, ...), and sets
+// every flag of fs that the command line did not set (the command line
+// wins). A value is a scalar, written as on the command line, or a list
+// for a list flag (joined with commas) or a repeatable one (one value per
+// item). Every problem is reported at once as a usage error, with the
+// file and line: an unknown field (with the nearest flag name), a value
+// the flag does not accept, a list for a flag of one value, a field given
+// twice, or a file that cannot be read or is not a YAML mapping.
+//
+// A value the command line overrides is still checked, on scratch (a
+// flag set of the same flags, thrown away): a file with clients: ten is
+// wrong whatever the command line says. A number or true/false where a
+// name is wanted (fault: 3) is refused.
+func applyFile(fs, scratch *pflag.FlagSet, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return usageError{fmt.Errorf("scenario file: %w", err)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return usageError{fmt.Errorf("scenario file %s: %w", path, err)}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return usageError{fmt.Errorf("scenario file %s is empty; it holds flag: value lines (lockbench run --help lists the flags)", path)}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return usageError{fmt.Errorf("scenario file %s:%d: want a mapping of flag: value lines (strategy: atomic), not a %s", path, root.Line, kindName(root))}
+	}
+	var names []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !notInFile[f.Name] {
+			names = append(names, f.Name)
+		}
+	})
+	for alias := range fileAliases {
+		names = append(names, alias)
+	}
+	sort.Strings(names)
+	// Flags the command line set, before this file sets any.
+	changed := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { changed[f.Name] = true })
+
+	var errs []error
+	bad := func(n *yaml.Node, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: %s", path, n.Line, fmt.Sprintf(format, a...)))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		name := k.Value
+		if flag, ok := fileAliases[name]; ok {
+			name = flag
+		}
+		fl := fs.Lookup(name)
+		if k.Kind != yaml.ScalarNode || fl == nil || notInFile[name] {
+			bad(k, "unknown field %q%s (fields are the run flags' names: %s)", name, suggest(name, names), strings.Join(names, ", "))
+			continue
+		}
+		if seen[name] {
+			bad(k, "%s is given twice%s", k.Value, aliasNote(name))
+			continue
+		}
+		seen[name] = true
+		var vals []string
+		switch v.Kind {
+		case yaml.ScalarNode:
+			if v.Tag == "!!null" {
+				bad(v, "%s has no value", name)
+				continue
+			}
+			vals = []string{v.Value}
+		case yaml.SequenceNode:
+			ok := true
+			for _, item := range v.Content {
+				if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
+					bad(item, "%s: a list item must be a plain value", name)
+					ok = false
+					break
+				}
+				vals = append(vals, item.Value)
+			}
+			if !ok {
+				continue
+			}
+			if len(vals) == 0 {
+				bad(v, "%s is an empty list", name)
+				continue
+			}
+			switch {
+			case name == "fail-on":
+				// One threshold (or comma list of them) per item, as is.
+			case fl.Value.Type() == "stringArray":
+				// A flow list splits at every comma: [node-kill:node=2,at=1s]
+				// is one fault, its parameters put back together (as --retry's).
+				vals = splitRetry(strings.Join(vals, ","))
+			case !listFlags[name]:
+				bad(v, "%s takes one value, not a list", name)
+				continue
+			default:
+				vals = []string{strings.Join(vals, ",")}
+			}
+		default:
+			bad(v, "%s: want a value or a list, not a %s", name, kindName(v))
+			continue
+		}
+		if want, ok := nameFields[name]; ok {
+			if n := firstNonString(v); n != nil {
+				bad(n, "%s: want %s, not the %s %s", name, want, tagName(n), n.Value)
+				continue
+			}
+		}
+		target := fs
+		if changed[name] {
+			// The command line wins; the file's value is still checked.
+			target = scratch
+		}
+		for _, val := range vals {
+			if target == nil {
+				break
+			}
+			if err := target.Set(name, val); err != nil {
+				bad(v, "%s: %v", name, err)
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return usageError{errors.Join(errs...)}
+	}
+	return nil
+}
+
+// aliasNote names the other field names of flag, for "given twice".
+func aliasNote(flag string) string {
+	for alias, f := range fileAliases {
+		if f == flag {
+			return fmt.Sprintf(" (%s and %s are one field)", alias, flag)
+		}
+	}
+	return ""
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "single value"
+	}
+	return "document"
+}
+
+// nameFields are the fields whose values are names (or name lists), with
+// what they want: a YAML number or true/false there is a mistake.
+var nameFields = map[string]string{
+	"strategy": "strategy names", "driver": "driver names", "workload": "workload names",
+	"retry": "NAME[:param=value,...]", "fault": "NAME[:param=value,...]", "topology": "a layout name",
+	"format": "a format name", "backend": "local or docker", "arrivals": "constant or poisson",
+	"guard": "a guard name", "token": "random or constant", "release": "detached or caller",
+}
+
+// firstNonString returns the first scalar of v (v itself, or a list
+// item) that YAML reads as a number or a boolean, or nil.
+func firstNonString(v *yaml.Node) *yaml.Node {
+	items := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		items = v.Content
+	}
+	for _, n := range items {
+		switch n.Tag {
+		case "!!int", "!!float", "!!bool":
+			return n
+		}
+	}
+	return nil
+}
+
+func tagName(n *yaml.Node) string {
+	switch n.Tag {
+	case "!!int", "!!float":
+		return "number"
+	}
+	return "boolean"
+}
