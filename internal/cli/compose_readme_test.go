@@ -137,8 +137,10 @@ func checkComposeShape(t *testing.T, line string, r result, run *report.Run) {
 		if sc.Topology != wantTopo {
 			t.Errorf("%s: topology %q, want %q", name, sc.Topology, wantTopo)
 		}
-		if sc.Counters.Errors != 0 || sc.Figures["sold"] != 100 {
-			t.Errorf("%s: errors %d %v, sold %d; want no error and the stock of 100 sold", name, sc.Counters.Errors, sc.Counters.ErrorSamples, sc.Figures["sold"])
+		// naive, the broken baseline, may oversell (its lease can lapse
+		// under a stall): what it sold beyond the stock is its oversell.
+		if sold := sc.Figures["sold"]; sc.Counters.Errors != 0 || sold < 100 || sold-100 != sc.Violations.Oversell || (sold > 100 && sc.Strategy != "naive") {
+			t.Errorf("%s: errors %d %v, sold %d, oversell %d; want no error and the stock of 100 sold (beyond it only by naive, as its oversell)", name, sc.Counters.Errors, sc.Counters.ErrorSamples, sold, sc.Violations.Oversell)
 		}
 		switch sc.Strategy {
 		case "redlock": // five independent masters, quorum 3

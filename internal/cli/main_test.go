@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -850,12 +851,13 @@ func TestHarnessInterrupt(t *testing.T) {
 // harness measures the three ways and ends with one harness-ratio and one
 // harness-overhead line per driver. Each final figure is the median of the
 // per-round figures the harness printed above it (to the rounding of the
-// printed digits), agrees with the medians of its own summary lines (the
-// lockbench, bare loop and redis-benchmark cycles/s, within a factor 1.5:
-// a median of ratios is not a ratio of medians), and lies in a plausible
-// range: lockbench against the bare loop between 0.3 and 3 (both run the
-// same cycle on the same driver in the same round), against
-// redis-benchmark between 0.1 and 10. No figure is compared with a speed.
+// printed digits), agrees with its own summary lines (the lockbench, bare
+// loop and redis-benchmark cycles/s of two rounds: their ratio lies
+// between the two rounds' ratios), and lies in a plausible
+// range: between 0.1 and 10, against the bare loop (both run the same cycle
+// on the same driver in the same round) and against redis-benchmark; rounds
+// of 300 ms on a shared 2-core machine have seen 0.3 and 4.4 (a unit or
+// formula slip would be off by 1000). No figure is compared with a speed.
 func TestHarnessLines(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
@@ -895,12 +897,6 @@ func TestHarnessLines(t *testing.T) {
 		t.Fatalf("no redis-benchmark summary line:\n%s", r.stdout)
 	}
 	rb := num(m[1])
-	within := func(what string, got, want, factor float64) {
-		t.Helper()
-		if !(got >= want/factor && got <= want*factor) {
-			t.Errorf("%s: %.2f, want within a factor %.1f of %.2f\n%s", what, got, factor, want, r.stdout)
-		}
-	}
 	for _, d := range drvs {
 		sumRe := regexp.MustCompile(`(?m)^` + d + ` +bare loop ([0-9.]+) cycles/s .*; lockbench ([0-9.]+) cycles/s`)
 		m := sumRe.FindStringSubmatch(r.stdout)
@@ -916,7 +912,7 @@ func TestHarnessLines(t *testing.T) {
 			summary    float64 // the same ratio from the summary's medians
 			lo, hi     float64
 		}{
-			{"lockbench / bare loop", "harness-overhead", lb / bare, 0.3, 3},
+			{"lockbench / bare loop", "harness-overhead", lb / bare, 0.1, 10},
 			{"lockbench / redis-benchmark", "harness-ratio", lb / rb, 0.1, 10},
 		} {
 			re := regexp.MustCompile(`(?m)^` + d + ` +` + regexp.QuoteMeta(c.what+" by round:") + `((?: [0-9.]+)+)$`)
@@ -935,7 +931,13 @@ func TestHarnessLines(t *testing.T) {
 			if want := median(per); math.Abs(got-want) > 0.011 {
 				t.Errorf("%s %s %.2f, but the median of its rounds %v is %.3f\n%s", c.kind, d, got, per, want, r.stdout)
 			}
-			within(c.kind+" "+d+" against the summary's medians", got, c.summary, 1.5)
+			// With two rounds each summary figure is the mean of the two
+			// rounds' cycles/s, so the summary's ratio is the mediant of the
+			// two rounds' ratios and lies between them (2 % for the
+			// printed rounding), however noisy the machine.
+			if lo, hi := slices.Min(per), slices.Max(per); c.summary < lo*0.98 || c.summary > hi*1.02 {
+				t.Errorf("%s %s from the summary's medians %.3f, want between its rounds' %v\n%s", c.kind, d, c.summary, per, r.stdout)
+			}
 			if got < c.lo || got > c.hi {
 				t.Errorf("%s %s %.2f, want between %v and %v\n%s", c.kind, d, got, c.lo, c.hi, r.stdout)
 			}
