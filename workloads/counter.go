@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -39,7 +41,14 @@ func init() {
 // i+1 (i is then drawn below the last key, so locks are always taken in
 // ascending order and cannot deadlock), before the write.
 //
-// Keys for counter i share the hash tag {ctr:i}: <prefix>{ctr:i}:lock, :n.
+// Params.Guard adds a check to the write (GuardCAS, GuardFence; see
+// Guards): the read and the write then go through the scripts of
+// guards.go, as flash-sale's do. A lock-free strategy (redis-guard) reads,
+// works and writes with INCR in place (GuardIncr), or with the guard
+// given; the SQL strategies write their rows their own way.
+//
+// Keys for counter i share the hash tag {ctr:i}: <prefix>{ctr:i}:lock, :n,
+// and with the fence guard :fence-seen (the highest fencing token seen).
 // Verify: increments = writes acknowledged by Redis; lost_updates =
 // increments − Σ counters (increments another holder overwrote).
 type counter struct {
@@ -53,7 +62,9 @@ type counter struct {
 	keys           int     // lock keys (1 for long-task)
 	zipfS          float64 // Zipf exponent of the key choice; 0 = uniform
 	second         bool    // nested: also take lock i+1
+	guard          string  // the write guard (Guards)
 	locks, vals    []string
+	seen           []string     // the fence guard's highest token seen, per counter
 	zipf           []*rand.Zipf // per worker, made on first use
 	done           atomic.Int64 // acknowledged increments
 	nestedFail     atomic.Int64
@@ -62,7 +73,13 @@ type counter struct {
 var (
 	_ Workload  = (*counter)(nil)
 	_ LockKeyer = (*counter)(nil)
+	_ Guarder   = (*counter)(nil)
 )
+
+// Guards: a counter's write takes the optimistic check, the fencing token
+// and the increment in place; the conditional decrement is flash-sale's
+// stock's alone.
+func (*counter) Guards() []string { return []string{GuardNone, GuardCAS, GuardFence, GuardIncr} }
 
 // errNested is an operation whose nested acquire failed.
 var errNested = errors.New("nested acquire failed")
@@ -71,11 +88,17 @@ var errNested = errors.New("nested acquire failed")
 var errZipf = errors.New("must be 0 (uniform) or above 1 (and at most 100)")
 
 func (c *counter) Setup(ctx context.Context, env *Env) error {
+	if c.guard = env.Params.Guard; c.guard == "" {
+		c.guard = GuardNone
+	}
+	if !slices.Contains(c.Guards(), c.guard) {
+		return fmt.Errorf("%s: guard %q is not one of %s", c.name, env.Params.Guard, strings.Join(c.Guards(), ", "))
+	}
 	k := c.keys
-	c.locks, c.vals = make([]string, k), make([]string, k)
+	c.locks, c.vals, c.seen = make([]string, k), make([]string, k), make([]string, k)
 	for i := range c.locks {
 		base := env.Prefix + "{ctr:" + strconv.Itoa(i) + "}:"
-		c.locks[i], c.vals[i] = base+"lock", base+"n"
+		c.locks[i], c.vals[i], c.seen[i] = base+"lock", base+"n", base+"fence-seen"
 	}
 	c.zipf = make([]*rand.Zipf, max(env.Clients, 1))
 	env.Oracle = metrics.NewOracle(k)
@@ -85,14 +108,17 @@ func (c *counter) Setup(ctx context.Context, env *Env) error {
 		c.rows = rs
 		return rs.CreateRows(ctx, env.Prefix, c.locks, make([]int64, k))
 	}
-	// Every counter exists from the start, at 0 with the safety TTL: the
-	// writes (SET ... KEEPTTL, INCR) keep it and create no key.
+	// Every counter exists from the start, at 0 with the safety TTL, and
+	// so does the fence guard's highest token seen: the writes (SET ...
+	// KEEPTTL, INCR) keep it and create no key.
 	step := batchSize(env)
 	for lo := 0; lo < k; lo += step {
-		keys := c.vals[lo:min(lo+step, k)]
-		vals := make([]string, len(keys))
-		for i := range vals {
-			vals[i] = "0"
+		var keys, vals []string
+		for i := lo; i < min(lo+step, k); i++ {
+			keys, vals = append(keys, c.vals[i]), append(vals, "0")
+			if c.guard == GuardFence {
+				keys, vals = append(keys, c.seen[i]), append(vals, "0")
+			}
 		}
 		if err := SetData(ctx, env, keys, vals); err != nil {
 			return err
@@ -123,12 +149,15 @@ func (c *counter) pick(w *Worker) int {
 
 func (c *counter) Op(ctx context.Context, w *Worker) error {
 	i := c.pick(w)
-	if c.rows != nil || c.lockless {
-		body := func(ictx context.Context, l strategies.Lease) error { return c.guarded(ictx, w, i, l) }
+	if c.rows != nil {
+		body := func(ictx context.Context, l strategies.Lease) error { return c.onRows(ictx, w, i, l) }
 		if c.lockless {
 			return w.Unlocked(ctx, body)
 		}
 		return w.Hold(ctx, i, c.locks[i], false, body)
+	}
+	if c.lockless {
+		return w.Unlocked(ctx, func(ictx context.Context, l strategies.Lease) error { return c.increment(ictx, w, i, l) })
 	}
 	return w.Hold(ctx, i, c.locks[i], false, func(ictx context.Context, l strategies.Lease) error {
 		if c.nested {
@@ -142,38 +171,48 @@ func (c *counter) Op(ctx context.Context, w *Worker) error {
 			}
 			defer release(ictx)
 		}
-		d := w.Env.Data
-		r, err := d.Do(ictx, "GET", c.vals[i])
-		if err != nil {
-			return err
-		}
-		n := int64(0)
-		if !r.IsNil() {
-			if n, err = r.AsInt(); err != nil {
-				return err
-			}
-		}
-		w.Work()
-		if Lost(l) {
-			w.Obs.WriteRejected()
-			return ErrRejected
-		}
-		w.BeforeWrite()
-		if _, err := d.Do(ictx, "SET", c.vals[i], strconv.FormatInt(n+1, 10), "KEEPTTL"); err != nil {
-			return err
-		}
-		c.done.Add(1)
-		w.Wrote(l)
-		return nil
+		return c.increment(ictx, w, i, l)
 	})
 }
 
-// guarded is the increment of counter i for the SQL and lock-free
-// strategies. Under sql-rowlock's row lock: the value read by SELECT ...
-// FOR UPDATE, work, UPDATE n = read + 1 (committed by the release). With
-// no lock: a plain read (GET, or SELECT), work, then the increment in place
-// (INCR, or UPDATE n = n + 1), which cannot lose another client's.
-func (c *counter) guarded(ctx context.Context, w *Worker, i int, l strategies.Lease) error {
+// increment is the read-modify-write of counter i in Redis under lease l
+// (nil for a lock-free strategy): read it, work, then write it plus one
+// through the guard (see rmw), or with GuardIncr INCR it in place. A
+// holder that knows its lease is lost does not write (ErrRejected).
+func (c *counter) increment(ctx context.Context, w *Worker, i int, l strategies.Lease) error {
+	r := rmw{guard: c.guard, key: c.vals[i], seen: c.seen[i], zero: true}
+	if err := r.readValue(ctx, w, l); err != nil {
+		if errors.Is(err, errNoFence) {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		return err
+	}
+	w.Work()
+	if Lost(l) {
+		w.Obs.WriteRejected()
+		return ErrRejected
+	}
+	w.BeforeWrite()
+	var err error
+	if c.guard == GuardIncr {
+		_, err = w.Env.Data.Do(ctx, "INCR", c.vals[i])
+	} else {
+		err = r.write(ctx, w, r.read+1)
+	}
+	if err != nil {
+		return err
+	}
+	c.done.Add(1)
+	w.Wrote(l)
+	return nil
+}
+
+// onRows is the increment of counter i in SQL rows. Under sql-rowlock's
+// row lock: the value read by SELECT ... FOR UPDATE, work, UPDATE n =
+// read + 1 (committed by the release). With no lock (sql-guard): a plain
+// SELECT, work, then the increment in place (UPDATE n = n + 1), which
+// cannot lose another client's.
+func (c *counter) onRows(ctx context.Context, w *Worker, i int, l strategies.Lease) error {
 	var err error
 	switch rl, ok := l.(strategies.RowLease); {
 	case ok:
@@ -183,18 +222,12 @@ func (c *counter) guarded(ctx context.Context, w *Worker, i int, l strategies.Le
 			return ErrRejected
 		}
 		err = rl.WriteRow(ctx, rl.Value()+1, 0)
-	case c.rows != nil && c.lockless:
+	case c.lockless:
 		if _, err = c.rows.ReadRow(ctx, c.locks[i]); err != nil {
 			return err
 		}
 		w.Work()
 		err = c.rows.Increment(ctx, c.locks[i])
-	case c.lockless:
-		if _, err = w.Env.Data.Do(ctx, "GET", c.vals[i]); err != nil {
-			return err
-		}
-		w.Work()
-		_, err = w.Env.Data.Do(ctx, "INCR", c.vals[i])
 	default:
 		return fmt.Errorf("%s: SQL rows without a lock need the guarded strategy (sql-guard)", c.name)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -26,43 +28,17 @@ func init() {
 		})
 }
 
-// Write guards as Lua scripts. KEYS[1] = stock, KEYS[2] = sold. Every
-// SET keeps the key's safety TTL (KEEPTTL; INCR keeps it anyway).
-var (
-	// casWrite: the optimistic check: write stock ARGV[2] and record the
-	// order only if the stock still holds ARGV[1], the value read.
-	casWrite = drivers.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then
-	redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
-	redis.call('incr', KEYS[2])
-	return 1
-end
-return 0`)
-	// decrWrite: the conditional decrement, stock = stock - 1 where stock >= 1.
-	decrWrite = drivers.NewScript(`local n = tonumber(redis.call('get', KEYS[1]) or '0')
+// decrWrite is flash-sale's own guard, the conditional decrement: KEYS[1]
+// = stock, KEYS[2] = sold; stock = stock - 1 where stock >= 1, and the
+// order recorded (the other guards are in guards.go). The SET keeps the
+// key's safety TTL.
+var decrWrite = drivers.NewScript(`local n = tonumber(redis.call('get', KEYS[1]) or '0')
 if n >= 1 then
 	redis.call('set', KEYS[1], n - 1, 'KEEPTTL')
 	redis.call('incr', KEYS[2])
 	return 1
 end
 return 0`)
-	// fenceRead: KEYS[1] = stock, KEYS[2] = highest fencing token seen.
-	// Returns -1 for a token below the highest seen, else records the token
-	// and returns the stock.
-	fenceRead = drivers.NewScript(`local f = tonumber(ARGV[1])
-local hi = tonumber(redis.call('get', KEYS[2]) or '0')
-if f < hi then return -1 end
-if f > hi then redis.call('set', KEYS[2], ARGV[1], 'KEEPTTL') end
-return tonumber(redis.call('get', KEYS[1]) or '0')`)
-	// fenceWrite: KEYS[3] = highest token seen. Writes stock ARGV[2] and
-	// records the order unless token ARGV[1] is below the highest seen.
-	fenceWrite = drivers.NewScript(`local f = tonumber(ARGV[1])
-local hi = tonumber(redis.call('get', KEYS[3]) or '0')
-if f < hi then return 0 end
-redis.call('set', KEYS[3], ARGV[1], 'KEEPTTL')
-redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
-redis.call('incr', KEYS[2])
-return 1`)
-)
 
 // flashSale is the articles' seckill: stock S for each of K SKUs; one order
 // takes the SKU's lock, reads the stock, spends the critical-section time,
@@ -103,17 +79,22 @@ type slot struct {
 	soldOut                  atomic.Bool
 }
 
-var _ Workload = (*flashSale)(nil)
+var (
+	_ Workload = (*flashSale)(nil)
+	_ Guarder  = (*flashSale)(nil)
+)
+
+// Guards: flash-sale's write takes every guard but the increment in place.
+func (*flashSale) Guards() []string { return []string{GuardNone, GuardCAS, GuardDecr, GuardFence} }
 
 func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 	p := env.Params
 	f.segs = max(p.Segments, 1)
-	switch f.guard = p.Guard; f.guard {
-	case "":
+	if f.guard = p.Guard; f.guard == "" {
 		f.guard = GuardNone
-	case GuardNone, GuardCAS, GuardDecr, GuardFence:
-	default:
-		return fmt.Errorf("flash-sale: unknown guard %q", p.Guard)
+	}
+	if !slices.Contains(f.Guards(), f.guard) {
+		return fmt.Errorf("flash-sale: guard %q is not one of %s", p.Guard, strings.Join(f.Guards(), ", "))
 	}
 	f.lockless = strategies.IsLockless(env.Locker)
 	if rs, ok := env.Locker.(strategies.RowStore); ok {
@@ -284,32 +265,14 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 	if f.rows != nil {
 		return f.criticalRows(ctx, w, s, lease)
 	}
-	d := w.Env.Data
-	var fence string
-	var n int64
-	if f.guard == GuardFence {
-		fl, ok := lease.(strategies.Fenced)
-		if !ok {
-			return errors.New("flash-sale: the fence guard needs a strategy with fencing tokens (fencing)")
+	r := rmw{guard: f.guard, key: s.stock, also: s.sold, seen: s.fence}
+	if err := r.readValue(ctx, w, lease); err != nil {
+		if errors.Is(err, errNoFence) {
+			return fmt.Errorf("flash-sale: %w", err)
 		}
-		fence = strconv.FormatInt(fl.Fence(), 10)
-		r, err := d.Eval(ctx, fenceRead, []string{s.stock, s.fence}, fence)
-		if err != nil {
-			return err
-		}
-		if n = r.Int; n < 0 {
-			w.Obs.WriteRejected()
-			return ErrRejected
-		}
-	} else {
-		r, err := d.Do(ctx, "GET", s.stock)
-		if err != nil {
-			return err
-		}
-		if n, err = r.AsInt(); err != nil {
-			return err
-		}
+		return err
 	}
+	n := r.read
 	if n <= 0 {
 		return errSoldOut
 	}
@@ -321,28 +284,14 @@ func (f *flashSale) critical(ctx context.Context, w *Worker, s *slot, lease stra
 		return ErrRejected
 	}
 	w.BeforeWrite()
-
-	next := strconv.FormatInt(n-1, 10)
-	var r drivers.Reply
-	var err error
-	switch f.guard {
-	case GuardNone:
-		if _, err := d.Do(ctx, "SET", s.stock, next, "KEEPTTL"); err != nil {
-			return err
-		}
-		_, err := d.Do(ctx, "INCR", s.sold)
-		return err
-	case GuardCAS:
-		r, err = d.Eval(ctx, casWrite, []string{s.stock, s.sold}, strconv.FormatInt(n, 10), next)
-	case GuardDecr:
-		r, err = d.Eval(ctx, decrWrite, []string{s.stock, s.sold})
-	case GuardFence:
-		r, err = d.Eval(ctx, fenceWrite, []string{s.stock, s.sold, s.fence}, fence, next)
+	if f.guard != GuardDecr {
+		return r.write(ctx, w, n-1)
 	}
+	rep, err := w.Env.Data.Eval(ctx, decrWrite, []string{s.stock, s.sold})
 	if err != nil {
 		return err
 	}
-	if r.Int != 1 {
+	if rep.Int != 1 {
 		w.Obs.WriteRejected()
 		return ErrRejected
 	}

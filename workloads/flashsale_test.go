@@ -49,12 +49,13 @@ func TestStaleHolderFenced(t *testing.T) {
 				}
 				prefix := "lockbench:wltest:" + t.Name() + ":"
 				f := &flashSale{stock: 10, skus: 1}
-				slow := &Env{Data: d, Locker: l, Prefix: prefix, Params: Params{Work: Fixed(300 * time.Millisecond), Guard: guard}}
+				slow := &Env{Data: d, Locker: l, Prefix: prefix, Params: Params{Guard: guard}}
 				if err := f.Setup(ctx, slow); err != nil {
 					t.Fatal(err)
 				}
+				hold := newHoldAt()
 				fast := *slow
-				fast.Params.Work = Fixed(0)
+				slow.Faults = hold
 				a := &Worker{ID: 0, Env: slow, Rng: rand.New(rand.NewPCG(1, 1)), Obs: metrics.NewRecorder()}
 				b := &Worker{ID: 1, Env: &fast, Rng: rand.New(rand.NewPCG(1, 2)), Obs: metrics.NewRecorder()}
 				s := &f.slots[0]
@@ -64,18 +65,16 @@ func TestStaleHolderFenced(t *testing.T) {
 					t.Fatal(err)
 				}
 				errA := make(chan error, 1)
-				go func() { errA <- f.critical(ctx, a, s, la) }() // reads, then works 300 ms
-				time.Sleep(120 * time.Millisecond)                // A's 50 ms lease is over
-				lb, err := l.TryAcquire(ctx, s.lock)
-				if err != nil {
-					t.Fatalf("B could not take the expired lock: %v", err)
-				}
+				go func() { errA <- f.critical(ctx, a, s, la) }() // reads, then waits in its work
+				<-hold.reached
+				lb := takeOver(t, l, s.lock) // A's 50 ms lease is over
 				if lb.(strategies.Fenced).Fence() <= la.(strategies.Fenced).Fence() {
 					t.Fatal("fencing token did not grow")
 				}
 				if err := f.critical(ctx, b, s, lb); err != nil {
 					t.Fatalf("B's order: %v", err)
 				}
+				close(hold.resume) // A writes now, on the stock it read before B's order
 				ea := <-errA
 				res, err := f.Verify(ctx, slow)
 				if err != nil {

@@ -50,12 +50,18 @@ var (
 	ErrCancelled = errors.New("workloads: cancelled by its caller")
 )
 
-// Guards on the workload's write, beyond the lock.
+// Guards on the workload's write, beyond the lock. Guards says which
+// workload runs which.
 const (
 	GuardNone  = "none"  // plain GET / SET: only the lock protects the data
 	GuardCAS   = "cas"   // optimistic check: write only if the value read is unchanged
 	GuardDecr  = "decr"  // conditional decrement: count = count - 1 where count >= 1
 	GuardFence = "fence" // reject reads and writes whose fencing token is below the highest seen
+	// GuardIncr is the increment in place (INCR; sql-guard: UPDATE n =
+	// n + 1), which no other writer can undo: the lock-free strategies'
+	// write on the counter workloads, where they ask for GuardDecr (see
+	// AutoGuard). It is what the result records; --guard does not take it.
+	GuardIncr = "incr"
 )
 
 // Params are the settings a scenario hands every workload, whichever it

@@ -63,6 +63,10 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--extend", "on"}, code: 2, want: "--extend goes with redlock"},
 	{args: []string{"run", "--workload", "hot-key", "--stock", "5"}, code: 2, want: "--stock goes with flash-sale"},
 	{args: []string{"run", "--on-timeout", "release", "--strategy", "naive"}, code: 2, want: "--on-timeout goes with atomic, watchdog"},
+	// A write guard where it has no meaning (issue #19, item 4).
+	{args: []string{"run", "--workload", "hot-key", "--guard", "decr"}, code: 2, want: "--guard decr: workload hot-key has no write it applies to; decr runs in flash-sale"},
+	{args: []string{"run", "--workload", "flash-sale,long-task", "--guard", "decr"}, code: 2, want: "workload long-task has no write it applies to; decr runs in flash-sale"},
+	{args: []string{"run", "--workload", "lock-cycle", "--guard", "cas"}, code: 2, want: "cas runs in flash-sale, hot-key, long-task, nested"},
 	{args: []string{"run", "--metrics-addr", "127.0.0.1:99999"}, code: 2, want: "--metrics-addr \"127.0.0.1:99999\": the port must be a number"},
 	{args: []string{"run", "--metrics-addr", "garbage"}, code: 2, want: "want [host]:port"},
 	{args: []string{"run", "--metrics-addr", "{busy}", "--strategy", "atomic", "--driver", "goredis"}, code: 2, want: "address already in use"},

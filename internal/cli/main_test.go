@@ -615,6 +615,40 @@ func TestFaultsFromCLI(t *testing.T) {
 	assertServersGone(t, map[string]any{"servers": toAny(run.Meta.Servers)})
 }
 
+// The run (#19): fencing on hot-key, flash-sale and lock-cycle
+// under a pause between the loss check and the write. The token check
+// acts on both workloads that write (exactly the paused holder's write
+// rejected, nothing lost: every other holder keeps its 1 s lease), and
+// the JSON records fence there and none on lock-cycle, which has no data.
+func TestGuardsFromCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "g.json")
+	r := lockbench(t, "run", "-q", "--strategy", "fencing", "--driver", "rueidis", "--workload", "hot-key,flash-sale,lock-cycle",
+		"--keys", "1", "--stock", "1000000", "--duration", "1800ms", "--clients", "6", "--ttl", "1s", "--work", "5ms",
+		"--acquire-timeout", "1s", "--retry", "fixed:interval=5ms", "--fault", "pause:at=200ms,for=1300ms,point=write", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Scenarios) != 3 {
+		t.Fatalf("%d scenarios, want 3", len(run.Scenarios))
+	}
+	for _, s := range run.Scenarios {
+		want, rejected := "fence", int64(1)
+		if s.Workload == "lock-cycle" {
+			want, rejected = "none", 0
+		}
+		v := s.Violations
+		t.Logf("%s: guard %s, overlap %d, lost updates %d, oversell %d, rejected %d", s.Workload, s.Params["guard"], v.Overlap, v.LostUpdates, v.Oversell, s.Counters.Rejected)
+		if s.Params["guard"] != want || s.Counters.Rejected != rejected || v.LostUpdates != 0 || v.Oversell != 0 {
+			t.Errorf("%s: guard %q, rejected %d, lost updates %d, oversell %d; want %s, %d, 0, 0 (%s)",
+				s.Workload, s.Params["guard"], s.Counters.Rejected, v.LostUpdates, v.Oversell, want, rejected, s.Faults[0].Note)
+		}
+	}
+}
+
 func toAny(ss []report.ServerInfo) []any {
 	var out []any
 	for _, s := range ss {

@@ -74,8 +74,12 @@ type Scenario struct {
 	// Seed seeds each worker's random source (worker i uses seed, i).
 	Seed uint64
 	// Guard is the workload's write guard: "auto" (or "") takes the one the
-	// strategy asks for (fencing: fence; multilevel: cas), else none;
-	// "none", "cas" or "decr" force one.
+	// strategy asks for (fencing: fence; multilevel: cas; redis-guard and
+	// sql-guard: decr, on the counter workloads incr) where the workload
+	// runs it, else none; "none", "cas" or "decr" force one, on the
+	// workloads that run it (workloads.Guards: cas on flash-sale, hot-key,
+	// long-task and nested, decr on flash-sale). The result's params
+	// record the guard in force.
 	Guard string
 	// Slowdown, for tests of regression gates only, adds this much to
 	// every critical section (Params.Work must be a fixed duration) without
@@ -197,16 +201,16 @@ func (s Scenario) ParamsMap() map[string]string {
 	return m
 }
 
-// guard is the write guard in force: Guard, or with "auto" (or "") the
-// strategy's own (strategies.Info.Guard), else none.
+// guard is the write guard in force: Guard (Validate refuses one the
+// workload does not run), or with "auto" (or "") the one the workload runs
+// for the strategy's own (strategies.Info.Guard; see workloads.AutoGuard):
+// none where the workload writes no data, incr for a lock-free strategy
+// on a counter workload.
 func (s Scenario) guard() string {
 	if s.Guard != "" && s.Guard != "auto" {
 		return s.Guard
 	}
-	if g := strategies.InfoOf(s.Strategy).Guard; g != "" {
-		return g
-	}
-	return workloads.GuardNone
+	return workloads.AutoGuard(s.Workload, strategies.InfoOf(s.Strategy).Guard)
 }
 
 // Open opens one driver per node, with a pool sized for clients, and

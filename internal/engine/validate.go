@@ -53,7 +53,7 @@ func LayoutOf(nodes []Node, servers int) Layout {
 // Validate reports every reason sc cannot run on layout l, all at once,
 // without changing sc: an unknown strategy, workload or driver (with the
 // nearest name), a pair that does not run together, a fault or write
-// guard the strategy or the layout cannot take, a value of a plugin
+// guard the strategy, the workload or the layout cannot take, a value of a plugin
 // parameter (sc.Options) that its declaration refuses, and a layout too
 // small for the strategy. Run calls it first; the command line calls it
 // for every scenario of its matrix before it starts a server.
@@ -92,6 +92,11 @@ func Validate(sc Scenario, l Layout) []error {
 	case "", "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
 	default:
 		bad("--guard %q is not one of auto, none, cas, decr (fence comes with --strategy fencing)", sc.Guard)
+	}
+	// A guard forced on a workload whose write it has no meaning for
+	// (decr on a counter, any guard on lock-cycle) would guard nothing.
+	if g := sc.Guard; (g == workloads.GuardCAS || g == workloads.GuardDecr) && workloads.Guards(sc.Workload) != nil && !workloads.RunsGuard(sc.Workload, g) {
+		bad("--guard %s: workload %s has no write it applies to; %s runs in %s", g, sc.Workload, g, strings.Join(workloads.GuardedBy(g), ", "))
 	}
 	if info.Backend == strategies.MariaDB && sc.Guard != "" && sc.Guard != "auto" {
 		bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", sc.Guard, sc.Strategy)

@@ -52,6 +52,10 @@ func TestValidate(t *testing.T) {
 			[]string{"strategy sql-rowlock does not run workload lock-cycle"}},
 		{"guard and token", with(func(s *engine.Scenario) { s.Strategy, s.Guard, s.ConstantToken = "fencing", "fence", true }), standalone,
 			[]string{`--guard "fence" is not one of auto, none, cas, decr`, `--token constant: strategy "fencing" keeps its own token (constant applies to atomic, naive, redlock, watchdog)`}},
+		{"decr on a counter", with(func(s *engine.Scenario) { s.Workload, s.Guard = "hot-key", "decr" }), standalone,
+			[]string{"--guard decr: workload hot-key has no write it applies to; decr runs in flash-sale"}},
+		{"cas with no data", with(func(s *engine.Scenario) { s.Workload, s.Guard = "lock-cycle", "cas" }), standalone,
+			[]string{"--guard cas: workload lock-cycle has no write it applies to; cas runs in flash-sale, hot-key, long-task, nested"}},
 		{"redlock nodes", with(func(s *engine.Scenario) { s.Strategy = "redlock" }), engine.Layout{Kind: strategies.Masters, Servers: 2},
 			[]string{"redlock needs at least 3 independent masters"}},
 		{"redlock behind sentinel", with(func(s *engine.Scenario) { s.Strategy = "redlock" }), engine.Layout{Kind: strategies.Sentinel, External: true},
@@ -160,6 +164,37 @@ func TestValidateClientFaults(t *testing.T) {
 	} {
 		if _, err := faults.Parse(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// The result records the guard in force in each scenario: the strategy's
+// own where the workload runs it, the lock-free strategies' increment in
+// place on a counter, none where there is no data; a guard given is
+// recorded where it is accepted.
+func TestGuardRecorded(t *testing.T) {
+	for _, c := range []struct{ strategy, workload, guard, want string }{
+		{"fencing", "hot-key", "auto", "fence"},
+		{"fencing", "long-task", "", "fence"},
+		{"fencing", "nested", "auto", "fence"},
+		{"fencing", "flash-sale", "auto", "fence"},
+		{"fencing", "lock-cycle", "auto", "none"},
+		{"multilevel", "hot-key", "auto", "cas"},
+		{"multilevel", "lock-cycle", "auto", "none"},
+		{"redis-guard", "flash-sale", "auto", "decr"},
+		{"redis-guard", "hot-key", "auto", "incr"},
+		{"sql-guard", "hot-key", "auto", "incr"},
+		{"sql-rowlock", "hot-key", "auto", "none"},
+		{"atomic", "hot-key", "cas", "cas"},
+		{"atomic", "lock-cycle", "none", "none"},
+		{"fencing", "hot-key", "none", "none"},
+	} {
+		sc := engine.Scenario{Strategy: c.strategy, Driver: "rueidis", Workload: c.workload, Guard: c.guard}
+		if errs := engine.Validate(sc, engine.Layout{Kind: strategies.Standalone, Servers: 1}); len(errs) != 0 {
+			t.Errorf("%s on %s, guard %q: %v", c.strategy, c.workload, c.guard, errs)
+		}
+		if got := sc.ParamsMap()["guard"]; got != c.want {
+			t.Errorf("%s on %s, guard %q: params.guard %q, want %q", c.strategy, c.workload, c.guard, got, c.want)
 		}
 	}
 }

@@ -43,6 +43,12 @@ func TestParse(t *testing.T) {
 // scenario runs one fault scenario on a fresh layout of the given kind.
 func scenario(t *testing.T, strategy, driver, workload string, kind string, ttl time.Duration, work string, fault string, clients int, dur time.Duration) report.Scenario {
 	t.Helper()
+	return guardedScenario(t, "auto", strategy, driver, workload, kind, ttl, work, fault, clients, dur)
+}
+
+// guardedScenario is scenario with the write guard given (--guard).
+func guardedScenario(t *testing.T, guard, strategy, driver, workload string, kind string, ttl time.Duration, work string, fault string, clients int, dur time.Duration) report.Scenario {
+	t.Helper()
 	ctx := context.Background()
 	var topo *topology.Topology
 	var err error
@@ -76,7 +82,7 @@ func scenario(t *testing.T, strategy, driver, workload string, kind string, ttl 
 	}
 	sc := engine.Scenario{
 		Strategy: strategy, Driver: driver, Workload: workload, Retry: pol, Clients: clients,
-		Duration: dur, TTL: ttl, AcquireTimeout: time.Second, Seed: 1,
+		Duration: dur, TTL: ttl, AcquireTimeout: time.Second, Seed: 1, Guard: guard,
 		Params: workloads.Params{Work: w}, Options: registry.Values{"stock": int64(1_000_000), "skus": 1, "keys": 1},
 		Faults: []faults.Spec{sp}, Servers: topo.Servers,
 	}
@@ -147,6 +153,52 @@ func TestPauseBeforeWrite(t *testing.T) {
 		f := scenario(t, "fencing", d, "flash-sale", "", time.Second, "5ms", "pause:for=1300ms,at=200ms,point=write", 6, 1800*time.Millisecond)
 		if f.Counters.Rejected != 1 || f.Violations.Oversell != 0 || f.Violations.LostUpdates != 0 {
 			t.Fatalf("fencing: rejected %d oversell %d lost %d; want 1, 0, 0", f.Counters.Rejected, f.Violations.Oversell, f.Violations.LostUpdates)
+		}
+	})
+}
+
+// The same pause before the write on hot-key (one counter): the watchdog's
+// holder, paused past its lease with the value it read, writes it back
+// plus one over every increment made while it slept; atomic without a
+// guard does the same. fencing's token check and the cas guard on atomic
+// reject that one stale write (exactly 1: every other holder keeps its 1 s
+// lease through 5 ms of work) and no update is lost. The params record
+// the guard that ran.
+func TestPauseBeforeWriteHotKey(t *testing.T) {
+	const pause = "pause:for=1300ms,at=200ms,point=write"
+	each(t, func(t *testing.T, d string) {
+		for _, c := range []struct {
+			strategy, guard string
+			guarded         bool
+		}{
+			{"watchdog", "auto", false},
+			{"fencing", "auto", true},
+			{"atomic", "none", false},
+			{"atomic", "cas", true},
+		} {
+			r := guardedScenario(t, c.guard, c.strategy, d, "hot-key", "", time.Second, "5ms", pause, 6, 1800*time.Millisecond)
+			v, name := r.Violations, c.strategy+" --guard "+c.guard
+			t.Logf("%s: overlap %d, increments %d, lost updates %d, rejected %d, guard %s (%+v)", name, v.Overlap, r.Figures["increments"], v.LostUpdates, r.Counters.Rejected, r.Params["guard"], r.Faults[0])
+			want := map[string]string{"watchdog": "none", "fencing": "fence", "atomic": c.guard}[c.strategy]
+			if r.Params["guard"] != want {
+				t.Errorf("%s: params.guard %q, want %q", name, r.Params["guard"], want)
+			}
+			if r.Figures["increments"] == 0 {
+				t.Fatalf("%s: no increment (%s)", name, r.Faults[0].Note)
+			}
+			if c.guarded {
+				if r.Counters.Rejected != 1 || v.LostUpdates != 0 {
+					t.Errorf("%s: rejected %d, lost updates %d; want 1, 0 (%s)", name, r.Counters.Rejected, v.LostUpdates, r.Faults[0].Note)
+				}
+				continue
+			}
+			if v.Overlap == 0 || v.LostUpdates == 0 || r.Counters.Rejected != 0 {
+				t.Errorf("%s: overlap %d, lost updates %d, rejected %d; want > 0, > 0 (its stale value overwrote the others' increments), 0 (%s)",
+					name, v.Overlap, v.LostUpdates, r.Counters.Rejected, r.Faults[0].Note)
+			}
+			if c.strategy == "watchdog" && v.WorkedAfterLoss != 1 {
+				t.Errorf("watchdog: worked after loss %d, want 1", v.WorkedAfterLoss)
+			}
 		}
 	})
 }

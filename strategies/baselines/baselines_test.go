@@ -255,6 +255,31 @@ func TestUnguardedOversells(t *testing.T) {
 	if res.Violations.Oversell == 0 || res.Violations.LostUpdates == 0 {
 		t.Fatalf("violations %+v: want oversell and lost updates without lock or guard", res.Violations)
 	}
+	// On hot-key the same: its write, INCR in place with --guard auto
+	// (TestHotKeyExact), is a plain GET and SET with none, and loses
+	// increments; with cas the optimistic check alone refuses the stale
+	// writes and loses none.
+	for _, c := range []struct {
+		guard   string
+		guarded bool
+	}{{workloads.GuardNone, false}, {workloads.GuardCAS, true}} {
+		res := run(t, engine.Scenario{
+			Strategy: "redis-guard", Driver: "rueidis", Workload: "hot-key", Guard: c.guard,
+			Retry: policy(t, "none"), Clients: 50, Duration: time.Second, TTL: time.Second,
+			Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"keys": 1}, Seed: 1,
+		})
+		v, inc := res.Violations, res.Figures["increments"]
+		t.Logf("hot-key, guard %s: increments %d, counter_sum %d, lost updates %d, rejected %d", c.guard, inc, res.Figures["counter_sum"], v.LostUpdates, res.Counters.Rejected)
+		if res.Params["guard"] != c.guard || inc == 0 {
+			t.Fatalf("guard %s: params.guard %q, increments %d", c.guard, res.Params["guard"], inc)
+		}
+		if c.guarded && (v.LostUpdates != 0 || res.Counters.Rejected == 0 || inc != res.Figures["counter_sum"]) {
+			t.Fatalf("hot-key with cas: lost updates %d, rejected %d; want 0 and > 0", v.LostUpdates, res.Counters.Rejected)
+		}
+		if !c.guarded && v.LostUpdates == 0 {
+			t.Fatalf("hot-key with none: lost updates 0, want > 0 (50 clients read the same value and each wrote it plus one)")
+		}
+	}
 }
 
 // A fencing token grows with every acquisition (zk: the znode sequence
