@@ -6,7 +6,9 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/Shopify/toxiproxy/v2 v2.5.0
 	github.com/agnivade/levenshtein v1.2.2
+	github.com/bsm/redislock v0.9.4
 	github.com/compose-spec/compose-go/v2 v2.16.2
+	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/go-sql-driver/mysql v1.9.3
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/mattn/go-isatty v0.0.20
@@ -16,6 +18,7 @@ require (
 	github.com/prometheus/client_model v0.6.1
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	github.com/redis/rueidis/rueidiscompat v1.0.79
 	github.com/rs/zerolog v1.28.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
@@ -64,7 +67,7 @@ require (
 	github.com/ebitengine/purego v0.10.1 // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect

@@ -6,5 +6,16 @@
 //
 // Each adapter's lockers implement strategies.OwnRetry (the library
 // retries and renews itself) and declare the library's own options as
-// parameters with the library's defaults.
+// parameters with the library's defaults:
+//
+//   - redsync, redsync-redlock: github.com/go-redsync/redsync/v4
+//     (strategies/redsynclock), on both drivers;
+//   - redislock: github.com/bsm/redislock (strategies/redislock), on
+//     go-redis only.
 package libs
+
+import (
+	// Register the library strategies.
+	_ "github.com/lockbench/lockbench/strategies/redislock"
+	_ "github.com/lockbench/lockbench/strategies/redsynclock"
+)
