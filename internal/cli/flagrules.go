@@ -38,6 +38,18 @@ func (m matrixUse) startsMasters() bool {
 	return false
 }
 
+// allOwnRetry reports whether every strategy of the matrix runs a lock
+// library's own retry loop (Info.OwnsRetry), so that --retry applies to
+// none of them.
+func (m matrixUse) allOwnRetry() bool {
+	for _, st := range m.strats {
+		if !strategies.InfoOf(st).OwnsRetry {
+			return false
+		}
+	}
+	return len(m.strats) > 0
+}
+
 // layoutless reports whether a strategy of the matrix has no layout of
 // its own, so that --topology chooses it.
 func (m matrixUse) layoutless() bool {
@@ -90,6 +102,9 @@ var flagRules = []flagRule{
 	{"nodes", func(f *runFlags) bool { return f.nodes != 5 },
 		func(_ *runFlags, m matrixUse) bool { return m.startsMasters() },
 		"a strategy on several masters (redlock) on servers lockbench starts (with --addr the addresses are the masters; with --topology masters:N, N is)"},
+	{"retry", func(f *runFlags) bool { return false },
+		func(_ *runFlags, m matrixUse) bool { return !m.allOwnRetry() },
+		"a strategy that lockbench retries (redsync, redislock and rueidislock run their library's own retry loop: set it with their parameters)"},
 	{"topology", func(f *runFlags) bool { return f.topology != "" },
 		func(f *runFlags, m matrixUse) bool { return f.addr != "" || m.layoutless() },
 		"a strategy without a layout of its own (redlock runs on masters, wait-replicas on a replica)"},
