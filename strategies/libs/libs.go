@@ -8,3 +8,7 @@
 // retries and renews itself) and declare the library's own options as
 // parameters with the library's defaults.
 package libs
+
+import (
+	_ "github.com/lockbench/lockbench/strategies/rueidislk" // rueidislock
+)
