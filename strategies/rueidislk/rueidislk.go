@@ -12,11 +12,11 @@
 // that lost sleeps until an invalidation of one of the keys (a release,
 // an expiry, any write) or a local release wakes it, instead of polling.
 // A holder extends each key (PEXPIREAT, compare-and-set on its value)
-// every ExtendInterval, and also at once when an invalidation of the key
-// arrives; when it can no longer keep a majority (a key deleted or taken
-// behind its back, an extend that failed or came too late) the lock's
-// context is cancelled. Releasing deletes the keys that still hold its
-// value.
+// every ExtendInterval, and checks it at once (the same script, to the
+// current deadline) when an invalidation of the key arrives; when it can
+// no longer keep a majority (a key deleted or taken behind its back, an
+// extend that failed or came too late) the lock's context is cancelled.
+// Releasing deletes the keys that still hold its value.
 //
 // The adapter. The lease is the library's lock-as-context: Context() is
 // the context WithContext returned, Release the cancel function (it waits
@@ -45,6 +45,11 @@
 // address, credentials, TLS, dialer and timeouts; through a fault proxy
 // when the run has one) with caching on. A failover that repoints the
 // run's drivers (drivers.Switch) does not move these clients.
+//
+// The liveness oracle does not measure it: the keys hold the library's
+// random value, which the adapter can neither choose nor report. Its
+// options, their defaults and its failure modes are in docs/strategies.md
+// (rueidislock).
 package rueidislk
 
 import (

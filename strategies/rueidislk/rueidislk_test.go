@@ -468,3 +468,33 @@ func TestRenewalOutlivesTTL(t *testing.T) {
 		}
 	})
 }
+
+// On a 3-master Redis Cluster the library's client routes each key by
+// slot (the keys keep the lock key's hash tag): exact sales over 6 items,
+// and no key left on any node after the run.
+func TestOnCluster(t *testing.T) {
+	ctx := context.Background()
+	ct, err := topology.StartCluster(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ct.Stop()
+	s0 := ct.Servers[0]
+	res, err := engine.Run(ctx, engine.Scenario{
+		Strategy: rueidislk.Name, Driver: "rueidis", Workload: "flash-sale", Retry: retry.Library(),
+		Clients: 20, Duration: 30 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 15 * time.Second,
+		Params:  workloads.Params{Work: workloads.Fixed(time.Millisecond)},
+		Options: registry.Values{"stock": int64(40), "skus": 6}, Seed: 4,
+	}, []engine.Node{{Addr: s0.Addr, Password: s0.Password, Cluster: true}}, "lockbench:rueidislk-cluster:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violations.Total() != 0 || res.Counters.Errors != 0 || res.Figures["sold"] != 240 {
+		t.Fatalf("violations %+v errors %v sold %d; want none, none, 240 (6 x 40)", res.Violations, res.Counters.ErrorsByKind, res.Figures["sold"])
+	}
+	for _, s := range ct.Servers {
+		if n, err := topology.Command(s.Addr, s.Password, time.Second, "DBSIZE"); err != nil || n != "0" {
+			t.Fatalf("node %s holds %s keys after the run (%v)", s.Addr, n, err)
+		}
+	}
+}
