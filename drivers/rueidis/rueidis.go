@@ -27,6 +27,7 @@ func init() {
 
 type driver struct {
 	c        rueidis.Client
+	opt      *rueidis.ClientOption // what c was built with
 	addr     string
 	borrowed bool // a node of a cluster client: Close does nothing
 	// callTimeout, when > 0, is a deadline put on each call's context
@@ -53,6 +54,15 @@ var (
 
 // Native returns the rueidis.Client.
 func (d *driver) Native() any { return d.c }
+
+// ClientOption returns a copy of the rueidis.ClientOption the driver's
+// client was built with (for a node of a cluster client, the cluster
+// client's): a lock library that needs a client of its own to the same
+// server, with the same credentials, TLS, dialer and timeouts, builds it
+// from this (rueidislock needs client-side caching, which this adapter's
+// client has off). Its slices are shared with the driver's: do not modify
+// their elements.
+func (d *driver) ClientOption() rueidis.ClientOption { return *d.opt }
 
 // Open connects to o.Addr. o.PoolSize sizes the pool used for blocking
 // commands and Pipeline (BlockingPoolSize); ordinary commands share
@@ -97,7 +107,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 	if err != nil {
 		return nil, &drivers.NodeError{Node: o.Addr, Err: err}
 	}
-	dr := &driver{c: c, addr: o.Addr}
+	dr := &driver{c: c, opt: &opt, addr: o.Addr}
 	if o.ReadTimeout != drivers.DefaultTimeout {
 		// ConnWriteTimeout does not bound a call: measured through a 1 s
 		// blackhole with 300 ms, calls waited for the held replies.
@@ -165,7 +175,7 @@ func (d *driver) Nodes(context.Context) ([]drivers.Driver, error) {
 	}
 	var out []drivers.Driver
 	for addr, c := range d.c.Nodes() {
-		out = append(out, &driver{c: c, addr: addr, borrowed: true, callTimeout: d.callTimeout})
+		out = append(out, &driver{c: c, opt: d.opt, addr: addr, borrowed: true, callTimeout: d.callTimeout})
 	}
 	return out, nil
 }

@@ -11,11 +11,14 @@
 //   - redsync, redsync-redlock: github.com/go-redsync/redsync/v4
 //     (strategies/redsynclock), on both drivers;
 //   - redislock: github.com/bsm/redislock (strategies/redislock), on
-//     go-redis only.
+//     go-redis only;
+//   - rueidislock: github.com/redis/rueidis/rueidislock
+//     (strategies/rueidislk), on rueidis only.
 package libs
 
 import (
 	// Register the library strategies.
 	_ "github.com/lockbench/lockbench/strategies/redislock"
 	_ "github.com/lockbench/lockbench/strategies/redsynclock"
+	_ "github.com/lockbench/lockbench/strategies/rueidislk" // rueidislock
 )
