@@ -70,6 +70,12 @@ func validate(f *runFlags) (*plan, error) {
 	if len(specs) == 0 {
 		bad("--retry is empty")
 	}
+	for _, st := range strats {
+		if !strategies.Known(st) || len(drvs) == 0 || slices.ContainsFunc(drvs, func(d string) bool { return strategies.RunsOn(st, d) }) {
+			continue
+		}
+		bad("strategy %s runs on the %s driver only, and --driver is %s: add --driver %s", st, strings.Join(strategies.InfoOf(st).Drivers, ", "), strings.Join(drvs, ","), strategies.InfoOf(st).Drivers[0])
+	}
 	if f.clients < 1 || f.clients > maxClients {
 		bad("--clients must be from 1 to %d, got %d", maxClients, f.clients)
 	}
