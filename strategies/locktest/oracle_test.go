@@ -55,4 +55,3 @@ func TestOraclePausedRenewal(t *testing.T) {
 		})
 	}
 }
-
