@@ -63,9 +63,10 @@ type Lease interface {
 	// else may hold the lock, or the key is gone); the key is then left
 	// alone. Any other error is the server's or ctx's. lockbench calls it
 	// once per lease, on a context without the run's cancellation (the
-	// worker's I/O context, bounded by the driver's timeouts); the run
-	// counts ErrNotOwner as a lost lease, not as an error. Callers: pass a
-	// context that the caller's cancellation cannot skip.
+	// worker's I/O context, bounded by the driver's timeouts; the
+	// caller's own with --release caller); the run counts ErrNotOwner as a
+	// lost lease, not as an error. Callers: pass a context that the
+	// caller's cancellation cannot skip.
 	Release(ctx context.Context) error
 }
 
@@ -128,8 +129,8 @@ type Config struct {
 	// Config.Renewing before each renewal or extend; both do nothing when
 	// Tokens is nil. A strategy that never calls them still runs; its
 	// results then report the liveness figures as not measured. Nil: not
-	// told (the engine sets it unless --liveness is off or the token is
-	// constant).
+	// told (the engine sets it unless --liveness-interval is 0 or the
+	// token is constant).
 	Tokens TokenTracker
 }
 
