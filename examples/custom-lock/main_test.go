@@ -101,3 +101,23 @@ func mainOutput(t *testing.T, args ...string) (int, string) {
 	w.Close()
 	return code, <-done
 }
+
+// docs/custom-lock.md shows lock.go's code, from its init function on,
+// as it is.
+func TestDocShowsTheCode(t *testing.T) {
+	src, err := os.ReadFile("lock.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/custom-lock.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, code, ok := strings.Cut(string(src), "\nfunc init() {")
+	if !ok {
+		t.Fatal("lock.go has no init function")
+	}
+	if code = "func init() {" + code; !strings.Contains(string(doc), code) {
+		t.Fatalf("docs/custom-lock.md does not show lock.go's code from func init() on:\n%s", code)
+	}
+}
