@@ -12,9 +12,17 @@ import (
 
 // Watched is implemented by leases that learn when the lock is lost
 // (watchdog renewal found the token gone, or could not renew before the
-// lease ran out; a Redlock validity time passed). Context is cancelled at
-// that moment and on release: the holder is told of the loss instead of
-// finding out too late (the shape of rueidislock).
+// lease ran out; a Redlock validity time passed). Context is live from the
+// acquire and is cancelled at that moment and on release: the holder is
+// told of the loss instead of finding out too late (the shape of
+// rueidislock).
+//
+// What lockbench does with it: a workload checks the context right before
+// its protected write and skips the write of a lost lease (so overlapping
+// holders need not lose an update); a write completed after the loss was
+// reported counts as worked_after_loss, and a lease whose context ended
+// counts as a lost lease. Package locktest deletes a Watched lease's key
+// behind its back and expects the context cancelled within 5 s.
 type Watched interface {
 	Context() context.Context
 }
@@ -22,17 +30,25 @@ type Watched interface {
 // Extender is implemented by leases that their holder can extend (Redlock
 // with extend=on or unchecked): Extend re-extends the lease to the TTL and
 // returns nil when the strategy says the lock is still this holder's for
-// a new validity, else an error (ErrExtendFailed) and the lease is left as
-// it was. lockbench's worker extends right after the critical-section
-// work, before the write (Worker.Work).
+// a new validity, else an error (redlock's ErrExtendFailed, which wraps
+// ErrNotOwner, for a lock that is gone or another's; a Redis error) and
+// the lease is left as it was. A strategy with Config.Tokens set calls
+// Config.Renewing before each extend it sends. lockbench's worker extends
+// right after the critical-section work, before the write (Worker.Work),
+// on the worker's I/O context; an extend that succeeds while the oracle
+// names another client as the holder counts as a false extend.
 type Extender interface {
 	Extend(ctx context.Context) error
 }
 
 // Fenced is implemented by leases that carry a fencing token: a number that
-// grows with every acquisition of the lock, so that storage can reject a
+// grows with every acquisition of the lock (strictly greater than every
+// token handed out before for the same key), so that storage can reject a
 // write from a holder whose lease has already passed to someone else
-// (Kleppmann, "How to do distributed locking", 2016).
+// (Kleppmann, "How to do distributed locking", 2016). The workloads' fence
+// guard (--guard fence, or auto with Info.Guard "fence") sends it with
+// each protected write and counts the writes the storage refused as
+// rejected; it needs Fenced leases.
 type Fenced interface {
 	Fence() int64
 }
@@ -44,7 +60,9 @@ type Segmented interface {
 }
 
 // StatsReporter is implemented by lockers that count events of their own
-// (renewals, per-node results, ...). Stats is called once, after the run.
+// (renewals, per-node results, ...). Stats is called once, after the run;
+// its map is the result's strategy_stats, by name (lower-case words joined
+// by underscores).
 type StatsReporter interface {
 	Stats() map[string]float64
 }
@@ -128,9 +146,32 @@ type CrashPointer interface {
 // releases what it holds.
 var ErrCrashed = errors.New("strategies: client crashed (fault)")
 
+// Stored is implemented by lockers that keep a lock in Redis keys other
+// than the lock key TryAcquire is given (rueidislock: 2N-1 keys of its
+// library's naming). StoredKeys returns them for lock key; the
+// conformance suite (package locktest) deletes and counts these keys to
+// take a lock away behind its holder's back. A locker without it keeps
+// the lock in the key itself.
+type Stored interface {
+	StoredKeys(key string) []string
+}
+
+// StoredKeys returns the Redis keys l keeps lock key in: Stored's, or the
+// key itself.
+func StoredKeys(l Locker, key string) []string {
+	if st, ok := l.(Stored); ok {
+		return st.StoredKeys(key)
+	}
+	return []string{key}
+}
+
 // Abandonable is implemented by leases that hold resources besides the
 // Redis key (a renewal loop): Abandon drops them without releasing the
-// lock, as a crashed client would.
+// lock, as a crashed client would, and returns at once. lockbench calls it
+// when a fault crashes the holder; after it the lock must end with its
+// TTL. A lease that renews itself implements it: package locktest
+// abandons a lease and expects another client to get the lock after the
+// TTL.
 type Abandonable interface {
 	Abandon()
 }
@@ -156,8 +197,10 @@ func crashAt(ctx context.Context, point string) bool {
 // Queued is implemented by lockers whose TryAcquire waits in the lock
 // service's own queue until the lock is granted or ctx ends (the ZooKeeper
 // recipe, etcd's concurrency.Mutex): it never returns ErrNotAcquired, and
-// Acquire passes the acquire timeout to it as ctx's deadline. The retry
-// policy does not apply to them.
+// Acquire passes the acquire timeout to it as ctx's deadline; when that
+// deadline ends the wait, Acquire returns ErrAcquireTimeout. The retry
+// policy does not apply to them. Queued is a marker: the method does
+// nothing.
 type Queued interface {
 	Queued()
 }
@@ -166,8 +209,12 @@ type Queued interface {
 // library's own acquire loop (redsync's tries, redislock's retry strategy,
 // rueidislock's wait for an invalidation): it may wait in-process, returns
 // ErrNotAcquired when the library gives up, and gets the acquire timeout as
-// ctx's deadline (as Queued lockers do). Their strategies set
-// Info.OwnsRetry, so no lockbench retry policy runs around them.
+// ctx's deadline (as Queued lockers do; a wait cut by that deadline
+// returns ctx's error, which Acquire reports as ErrAcquireTimeout). It
+// must return when ctx ends. Their strategies set Info.OwnsRetry, so no
+// lockbench retry policy runs around them: their scenarios use
+// retry.Library() (shown as "library"). OwnRetry is a marker: the method
+// does nothing.
 type OwnRetry interface {
 	OwnRetry()
 }

@@ -14,36 +14,74 @@ import (
 	"github.com/lockbench/lockbench/strategies/retry"
 )
 
-// Locker takes locks. Implementations are safe for concurrent use.
+// Locker takes locks. Implementations are safe for concurrent use: every
+// worker of a run calls the same Locker. A Locker that also implements
+// io.Closer is closed at the end of the scenario (its own connections,
+// sessions or pools; the Config.Nodes drivers are lockbench's and closed
+// by it).
 type Locker interface {
-	// TryAcquire makes one attempt to take the lock named key. It returns
-	// ErrNotAcquired when another holder has it, or a Redis error. Retrying
-	// is the caller's business (see Acquire).
+	// TryAcquire makes one attempt to take the lock named key (the Redis
+	// key the lock lives in; a strategy may keep companion keys that
+	// start with it, in the same hash slot). It returns:
+	//
+	//   - a Lease and nil: the lock is this caller's until the lease ends;
+	//   - nil and ErrNotAcquired (or an error wrapping it; callers test
+	//     with errors.Is): another holder has the lock. Acquire then
+	//     retries as its retry policy says;
+	//   - nil and any other error (a Redis error, ctx's error): the
+	//     attempt failed. Acquire stops retrying and returns it; the run
+	//     counts it as an error by kind.
+	//
+	// ctx carries the worker's Client (ClientFrom) and is cancelled or
+	// times out with the caller. For a locker that neither Blocks nor owns
+	// its retry loop, lockbench's worker may pass a context without
+	// cancellation whose calls are bounded only by the driver's I/O
+	// timeout: such a TryAcquire must make its Redis calls and return, not
+	// wait in-process. One that waits (a library's retry loop, a lock
+	// service's queue) implements OwnRetry or Queued and gets the acquire
+	// timeout as ctx's deadline. A strategy with Config.Tokens set calls
+	// Config.Sent before each command that may store a token.
 	TryAcquire(ctx context.Context, key string) (Lease, error)
 }
 
 // Lease is a held lock.
 type Lease interface {
-	// Key is the lock's Redis key.
+	// Key is the lock's Redis key, the key passed to TryAcquire.
 	Key() string
-	// Token is the holder's value stored in the lock: 128 random bits from
-	// crypto/rand, hex-encoded (32 characters).
+	// Token is the holder's value stored in the lock: the value of a
+	// string lock key, or the field of a hash lock key (reentrant locks
+	// use the client's Owner). The liveness oracle and package locktest
+	// compare it with what the key holds, so it must be exactly that. The
+	// built-in strategies store NewToken's 128 random bits from
+	// crypto/rand, hex-encoded (32 characters), unless
+	// Config.ConstantToken.
 	Token() string
-	// Release gives the lock up. Strategies that check ownership return
-	// ErrNotOwner when the key no longer holds this lease's token (the lease
-	// expired and someone else may hold the lock); the key is then left
-	// alone. Pass a context that the caller's cancellation cannot skip.
+	// Release gives the lock up and returns nil when it removed (or, for a
+	// reentrant lock, decremented) this lease's hold. Strategies that check
+	// ownership return ErrNotOwner (or an error wrapping it) when the key
+	// no longer holds this lease's token (the lease expired and someone
+	// else may hold the lock, or the key is gone); the key is then left
+	// alone. Any other error is the server's or ctx's. lockbench calls it
+	// once per lease, on a context without the run's cancellation (the
+	// worker's I/O context, bounded by the driver's timeouts; the
+	// caller's own with --release caller); the run counts ErrNotOwner as a
+	// lost lease, not as an error. Callers: pass a context that the
+	// caller's cancellation cannot skip.
 	Release(ctx context.Context) error
 }
 
-// Errors of the lock seam.
+// Errors of the lock seam. Strategies may wrap them (fmt.Errorf with %w);
+// lockbench tests them with errors.Is.
 var (
-	// ErrNotAcquired: the lock is held by someone else (after every retry
-	// the policy allowed).
+	// ErrNotAcquired: the lock is held by someone else. TryAcquire returns
+	// it for one failed attempt (an OwnRetry locker after its library gave
+	// up); Acquire returns it after every retry the policy allowed.
 	ErrNotAcquired = errors.New("strategies: lock not acquired")
-	// ErrAcquireTimeout: the acquire timeout passed before the lock was taken.
+	// ErrAcquireTimeout: Acquire's timeout passed before the lock was
+	// taken. Strategies do not return it themselves.
 	ErrAcquireTimeout = errors.New("strategies: acquire timeout")
-	// ErrNotOwner: release found another token (or no key) in the lock.
+	// ErrNotOwner: release (or extend) found another token, or no key, in
+	// the lock: the lease had already ended.
 	ErrNotOwner = errors.New("strategies: lock not owned by this lease")
 	// ErrUnknown is wrapped by New for an unregistered strategy name.
 	ErrUnknown = errors.New("unknown strategy")
@@ -55,11 +93,18 @@ var (
 // Config is what a strategy is built from. Zero fields a strategy does not
 // use are ignored; zero fields it uses take the default in their comment.
 type Config struct {
-	// Nodes are the Redis servers. Single-node strategies use Nodes[0];
+	// Nodes are the Redis servers, one driver each (the run's --driver),
+	// opened and closed by lockbench: at least one, and at least the
+	// strategy's Info.MinNodes (New refuses fewer). Single-node strategies
+	// use Nodes[0], which is also where the workloads keep their data;
 	// redlock uses all of them as independent masters; wait-replicas needs
-	// Nodes[0] to be a master with a replica.
+	// Nodes[0] to be a master with a replica. drivers.NativeOf(Nodes[i])
+	// returns the client library's own client for a strategy built on a
+	// lock library.
 	Nodes []drivers.Driver
-	// TTL is the lease time (the key's PX). Must be >= 1 ms.
+	// TTL is the lease time (the key's PX, --ttl): at least 1 ms (New
+	// refuses less); PX takes whole milliseconds. The command line's
+	// default (auto) is 3 x the critical-section work, at least 100 ms.
 	TTL time.Duration
 	// Params are the values of the strategy's own parameters (Info.Params),
 	// by name; a parameter missing here takes its default, and values of
@@ -70,8 +115,8 @@ type Config struct {
 	// Backends are the servers of the baseline strategies whose lock or
 	// data lives outside Redis (sql-rowlock, sql-guard, zk, etcd).
 	Backends Backends
-	// Clients is the number of workers that will use the locker: the
-	// baseline strategies size their connection pools by it. Default 1.
+	// Clients is the number of workers that will use the locker (--clients):
+	// the baseline strategies size their connection pools by it. 0 means 1.
 	Clients int
 	// ConstantToken makes every lease store the same value, ConstantValue,
 	// instead of a random token: the mistake of claim S4 (seed 004), where
@@ -79,7 +124,13 @@ type Config struct {
 	// strategies whose Info sets ConstantToken honour it.
 	ConstantToken bool
 	// Tokens, when set, is told of every token the strategy may store and
-	// of every renewal it sends (the liveness oracle). Nil: not told.
+	// of every renewal it sends (the liveness oracle): call Config.Sent
+	// before each command that may store a token under a lock key and
+	// Config.Renewing before each renewal or extend; both do nothing when
+	// Tokens is nil. A strategy that never calls them still runs; its
+	// results then report the liveness figures as not measured. Nil: not
+	// told (the engine sets it unless --liveness-interval is 0 or the
+	// token is constant).
 	Tokens TokenTracker
 }
 
@@ -141,7 +192,11 @@ func (b Backends) Has(k Backend) bool {
 }
 
 // Factory builds a Locker from a Config. New hands it c.Params holding
-// every parameter the strategy declared, each checked against its Param.
+// every parameter the strategy declared, each checked against its Param
+// (read them with c.Params.Int, Duration, String, ...), and a Config
+// whose Nodes, TTL and Backends New has checked. An error it returns
+// (a combination of values it refuses) is New's error: lockbench reports
+// it and does not run the scenario.
 type Factory func(c Config) (Locker, error)
 
 // Topology names the server layout a strategy needs.
@@ -158,9 +213,11 @@ const (
 
 // Info describes a registered strategy.
 type Info struct {
-	// Desc is a one-line description for `lockbench list`.
+	// Desc is a one-line description for `lockbench list`: what the lock
+	// does, and the source of its algorithm.
 	Desc string
-	// Topology is the layout it needs. Default Standalone.
+	// Topology is the layout lockbench starts for it (Config.Nodes are
+	// those servers, or the --addr list). Default Standalone.
 	Topology Topology
 	// ConstantToken: the strategy honours Config.ConstantToken.
 	ConstantToken bool
@@ -175,11 +232,12 @@ type Info struct {
 	// "fence" (reject a write whose fencing token is below the highest
 	// seen) or "decr" (the conditional decrement). Default "": none.
 	Guard string
-	// Drivers, when set, are the only Redis drivers it runs on (a lock
-	// library built on one client: redislock on go-redis, rueidislock on
+	// Drivers, when set, are the only Redis drivers it runs on, by
+	// registered name (drivers.Names: "goredis", "rueidis"), for a lock
+	// library built on one client (redislock on go-redis, rueidislock on
 	// rueidis); lockbench skips its scenarios on the others with a
-	// message, as it skips a baseline whose server is not installed.
-	// Default: every driver.
+	// message, as it skips a baseline whose server is not installed, and
+	// so does locktest. Default (nil): every driver.
 	Drivers []string
 	// OwnsRetry: its TryAcquire runs a lock library's own acquire loop
 	// (tries, waits, wake-ups) until the lock is taken, the library gives
@@ -189,10 +247,13 @@ type Info struct {
 	// retry column says "library".
 	OwnsRetry bool
 	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
-	// Default 1; redlock: 3, so that a majority survives a failure.
+	// Default (0) 1; redlock: 3, so that a majority survives a failure.
 	MinNodes int
-	// Params are the strategy's own options: each becomes a run flag
-	// (--NAME), a scenario-file field and a key of the result's params.
+	// Params are the strategy's own options (see Param): each becomes a
+	// run flag (--NAME), a scenario-file field and a key of the result's
+	// params; the Factory reads their values from Config.Params. A name
+	// another plugin of the scenario also declares takes one value for
+	// both. Default: none.
 	Params []registry.Param
 }
 
@@ -203,8 +264,13 @@ type entry struct {
 
 var reg = registry.New[entry]("strategy")
 
-// Register makes a strategy available under name, with its description
-// and needs. It panics on an empty or duplicate name, or a nil factory.
+// Register makes a strategy available under name (lower-case words
+// joined by dashes, as --strategy takes it), with its description and
+// needs, to New, the command line (lockbench.Main) and `lockbench list`.
+// Call it from an init function, before Main runs. It panics on an empty
+// or duplicate name, a parameter declared wrong (a badly formed or
+// repeated name, a Default of an unsupported type, a Default its own Check
+// refuses) or a nil factory: programming errors, found at start-up.
 func Register(name string, info Info, f Factory) {
 	if f == nil {
 		panic("strategies: Register with a nil factory")
@@ -276,7 +342,9 @@ func Known(name string) bool {
 }
 
 // New builds the strategy registered as name. Errors: ErrUnknown (with the
-// valid names), or the strategy's own validation of c.
+// valid names); no nodes, fewer than Info.MinNodes, a TTL under 1 ms;
+// ErrNoBackend; a parameter value its Param refuses; or the Factory's own
+// error.
 func New(name string, c Config) (Locker, error) {
 	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {

@@ -57,8 +57,10 @@ func withLazyFree(environ []string) ([]string, bool) {
 // GODEBUG=madvdontneed=0 yourself to run lockbench under a debugger
 // without the exec): the runtime reads that setting only at start-up. It
 // executes /proc/self/exe, the running binary even if its file was since
-// replaced or deleted, with the same arguments. It returns only when it
-// does nothing or the exec fails (lockbench then runs as it is).
+// replaced or deleted, with the same arguments (os.Args): Main calls it
+// only when its args are those (ownCommandLine), never from a test binary
+// or a program that passes a command line of its own. It returns only
+// when it does nothing or the exec fails (lockbench then runs as it is).
 func reexecLazyFree() {
 	if runtime.GOOS != "linux" {
 		return

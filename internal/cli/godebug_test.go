@@ -29,3 +29,24 @@ func TestWithLazyFree(t *testing.T) {
 		}
 	}
 }
+
+// Main re-executes only for the process's own command line: a test binary
+// (or a program) that passes a command line of its own runs in-process.
+func TestOwnCommandLine(t *testing.T) {
+	cases := []struct {
+		args, osArgs []string
+		want         bool
+	}{
+		{[]string{"run", "--duration", "1s"}, []string{"/usr/bin/lockbench", "run", "--duration", "1s"}, true},
+		{[]string{}, []string{"/usr/bin/lockbench"}, true},
+		{nil, []string{"/usr/bin/lockbench"}, true},
+		{[]string{"run", "--strategy", "custom"}, []string{"/tmp/custom-lock.test", "-test.run=TestCLI"}, false},
+		{[]string{"list"}, []string{"/usr/bin/lockbench", "run"}, false},
+		{[]string{"list"}, nil, false},
+	}
+	for _, c := range cases {
+		if got := ownCommandLine(c.args, c.osArgs); got != c.want {
+			t.Errorf("ownCommandLine(%q, %q) = %v, want %v", c.args, c.osArgs, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -104,13 +105,25 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 // Main runs lockbench with args (the command line without the program
 // name, as in os.Args[1:]) and returns the process exit code: 0 done, 1 the
 // run failed, 2 bad input, 3 a threshold failed, 130/143/129 interrupted
-// by SIGINT/SIGTERM/SIGHUP (exitCodesDoc). On Linux it first re-executes
-// the running binary once with GODEBUG=madvdontneed=1 unless GODEBUG
-// already sets it (reexecLazyFree): call it from main, before other
-// goroutines start work, and pass os.Args[1:].
+// by SIGINT/SIGTERM/SIGHUP (exitCodesDoc). When args is the process's own
+// command line (os.Args[1:]), on Linux it first re-executes the running
+// binary once with GODEBUG=madvdontneed=0 added unless GODEBUG already
+// sets madvdontneed (reexecLazyFree): call it from main, before other
+// goroutines start work. Called with any other args (a test, a program
+// that builds its own command line) it never re-executes, since the exec
+// could only repeat os.Args: it runs in-process with the runtime's
+// default.
 func Main(args []string) int {
-	reexecLazyFree()
+	if ownCommandLine(args, os.Args) {
+		reexecLazyFree()
+	}
 	return execute(args)
+}
+
+// ownCommandLine reports whether args is osArgs without the program name:
+// Main was called by a main function with the process's own arguments.
+func ownCommandLine(args, osArgs []string) bool {
+	return len(osArgs) > 0 && slices.Equal(args, osArgs[1:])
 }
 
 func execute(args []string) int {

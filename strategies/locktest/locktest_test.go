@@ -1,8 +1,3 @@
-// Package locktest is the conformance suite every lock strategy passes, on
-// every driver, against real redis-server processes started here: mutual
-// exclusion under contention, owner-only release, lease expiry, plus the
-// per-strategy behaviours (watchdog renewal, reentrancy, Redlock quorum,
-// fencing, pub/sub wake-ups).
 package locktest
 
 import (
@@ -11,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
-	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
@@ -29,57 +25,56 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-var topos = map[strategies.Topology]*topology.Topology{}
+// servers are the redis-server processes of this package's tests, shared
+// by every test: the three layouts are started by TestMain.
+var servers = NewServers()
 
 func TestMain(m *testing.M) {
-	ctx := context.Background()
-	var err error
-	start := func(k strategies.Topology, f func() (*topology.Topology, error)) {
-		if err == nil {
-			topos[k], err = f()
-		}
-	}
-	start(strategies.Standalone, func() (*topology.Topology, error) { return topology.Start(ctx, 1) })
-	start(strategies.Masters, func() (*topology.Topology, error) { return topology.Start(ctx, 5) })
-	start(strategies.Replicated, func() (*topology.Topology, error) { return topology.StartReplicated(ctx) })
 	code := 1
+	var err error
+	if os.Getenv(brokenChild) == "" { // a child starts what it uses only
+		err = servers.Start(strategies.Standalone, strategies.Masters, strategies.Replicated)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "locktest needs redis-server:", err)
 	} else {
 		code = m.Run()
 	}
-	for _, t := range topos {
-		t.Stop()
-	}
+	servers.Close()
 	os.Exit(code)
+}
+
+// params are the parameter values the suite runs a built-in strategy
+// with (the defaults otherwise): segmented's stock in 2 segments, so that
+// 4 clients contend for each.
+var params = map[string]strategies.Values{
+	"segmented": {"segments": 2},
+}
+
+// suite is the conformance suite for built-in strategy on the shared
+// servers: every built-in strategy must report its tokens.
+// suite is the conformance suite for a built-in strategy: every one must
+// report its tokens, but rueidislock, whose library stores a random value
+// of its own that the adapter can neither choose nor read (its runs
+// report the liveness figures as not measured).
+func suite(strategy string) Suite {
+	return Suite{Servers: servers, Params: params[strategy], RequireTokens: strategy != rueidislk.Name}
 }
 
 // nodes returns the servers a strategy runs on (the replica is not used
 // by clients).
-func nodes(strategy string) []engine.Node {
-	kind := strategies.TopologyOf(strategy)
-	var out []engine.Node
-	for _, s := range topos[kind].Servers {
-		out = append(out, engine.Node{Addr: s.Addr, Password: s.Password})
+func nodes(t testing.TB, strategy string) []engine.Node {
+	t.Helper()
+	ns, err := servers.Nodes(strategy)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if kind == strategies.Replicated {
-		out = out[:1]
-	}
-	return out
+	return ns
 }
 
 func open(t *testing.T, driver, strategy string) []drivers.Driver {
 	t.Helper()
-	ds, err := engine.Open(context.Background(), driver, nodes(strategy), 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, d := range ds {
-			d.Close()
-		}
-	})
-	return ds
+	return suite(strategy).Open(t, strategy, driver)
 }
 
 func locker(t *testing.T, strategy string, ds []drivers.Driver, ttl time.Duration) strategies.Locker {
@@ -94,32 +89,12 @@ func locker(t *testing.T, strategy string, ds []drivers.Driver, ttl time.Duratio
 	return l
 }
 
-func policy(t *testing.T, spec string) *retry.Policy {
-	t.Helper()
-	p, err := retry.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// policyFor is the retry policy of a scenario of strategy: spec, or
-// retry.Library() for a strategy that owns its retrying (a lock
-// library's loop; lockbench's policies are not layered on top).
-func policyFor(t *testing.T, strategy, spec string) *retry.Policy {
-	t.Helper()
-	if strategies.InfoOf(strategy).OwnsRetry {
-		return retry.Library()
-	}
-	return policy(t, spec)
-}
-
 func run(t *testing.T, sc engine.Scenario) report.Scenario {
 	t.Helper()
 	if strategies.InfoOf(sc.Strategy).OwnsRetry {
 		sc.Retry = retry.Library() // the library retries; engine.Validate refuses any other policy
 	}
-	res, err := engine.Run(context.Background(), sc, nodes(sc.Strategy), "lockbench:locktest:"+t.Name()+":")
+	res, err := engine.Run(context.Background(), sc, nodes(t, sc.Strategy), "lockbench:locktest:"+t.Name()+":")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,152 +119,57 @@ func every(t *testing.T, f func(t *testing.T, strategy, driver string)) {
 	}
 }
 
-// redisKeys are the Redis keys strategy stores the lock key in: the key
-// itself, but for rueidislock, whose library keeps a lock in 2N-1 keys of
-// its own naming (rueidislk.RedisKeys, with its default key-majority).
-func redisKeys(strategy, key string) []string {
-	if strategy == rueidislk.Name {
-		return rueidislk.RedisKeys(key, rueidislk.DefaultKeyMajority)
-	}
-	return []string{key}
-}
+// brokenChild, set in a child test process's environment, names the
+// check TestSuiteFailsBrokenLock runs there on naive.
+const brokenChild = "LOCKTEST_BROKEN_CHECK"
 
-// existing counts the keys of ks that exist on d.
-func existing(t *testing.T, d drivers.Driver, ks []string) int64 {
-	t.Helper()
-	n, err := d.Do(context.Background(), append([]string{"EXISTS"}, ks...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n.Int
-}
-
-// deleteKeys deletes ks on every node of ds, behind the holders' backs
-// (another client).
-func deleteKeys(t *testing.T, ds []drivers.Driver, ks []string) {
-	t.Helper()
-	for _, d := range ds {
-		if _, err := d.Do(context.Background(), append([]string{"DEL"}, ks...)...); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// waitLost waits up to limit for a Watched lease's context to be
-// cancelled, and fails the test if it is not.
-func waitLost(t *testing.T, w strategies.Watched, limit time.Duration, who string) {
-	t.Helper()
-	select {
-	case <-w.Context().Done():
-	case <-time.After(limit):
-		t.Fatalf("%s did not report the lost lease within %v", who, limit)
-	}
-}
-
-// Mutual exclusion: 50 contending clients sell exactly the stock.
-func TestMutualExclusion(t *testing.T) {
-	every(t, func(t *testing.T, strategy, driver string) {
-		const stock = 150
-		res := run(t, engine.Scenario{
-			Strategy: strategy, Driver: driver, Workload: "flash-sale", Retry: policyFor(t, strategy, "backoff:start=1ms,cap=20ms,tries=100000"),
-			Clients: 50, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
-			Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(stock), "skus": 1, "segments": 4, "instances": 4}, Seed: 7,
-		})
-		if v := res.Violations; v.Overlap != 0 || v.Oversell != 0 || v.LostUpdates != 0 {
-			t.Fatalf("violations %+v, want none", v)
-		}
-		if res.Figures["sold"] != stock || res.Figures["final_stock"] != 0 || res.StopReason != "done" {
-			t.Fatalf("sold %d final %d stop %s; want %d sold out", res.Figures["sold"], res.Figures["final_stock"], res.StopReason, stock)
-		}
-		if res.Counters.Errors != 0 || res.Counters.Rejected != 0 || res.Counters.NotOwner != 0 {
-			t.Fatalf("counters %+v, want no errors, rejections or foreign releases", res.Counters)
-		}
-	})
-}
-
-// Owner-only release: once a lease's key is gone (as after expiry) and
-// another client holds the lock, the first lease's release is refused and
-// the second holder's lock survives.
-func TestOwnerOnlyRelease(t *testing.T) {
-	ctx := context.Background()
-	every(t, func(t *testing.T, strategy, driver string) {
-		ds := open(t, driver, strategy)
-		l := locker(t, strategy, ds, 5*time.Second)
-		key := "lockbench:locktest:{" + t.Name() + "}:lock"
-		ks := redisKeys(strategy, key)
-		a, err := l.TryAcquire(strategies.WithClient(ctx, strategies.Client{ID: 1, Owner: "A"}), key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		deleteKeys(t, ds, ks) // a's lease "expires"
-		if strategy == rueidislk.Name {
-			// rueidislock learns of the loss from the invalidation of its
-			// keys, and reports it at release only once it has. B's
-			// acquire in the same library Locker shares the name's
-			// wake-up channels and may consume that invalidation first
-			// (A then learns at its next extend): wait for A's context.
-			waitLost(t, a.(strategies.Watched), 5*time.Second, "rueidislock")
-		}
-		b, err := l.TryAcquire(strategies.WithClient(ctx, strategies.Client{ID: 2, Owner: "B"}), key)
-		if err != nil {
-			t.Fatalf("B could not take the free lock: %v", err)
-		}
-		if err := a.Release(ctx); !errors.Is(err, strategies.ErrNotOwner) {
-			t.Fatalf("A's release = %v, want ErrNotOwner", err)
-		}
-		// B holds a majority of its keys (rueidislock sets the last of
-		// its 2N-1 in the background); all of them for a single key.
-		if n := existing(t, ds[0], ks); n < int64(len(ks)/2+1) {
-			t.Fatalf("A's release removed B's lock (%d of %d keys left)", n, len(ks))
-		}
-		if err := b.Release(ctx); err != nil {
-			t.Fatalf("B's release: %v", err)
-		}
-		if n := existing(t, ds[0], ks); n != 0 {
-			t.Fatalf("lock still there after its owner released it (%d of %d keys)", n, len(ks))
-		}
-	})
-}
-
-// A lease ends when its holder neither releases nor renews: after the TTL
-// another client gets the lock. Watchdog strategies and rueidislock renew,
-// so there the check is that the lease's context is cancelled once the
-// token (rueidislock: every key of the lock) is gone.
-func TestLeaseExpires(t *testing.T) {
-	ctx := context.Background()
-	every(t, func(t *testing.T, strategy, driver string) {
-		ds := open(t, driver, strategy)
-		const ttl = 150 * time.Millisecond
-		l := locker(t, strategy, ds, ttl)
-		key := "lockbench:locktest:{" + t.Name() + "}:lock"
-		before := time.Now() // A's key expires no earlier than ttl after this
-		a, err := l.TryAcquire(strategies.WithClient(ctx, strategies.Client{ID: 1, Owner: "A"}), key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w, ok := a.(strategies.Watched); ok && (strategy == "watchdog" || strategy == "reentrant-watchdog" || strategy == rueidislk.Name) {
-			deleteKeys(t, ds, redisKeys(strategy, key))
-			waitLost(t, w, 2*time.Second, strategy)
-			_ = a.Release(ctx)
-			return
-		}
-		bctx := strategies.WithClient(ctx, strategies.Client{ID: 2, Owner: "B"})
-		// A strategy that owns its retrying waits in its library's loop
-		// (redsync's tries) instead of failing one attempt: the bound on
-		// when B gets the lock below checks it did not take A's.
-		if !strategies.InfoOf(strategy).OwnsRetry {
-			if _, err := l.TryAcquire(bctx, key); !errors.Is(err, strategies.ErrNotAcquired) {
-				t.Fatalf("B took a held lock: %v", err)
+// The suite itself, both ways: it fails a broken lock and passes a sound
+// one. naive (SETNX then EXPIRE; release by plain DEL) fails
+// OwnerOnlyRelease, because A's release after its lease "expired" deletes
+// B's lock instead of returning ErrNotOwner; atomic (compare-and-delete)
+// passes the same check. Each runs in a child test process
+// (TestBrokenChild), so that a failure is observed here rather than
+// failing this test.
+func TestSuiteFailsBrokenLock(t *testing.T) {
+	for _, c := range []struct {
+		strategy string
+		fails    bool
+	}{{"naive", true}, {"atomic", false}} {
+		t.Run(c.strategy, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenChild$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), brokenChild+"="+c.strategy)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			switch {
+			case c.fails && !errors.As(err, &ee):
+				t.Fatalf("the suite's OwnerOnlyRelease passed on %s (err %v):\n%s", c.strategy, err, out)
+			case c.fails && !strings.Contains(string(out), "A's release = <nil>, want ErrNotOwner"):
+				t.Fatalf("the child failed, but not on the foreign release:\n%s", out)
+			case !c.fails && err != nil:
+				t.Fatalf("OwnerOnlyRelease failed on %s: %v\n%s", c.strategy, err, out)
 			}
-		}
-		b, n, err := strategies.Acquire(bctx, l, key, policy(t, "fixed:interval=10ms").New(nil), 5*time.Second)
-		if err != nil {
-			t.Fatalf("B did not get the lock after A's lease: %v (%d attempts)", err, n)
-		}
-		if since := time.Since(before); since < ttl {
-			t.Fatalf("B got the lock %v after A's acquire began, inside A's %v lease", since, ttl)
-		}
-		_ = b.Release(ctx)
+		})
+	}
+}
+
+// TestBrokenChild runs OwnerOnlyRelease on the strategy named by
+// brokenChild, on goredis; without it, it is skipped (it is
+// TestSuiteFailsBrokenLock's child).
+func TestBrokenChild(t *testing.T) {
+	s := os.Getenv(brokenChild)
+	if s == "" {
+		t.Skip("run by TestSuiteFailsBrokenLock")
+	}
+	suite(s).OwnerOnlyRelease(t, s, "goredis")
+}
+
+// The conformance suite (Suite.Check: mutual exclusion, owner-only
+// release, lease expiry, loss reporting, token reporting, the oracle both
+// ways), the same code outside strategies run through Run, on every
+// built-in strategy and driver.
+func TestConformance(t *testing.T) {
+	every(t, func(t *testing.T, strategy, driver string) {
+		suite(strategy).Check(t, strategy, driver)
 	})
 }
 
@@ -566,7 +446,11 @@ func TestFairQueue(t *testing.T) {
 // acknowledged, so none succeeds and each is undone; thawed, it works.
 func TestWaitReplicasNeedsAck(t *testing.T) {
 	ctx := context.Background()
-	replica := topos[strategies.Replicated].Servers[1]
+	repl, err := servers.layout(strategies.Replicated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := repl.Servers[1]
 	for _, d := range drivers.Names() {
 		t.Run(d, func(t *testing.T) {
 			ds := open(t, d, "wait-replicas")
@@ -735,7 +619,7 @@ func BenchmarkCycle(b *testing.B) {
 				continue
 			}
 			b.Run(s+"/"+d, func(b *testing.B) {
-				ds, err := engine.Open(ctx, d, nodes(s), 4)
+				ds, err := engine.Open(ctx, d, nodes(b, s), 4)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -118,6 +118,7 @@ type locker struct {
 var (
 	_ strategies.Locker   = (*locker)(nil)
 	_ strategies.OwnRetry = (*locker)(nil)
+	_ strategies.Stored   = (*locker)(nil)
 	_ strategies.Watched  = (*lease)(nil)
 )
 
@@ -154,6 +155,10 @@ func open(c strategies.Config) (strategies.Locker, error) {
 
 // OwnRetry marks TryAcquire as the library's own wait (strategies.OwnRetry).
 func (*locker) OwnRetry() {}
+
+// StoredKeys are the library's keys of lock key: RedisKeys(key,
+// key-majority) (strategies.Stored).
+func (l *locker) StoredKeys(key string) []string { return RedisKeys(key, int(l.opt.KeyMajority)) }
 
 // Split returns the library KeyPrefix and lock name the adapter uses for
 // the lock key (see the package comment): the key before its last "{"
