@@ -46,7 +46,7 @@ type Extender interface {
 // token handed out before for the same key), so that storage can reject a
 // write from a holder whose lease has already passed to someone else
 // (Kleppmann, "How to do distributed locking", 2016). The workloads' fence
-// guard (--guard fence, or auto with Info.Guard "fence") sends it with
+// guard (--guard auto, the default, with Info.Guard "fence") sends it with
 // each protected write and counts the writes the storage refused as
 // rejected; it needs Fenced leases.
 type Fenced interface {

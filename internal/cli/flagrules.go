@@ -104,7 +104,7 @@ var flagRules = []flagRule{
 		"a strategy on several masters (redlock) on servers lockbench starts (with --addr the addresses are the masters; with --topology masters:N, N is)"},
 	{"retry", func(f *runFlags) bool { return false },
 		func(_ *runFlags, m matrixUse) bool { return !m.allOwnRetry() },
-		"a strategy that lockbench retries (redsync, redislock and rueidislock run their library's own retry loop: set it with their parameters)"},
+		"a strategy that lockbench retries (every strategy of this run retries with its lock library's own loop, whose options are its own parameters: lockbench list)"},
 	{"topology", func(f *runFlags) bool { return f.topology != "" },
 		func(f *runFlags, m matrixUse) bool { return f.addr != "" || m.layoutless() },
 		"a strategy without a layout of its own (redlock runs on masters, wait-replicas on a replica)"},

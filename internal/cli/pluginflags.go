@@ -17,6 +17,33 @@ import (
 type pluginParam struct {
 	registry.Param
 	users []string // the declaring plugins' names: strategies, then workloads, each sorted
+	docs  []string // each user's Doc, in the order of users
+}
+
+// help is the flag's help text: the users and the Doc they share, or, when
+// their Docs differ (one name, several meanings: redlock's and the
+// libraries' --extend), each Doc after the users that declare it.
+func (pp *pluginParam) help() string {
+	same := true
+	for _, d := range pp.docs {
+		same = same && d == pp.docs[0]
+	}
+	if same {
+		return strings.Join(pp.users, ", ") + ": " + pp.Doc
+	}
+	var order []string // the distinct Docs, first use first
+	who := map[string][]string{}
+	for i, u := range pp.users {
+		if who[pp.docs[i]] == nil {
+			order = append(order, pp.docs[i])
+		}
+		who[pp.docs[i]] = append(who[pp.docs[i]], u)
+	}
+	parts := make([]string, len(order))
+	for i, d := range order {
+		parts[i] = strings.Join(who[d], ", ") + ": " + d
+	}
+	return strings.Join(parts, "; ")
 }
 
 // pluginParams gathers the parameters every registered strategy and
@@ -35,6 +62,7 @@ func pluginParams() []pluginParam {
 					p.Name, pp.Type(), registry.Format(pp.Default), pp.users[0], p.Type(), registry.Format(p.Default), user))
 			}
 			pp.users = append(pp.users, user)
+			pp.docs = append(pp.docs, p.Doc)
 		}
 	}
 	eachPlugin(add)
@@ -81,7 +109,7 @@ func pluginFlags(fs *pflag.FlagSet) (registry.Values, map[string]bool) {
 	for _, pp := range pluginParams() {
 		values[pp.Name] = pp.Default
 		f := &paramFlag{p: pp.Param, values: values, set: set}
-		fl := fs.VarPF(f, pp.Name, "", strings.Join(pp.users, ", ")+": "+pp.Doc)
+		fl := fs.VarPF(f, pp.Name, "", pp.help())
 		if f.IsBoolFlag() {
 			fl.NoOptDefVal = "true"
 		}

@@ -91,7 +91,7 @@ func Validate(sc Scenario, l Layout) []error {
 	switch sc.Guard {
 	case "", "auto", workloads.GuardNone, workloads.GuardCAS, workloads.GuardDecr:
 	default:
-		bad("--guard %q is not one of auto, none, cas, decr (fence comes with --strategy fencing)", sc.Guard)
+		bad("--guard %q is not one of auto, none, cas, decr (fence: --guard auto with a strategy whose leases carry a fencing token, such as fencing)", sc.Guard)
 	}
 	// A guard forced on a workload whose write it has no meaning for
 	// (decr on a counter, any guard on lock-cycle) would guard nothing.

@@ -564,10 +564,9 @@ func (s Suite) OracleBothWays(t *testing.T, strategy, driver string) {
 	} else {
 		// A quorum lock on several masters (Info.MinNodes > 1) refuses a
 		// lease whose validity time (TTL less the round over every node
-		// and the clock drift allowance: redsync takes 2 ms + 1 % of the
-		// TTL) is gone before it is granted, so a 5 ms lease is never
-		// held there: it gets 50 ms under 200 ms of work, and a stock of
-		// 10 that the 2 s run sells past.
+		// and the clock drift allowance) is gone before it is granted, so
+		// a 5 ms lease is never held there: it gets 50 ms under 200 ms of
+		// work, and a stock of 10 that the 2 s run sells past.
 		// A lock library's own retry loop can be slow to come back
 		// (redsync waits 50-250 ms between tries): its sale has a stock
 		// of 10 as well, so that overlapping holders sell past it in 2 s.

@@ -50,7 +50,7 @@ var Params = []registry.Param{
 		Default: 16 * time.Millisecond, Check: registry.Positive},
 	{Name: "retry-max", Doc: "longest wait of retry-strategy=exponential; 0 = uncapped (the library's 2^n ms up to 2^26 ms)",
 		Default: time.Duration(0), Check: registry.DurationAtLeast(0)},
-	{Name: "retry-limit", Doc: "redislock LimitRetry: at most this many retries after the first attempt; 0 = no limit (the strategy's own waits, the acquire timeout, or the library's bound of one TTL when there is no acquire timeout)",
+	{Name: "retry-limit", Doc: "redislock LimitRetry, with retry-strategy=linear or exponential (none makes one attempt): at most this many retries after the first attempt; 0 = no limit (the strategy's own waits, the acquire timeout, or the library's bound of one TTL when there is no acquire timeout)",
 		Default: 0, Check: registry.Between(0, 1_000_000)},
 	{Name: "extend", Doc: "off (redislock without Refresh: the lease is the TTL) or on (the lease is a strategies.Extender: the worker calls Lock.Refresh to the TTL after its work)",
 		Default: "off", Check: registry.OneOf("off", "on")},

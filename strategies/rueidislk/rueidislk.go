@@ -75,13 +75,17 @@ const Name = "rueidislock"
 const (
 	// DefaultKeyMajority is the library's KeyMajority: 2 of 3 keys.
 	DefaultKeyMajority = 2
+	// Module and Version are the library's module and the version go.mod
+	// pins (the description names it).
+	Module  = "github.com/redis/rueidis"
+	Version = "v1.0.79"
 	// DefaultTryNextAfter is the library's TryNextAfter.
 	DefaultTryNextAfter = 20 * time.Millisecond
 )
 
 func init() {
 	strategies.Register(Name, strategies.Info{
-		Desc: "rueidis's rueidislock: a majority of 2N-1 keys on one server, waiters woken by client-side-caching invalidations, renewed every extend-interval, the lock is a context cancelled on loss (github.com/redis/rueidis/rueidislock)",
+		Desc: "rueidis's rueidislock: a majority of 2N-1 keys on one server, waiters woken by client-side-caching invalidations, renewed every extend-interval, the lock is a context cancelled on loss (github.com/redis/rueidis/rueidislock " + Version + ")",
 		// The library is built on a rueidis client.
 		Drivers:   []string{"rueidis"},
 		OwnsRetry: true,
