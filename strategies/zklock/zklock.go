@@ -79,6 +79,11 @@ func (quiet) Printf(string, ...any) {}
 // it creates, Root included, gets a digest ACL for that identity only: a
 // client without the credential can neither read, list, create under nor
 // delete them. A Root that already exists with another ACL is refused.
+// connectBound is how long open waits for each session to connect: 30 s
+// (a ZooKeeper JVM just started on a loaded 2-core machine took more than
+// 10 s to accept its first sessions).
+const connectBound = 30 * time.Second
+
 func open(c strategies.Config) (strategies.Locker, error) {
 	timeout := max(c.TTL, 2*time.Second)
 	l := &locker{parents: map[string]bool{}, acl: zk.WorldACL(zk.PermAll)}
@@ -102,9 +107,9 @@ func open(c strategies.Config) (strategies.Locker, error) {
 		go s.watch(events, connected)
 		select {
 		case <-connected:
-		case <-time.After(10 * time.Second):
+		case <-time.After(connectBound):
 			l.Close()
-			return nil, fmt.Errorf("cannot reach ZooKeeper at %s within 10 s", strings.Join(c.Backends.ZooKeeper, ","))
+			return nil, fmt.Errorf("cannot reach ZooKeeper at %s within %v", strings.Join(c.Backends.ZooKeeper, ","), connectBound)
 		}
 		if auth != "" {
 			if err := conn.AddAuth("digest", []byte(auth)); err != nil {
