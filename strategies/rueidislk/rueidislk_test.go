@@ -498,17 +498,3 @@ func TestOnCluster(t *testing.T) {
 		}
 	}
 }
-
-// The version the description names is the one go.mod pins.
-func TestVersionPinned(t *testing.T) {
-	b, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "\t" + rueidislk.Module + " " + rueidislk.Version + "\n"; !strings.Contains(string(b), want) {
-		t.Fatalf("go.mod does not require %q", strings.TrimSpace(want))
-	}
-	if d := strategies.InfoOf(rueidislk.Name).Desc; !strings.Contains(d, "rueidislock "+rueidislk.Version) {
-		t.Fatalf("description %q does not name %s", d, rueidislk.Version)
-	}
-}
