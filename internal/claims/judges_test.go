@@ -58,6 +58,13 @@ type judgeCase struct {
 	in   func(v string) []Results
 }
 
+// reportedOnly picks, per row, the scenarios whose figures the row reports
+// but does not judge: one of them doing no work leaves the passing input's
+// verdict as it is.
+var reportedOnly = map[string]func(s *report.Scenario) bool{
+	"P2": func(s *report.Scenario) bool { return s.Retry == "spin" || s.Retry == "pubsub" },
+}
+
 // one is a safety row's input: a single Results.
 func one(r Results) []Results { return []Results{r} }
 
@@ -343,6 +350,12 @@ func TestJudgesBothWays(t *testing.T) {
 					noWork(&rs[k][runName].Scenarios[i])
 					out := judgeOf(c, rs)
 					what := fmt.Sprintf("%s/%s", runName, describe(&rs[k][runName].Scenarios[i]))
+					if ro := reportedOnly[c.ID]; ro != nil && ro(&rs[k][runName].Scenarios[i]) {
+						if out.Verdict != want {
+							t.Errorf("%s (reported, not judged) did no work: %s (%s), want %s", what, out.Verdict, out.Measured, want)
+						}
+						continue
+					}
 					if out.Verdict != Failed || !strings.Contains(out.Measured, "nothing to judge") {
 						t.Errorf("%s did no work: %s (%s), want %s", what, out.Verdict, out.Measured, Failed)
 					}
