@@ -90,14 +90,16 @@ func TestBrokenBothWays(t *testing.T) {
 				expire = expireEtcd
 			}
 			// 4 clients queue for one item; each holds it for 200 ms (etcd:
-			// 1.5 s, longer than the client's keep-alive period of about
+			// 3 s, more than twice the client's keep-alive period of about
 			// TTL/3 plus its 0.5 s send tick, so that the holder learns of
-			// the revoked lease before it writes, every time). The first
+			// the revoked lease before it writes, every time: at 1.5 s a
+			// make test beside two busy loops once saw the write land
+			// first). The first
 			// holder's session is ended right after it acquires, once a
 			// waiter is queued.
 			work, stock := 200*time.Millisecond, int64(10)
 			if st == "etcd" {
-				work, stock = 1500*time.Millisecond, 3
+				work, stock = 3*time.Second, 3
 			}
 			sc := brokenScenario(t, st, 2*time.Second, work, stock)
 			prefix := "lockbench:test:" + strings.NewReplacer("/", ":").Replace(t.Name()) + ":"
