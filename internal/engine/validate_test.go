@@ -8,8 +8,8 @@ import (
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
-	"github.com/lockbench/lockbench/strategies/retry"
 	_ "github.com/lockbench/lockbench/strategies/baselines"
+	"github.com/lockbench/lockbench/strategies/retry"
 )
 
 func fault(t *testing.T, spec string) faults.Spec {
