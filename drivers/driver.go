@@ -350,6 +350,25 @@ type Subscriber interface {
 	PSubscribe(ctx context.Context, pattern string, fn func(channel, payload string)) (<-chan struct{}, error)
 }
 
+// Tracker is the optional capability of a Driver to deliver RESP3
+// client-side-caching invalidations (the rueidis adapter has it; go-redis
+// has none): the `csc` retry policy's wake-ups. Find it with a type
+// assertion.
+type Tracker interface {
+	// TrackPrefix opens a client of its own, on one connection per
+	// server, with CLIENT TRACKING ON BCAST PREFIX prefix: the server then
+	// pushes an invalidation naming every key under prefix that a command
+	// of any client modifies (a write, a DEL, a PEXPIRE) or that expires
+	// or is evicted. fn is called, from the connection's reading goroutine
+	// (it must not block), with the keys of each push; keys == nil is a
+	// flush-all (FLUSHALL/FLUSHDB, or the connection lost: what it was
+	// told may be incomplete). It returns once tracking is on. The client
+	// is closed, and the returned channel closed, when ctx ends. Errors:
+	// the connection or the CLIENT TRACKING command failed (a server
+	// before Redis 6 has no RESP3 tracking).
+	TrackPrefix(ctx context.Context, prefix string, fn func(keys []string)) (<-chan struct{}, error)
+}
+
 // Pipeliner is the optional capability to send several commands back to
 // back on one connection (both adapters have it). Commands whose meaning
 // depends on the connection need it: WAIT counts the replicas that have

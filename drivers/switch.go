@@ -76,6 +76,16 @@ func (s *Switch) PSubscribe(ctx context.Context, pattern string, fn func(channel
 	return sub.PSubscribe(ctx, pattern, fn)
 }
 
+// TrackPrefix forwards when the current driver can track (Tracker); the
+// tracking client does not follow a later failover.
+func (s *Switch) TrackPrefix(ctx context.Context, prefix string, fn func(keys []string)) (<-chan struct{}, error) {
+	tr, ok := s.Current().(Tracker)
+	if !ok {
+		return nil, errors.New("drivers: " + s.Name() + " has no client-side-caching invalidations")
+	}
+	return tr.TrackPrefix(ctx, prefix, fn)
+}
+
 // Pipeline forwards when the current driver can pipeline.
 func (s *Switch) Pipeline(ctx context.Context, cmds ...[]string) ([]Reply, []error) {
 	pl, ok := s.Current().(Pipeliner)

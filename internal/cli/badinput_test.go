@@ -44,6 +44,8 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--allow-nonempty"}, code: 2, want: "--allow-nonempty goes with --addr"},
 	{args: []string{"run", "--strategy", "redsync,redislock", "--retry", "backoff"}, code: 2, want: "--retry goes with a strategy that lockbench retries"},
 	{args: []string{"run", "--strategy", "rueidislock", "--driver", "goredis"}, code: 2, want: "strategy rueidislock runs on the rueidis driver only, and --driver is goredis: add --driver rueidis"},
+	{args: []string{"run", "--strategy", "atomic", "--retry", "csc", "--driver", "goredis"}, code: 2, want: "retry csc runs on the rueidis driver only, and --driver is goredis: add --driver rueidis"},
+	{args: []string{"run", "--strategy", "atomic", "--retry", "csc:max=-1s", "--driver", "rueidis"}, code: 2, want: "max"},
 	{args: []string{"run", "--addr", "127.0.0.1:1", "--sentinel-password", "p"}, code: 2, want: "--sentinel-password goes with --sentinel-master"},
 	{args: []string{"run", "--addr", "127.0.0.1:1", "--sentinel-password-file", "{dir}/pw"}, code: 2, want: "--sentinel-password-file goes with --sentinel-master"},
 	{args: []string{"run", "--tls-ca-file", "ca.pem"}, code: 2, want: "--tls-ca-file goes with TLS"},

@@ -156,10 +156,13 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		prog.start(i, &sc, (sc.Warmup+sc.Duration)*time.Duration(p.repeat))
 		var lay layout
 		var err error
-		if strategies.RunsOn(sc.Strategy, sc.Driver) {
-			lay, err = topos.layoutFor(ctx, sc)
-		} else {
+		switch {
+		case !strategies.RunsOn(sc.Strategy, sc.Driver):
 			err = errSkip{fmt.Errorf("%s runs on the %s driver only, not on %s", sc.Strategy, strings.Join(strategies.InfoOf(sc.Strategy).Drivers, ", "), sc.Driver)}
+		case !sc.Retry.RunsOn(sc.Driver):
+			err = errSkip{fmt.Errorf("retry %s runs on the %s driver only, not on %s", sc.Retry.Name, strings.Join(sc.Retry.Drivers(), ", "), sc.Driver)}
+		default:
+			lay, err = topos.layoutFor(ctx, sc)
 		}
 		var skip errSkip
 		if errors.As(err, &skip) {

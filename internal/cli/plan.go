@@ -76,6 +76,12 @@ func validate(f *runFlags) (*plan, error) {
 		}
 		bad("strategy %s runs on the %s driver only, and --driver is %s: add --driver %s", st, strings.Join(strategies.InfoOf(st).Drivers, ", "), strings.Join(drvs, ","), strategies.InfoOf(st).Drivers[0])
 	}
+	for _, pol := range pols {
+		if len(drvs) == 0 || slices.ContainsFunc(drvs, pol.RunsOn) {
+			continue
+		}
+		bad("retry %s runs on the %s driver only, and --driver is %s: add --driver %s", pol.Name, strings.Join(pol.Drivers(), ", "), strings.Join(drvs, ","), pol.Drivers()[0])
+	}
 	if f.clients < 1 || f.clients > maxClients {
 		bad("--clients must be from 1 to %d, got %d", maxClients, f.clients)
 	}
@@ -269,7 +275,15 @@ func validate(f *runFlags) (*plan, error) {
 					if st == slowName {
 						sc.Slowdown = slowBy
 					}
-					for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
+					// A policy off its drivers (csc on goredis) is skipped at run
+					// time, with a message, as a strategy off its drivers is; its
+					// scenario on a driver it runs on is checked (with none in
+					// --driver it was refused above).
+					var problems []error
+					if pol.RunsOn(d) {
+						problems = engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs)))
+					}
+					for _, err := range problems {
 						if !seen[err.Error()] {
 							seen[err.Error()] = true
 							errs = append(errs, err)

@@ -19,11 +19,11 @@ import (
 // prepare readies everything the measured window needs, none of it
 // clocked: the latency proxies (with a latency fault), one driver per
 // node (wrapped in a Switch with faults), the locker, the workload and
-// its Env, the pubsub hub, the workload's Setup, and every client's
+// its Env, the pubsub hub or the csc tracking hub, the workload's Setup, and every client's
 // recorders. Each thing it opens gets its clean-up in r.undo (the
 // drivers' keys deleted unless KeepKeys). Errors: a proxy that cannot
 // start, a connection failure, the strategy's or workload's construction,
-// the hub, the workload's Setup (Run has validated the scenario before).
+// a hub, the workload's Setup (Run has validated the scenario before).
 func (r *run) prepare() error {
 	sc := &r.sc
 	if err := r.startProxies(); err != nil {
@@ -120,6 +120,16 @@ func (r *run) prepare() error {
 			return fmt.Errorf("pubsub retry: %w", err)
 		}
 		env.Released = r.hub.Published
+		_, r.hub.All = locker.(strategies.WakesAll)
+	}
+	if sc.Retry.NeedsTracking() { // csc: invalidations of the lock keys, nothing published
+		tctx, tcancel := context.WithCancel(r.bg)
+		if r.hub, err = strategies.NewTrackingHub(tctx, ds[0], r.prefix); err != nil {
+			tcancel()
+			return err
+		}
+		hub := r.hub
+		r.deferred(func() { tcancel(); <-hub.Done() }) // its client closed
 		_, r.hub.All = locker.(strategies.WakesAll)
 	}
 	sctx, cancel := context.WithTimeout(r.bg, 30*time.Second)

@@ -41,7 +41,7 @@ type run struct {
 	wl            workloads.Workload
 	env           *workloads.Env
 	prom          *export.Obs         // the scenario's Prometheus series (nil: none)
-	hub           *strategies.Hub     // the pubsub retry policy's notifier
+	hub           *strategies.Hub     // the pubsub or csc retry policy's notifier
 	recs, scratch []*metrics.Recorder // per client: measured, warm-up (nil without one)
 	tracker       *liveness.Tracker   // the liveness oracle's token registry (nil: off)
 	live          *liveness.Sampler   // its reader of the lock keys (nil: none)

@@ -53,7 +53,8 @@ func LayoutOf(nodes []Node, servers int) Layout {
 // Validate reports every reason sc cannot run on layout l, all at once,
 // without changing sc: an unknown strategy, workload or driver (with the
 // nearest name), a pair that does not run together, a fault or write
-// guard the strategy, the workload or the layout cannot take, a value of a plugin
+// guard the strategy, the workload or the layout cannot take, a retry
+// policy the driver cannot run (csc off rueidis), a value of a plugin
 // parameter (sc.Options) that its declaration refuses, and a layout too
 // small for the strategy. Run calls it first; the command line calls it
 // for every scenario of its matrix before it starts a server.
@@ -81,6 +82,10 @@ func Validate(sc Scenario, l Layout) []error {
 		} else {
 			bad("retry %s is only for strategies that own their retrying (a lock library's), not %s", retry.LibraryName, sc.Strategy)
 		}
+	}
+	if sc.Retry != nil && drivers.Lookup(sc.Driver) == nil && !sc.Retry.RunsOn(sc.Driver) {
+		bad("retry %s runs on the %s driver only (it waits for RESP3 client-side-caching invalidations), not on %s: choose --driver %s",
+			sc.Retry.Name, strings.Join(sc.Retry.Drivers(), ", "), sc.Driver, sc.Retry.Drivers()[0])
 	}
 	if info.Backend != strategies.NoBackend && len(sc.Faults) > 0 {
 		bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, info.Backend)

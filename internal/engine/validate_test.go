@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	_ "github.com/lockbench/lockbench/strategies/baselines"
+	"github.com/lockbench/lockbench/strategies/retry"
 )
 
 func fault(t *testing.T, spec string) faults.Spec {
@@ -28,10 +29,17 @@ func TestValidate(t *testing.T) {
 	if errs := engine.Validate(ok, standalone); len(errs) != 0 {
 		t.Fatalf("a valid scenario: %v", errs)
 	}
+	csc, err := retry.Parse("csc")
+	if err != nil {
+		t.Fatal(err)
+	}
 	with := func(f func(*engine.Scenario)) engine.Scenario {
 		sc := ok
 		f(&sc)
 		return sc
+	}
+	if errs := engine.Validate(with(func(s *engine.Scenario) { s.Retry = csc }), standalone); len(errs) != 0 {
+		t.Fatalf("csc on rueidis: %v", errs)
 	}
 	cases := []struct {
 		name string
@@ -70,6 +78,8 @@ func TestValidate(t *testing.T) {
 			[]string{"fault failover needs --topology replica (by hand) or sentinel, not standalone"}},
 		{"node index", with(func(s *engine.Scenario) { s.Faults = []faults.Spec{fault(t, "node-pause:node=2")} }),
 			engine.Layout{Kind: strategies.Replicated, Servers: 2}, []string{"fault node-pause: node=2, but the layout has 2 server(s)"}},
+		{"csc on goredis", with(func(s *engine.Scenario) { s.Driver, s.Retry = "goredis", csc }), standalone,
+			[]string{"retry csc runs on the rueidis driver only (it waits for RESP3 client-side-caching invalidations), not on goredis: choose --driver rueidis"}},
 		{"faults on a SQL strategy", with(func(s *engine.Scenario) { s.Strategy, s.Faults = "sql-rowlock", []faults.Spec{fault(t, "pause")} }),
 			standalone, []string{"--fault acts on Redis servers and Redis locks; sql-rowlock keeps its lock or data in mariadb"}},
 	}

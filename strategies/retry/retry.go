@@ -13,6 +13,7 @@ package retry
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,8 @@ type Waker interface {
 }
 
 // Notifier delivers wake-ups per lock key: the pub/sub hub that hears a
-// holder's release message.
+// holder's release message (pubsub), or the tracking hub that hears the
+// lock key's invalidations (csc).
 type Notifier interface {
 	Watch(key string) (wake <-chan struct{}, stop func())
 }
@@ -54,7 +56,7 @@ type Policy struct {
 }
 
 // New returns a fresh Backoff for one worker, drawing jitter from rng.
-// For a policy that needs a Notifier (pubsub) it returns a Backoff that
+// For a policy that needs a Notifier (pubsub, csc) it returns a Backoff that
 // only waits for its fallback time; use NewNotified.
 func (p *Policy) New(rng *rand.Rand) Backoff { return p.newFn(rng) }
 
@@ -62,9 +64,38 @@ func (p *Policy) New(rng *rand.Rand) Backoff { return p.newFn(rng) }
 // (pubsub); the caller must then subscribe and use NewNotified.
 func (p *Policy) NeedsNotifier() bool { return p.Name == "pubsub" }
 
-// NewNotified returns a pubsub Backoff that waits for n's wake-up for the
-// key, or at most max (the remaining lease; p's max parameter when set,
-// else the ttl passed here), then tries again.
+// NeedsTracking reports whether the policy waits for client-side-caching
+// invalidations of the lock key (csc); the caller must then track the
+// run's key prefix (strategies.NewTrackingHub) and use NewNotified with
+// that Notifier. Nothing is published after a release.
+func (p *Policy) NeedsTracking() bool { return p != nil && p.Name == "csc" }
+
+// Drivers lists the Redis drivers the policy runs on (csc: rueidis, whose
+// RESP3 client delivers invalidations), or nil when it runs on every one.
+func (p *Policy) Drivers() []string {
+	if p == nil {
+		return nil
+	}
+	return DriversOf(p.Name)
+}
+
+// DriversOf lists the Redis drivers the policy name runs on, or nil when
+// it runs on every one.
+func DriversOf(name string) []string { return onlyOn[name] }
+
+// RunsOn reports whether the policy runs on the Redis driver drv
+// (Drivers). A nil policy runs everywhere.
+func (p *Policy) RunsOn(drv string) bool {
+	ds := p.Drivers()
+	return len(ds) == 0 || slices.Contains(ds, drv)
+}
+
+// onlyOn holds the drivers of the policies that do not run on every one.
+var onlyOn = map[string][]string{"csc": {"rueidis"}}
+
+// NewNotified returns a pubsub or csc Backoff that waits for n's wake-up
+// for the key, or at most max (the remaining lease; p's max parameter
+// when set, else the ttl passed here), then tries again.
 func (p *Policy) NewNotified(n Notifier, ttl time.Duration) Backoff {
 	maxWait := ttl
 	if v, err := time.ParseDuration(p.Params["max"]); err == nil && v > 0 {
@@ -124,6 +155,12 @@ func init() {
 		})
 	Register("pubsub", "wait for the holder's release message (PUBLISH on unlock, PSUBSCRIBE), or at most max; Redisson's way",
 		[]registry.Param{{Name: "max", Doc: "longest wait for a release message before the next attempt; 0 = the lease TTL", Default: time.Duration(0),
+			Check: registry.DurationAtLeast(0)}},
+		func(registry.Values) (func(*rand.Rand) Backoff, error) {
+			return func(*rand.Rand) Backoff { return fixed{100 * time.Millisecond} }, nil
+		})
+	Register("csc", "wait for the lock key's client-side-caching invalidation (RESP3 CLIENT TRACKING ON BCAST PREFIX <the run's key prefix>: a push on every write, DEL or expiry of the key), or at most max; rueidis driver only; rueidislock's way (github.com/redis/rueidis/rueidislock)",
+		[]registry.Param{{Name: "max", Doc: "longest wait for an invalidation of the lock key before the next attempt; 0 = the lease TTL", Default: time.Duration(0),
 			Check: registry.DurationAtLeast(0)}},
 		func(registry.Values) (func(*rand.Rand) Backoff, error) {
 			return func(*rand.Rand) Backoff { return fixed{100 * time.Millisecond} }, nil
@@ -208,7 +245,8 @@ type spin struct{}
 
 func (spin) Next(int) (time.Duration, bool) { return 0, true }
 
-// notified waits for a release message or at most max.
+// notified waits for a wake-up (a release message, an invalidation) or
+// at most max.
 type notified struct {
 	n   Notifier
 	max time.Duration

@@ -31,7 +31,7 @@ func TestParseDefaults(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	cases := map[string]string{
 		"":                                "unknown retry policy",
-		"fixd":                            `unknown retry policy "fixd"; did you mean "fixed"? (valid: backoff, fixed, none, pubsub, spin)`,
+		"fixd":                            `unknown retry policy "fixd"; did you mean "fixed"? (valid: backoff, csc, fixed, none, pubsub, spin)`,
 		"fixed:interval=soon":             "not a duration",
 		"fixed:interval=0s":               "interval=0s: must be > 0",
 		"fixed:speed=1":                   `unknown parameter "speed"`,
@@ -114,5 +114,50 @@ func TestJitteredBackoff(t *testing.T) {
 	b.Next(2)
 	if w, _ := b.Next(1); w != 50*time.Millisecond {
 		t.Fatalf("restart wait %v, want 50ms", w)
+	}
+}
+
+// fakeNotifier hands out one wake channel.
+type fakeNotifier struct{ ch chan struct{} }
+
+func (f fakeNotifier) Watch(string) (<-chan struct{}, func()) { return f.ch, func() {} }
+
+// csc: recorded as csc:max=0s, needs tracking (not release messages), runs
+// on rueidis only; its notified backoff waits max, or the TTL for max=0,
+// and watches the notifier.
+func TestCSC(t *testing.T) {
+	p, err := Parse("csc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.String() != "csc:max=0s" || !p.NeedsTracking() || p.NeedsNotifier() {
+		t.Fatalf("%s: tracking %v notifier %v, want csc:max=0s, true, false", p, p.NeedsTracking(), p.NeedsNotifier())
+	}
+	if !p.RunsOn("rueidis") || p.RunsOn("goredis") || strings.Join(p.Drivers(), ",") != "rueidis" {
+		t.Fatalf("drivers %v", p.Drivers())
+	}
+	pub, _ := Parse("pubsub")
+	var none *Policy
+	if pub.NeedsTracking() || !pub.RunsOn("goredis") || pub.Drivers() != nil || !none.RunsOn("goredis") || none.NeedsTracking() {
+		t.Fatal("pubsub or a nil policy is limited like csc")
+	}
+	n := fakeNotifier{make(chan struct{}, 1)}
+	b := p.NewNotified(n, 3*time.Second)
+	if w, ok := b.Next(1); w != 3*time.Second || !ok {
+		t.Fatalf("max=0: Next = %v %v, want the 3s TTL", w, ok)
+	}
+	wk, ok := b.(Waker)
+	if !ok {
+		t.Fatal("csc's notified backoff is not a Waker")
+	}
+	if ch, _ := wk.Watch("k"); ch != (<-chan struct{})(n.ch) {
+		t.Fatal("Watch does not return the notifier's channel")
+	}
+	p2, _ := Parse("csc:max=40s")
+	if w, _ := p2.NewNotified(n, time.Second).Next(5); w != 40*time.Second {
+		t.Fatalf("max=40s: Next = %v", w)
+	}
+	if _, err := Parse("csc:max=-1s"); err == nil || !strings.Contains(err.Error(), "max") {
+		t.Fatalf("csc:max=-1s: %v", err)
 	}
 }
