@@ -290,9 +290,9 @@ func printThresholds(stdout, stderr io.Writer, format string, ts []thresholds.Th
 	for _, r := range rs {
 		if !r.Pass {
 			if r.NotMeasured {
-				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: not measured (%s)\n", r.Expr, r.Scenario, report.NotMeasuredNote(r.Metric))
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: not measured (%s)\n", r.Expr, thresholds.ScenarioLabel(rs, r), report.NotMeasuredNote(r.Metric))
 			} else {
-				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, r.Scenario, r.Measured)
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, thresholds.ScenarioLabel(rs, r), r.Measured)
 			}
 		}
 	}

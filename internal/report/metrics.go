@@ -137,4 +137,7 @@ type ThresholdResult struct {
 	NotMeasured bool    `json:"not_measured,omitempty"`
 	// Pass: Measured Op Value holds.
 	Pass bool `json:"pass"`
+	// Clients is the scenario's client count (which scenario of a sweep's
+	// cell it is).
+	Clients int `json:"clients,omitempty"`
 }
