@@ -119,7 +119,7 @@ func peakLine(ss []Scenario) string {
 	}
 	peak, last := ss[0], ss[0]
 	for _, s := range ss {
-		if s.OpsPerSec > peak.OpsPerSec {
+		if s.OpsPerSec >= peak.OpsPerSec { // a tie: the larger count
 			peak = s
 		}
 		if s.Clients >= last.Clients {
