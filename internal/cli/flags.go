@@ -69,6 +69,10 @@ type runFlags struct {
 	// on flags parsed by hand: then only values other than the defaults
 	// count as given).
 	changed, cli map[string]bool
+	// sweep: lockbench sweep, whose --clients (clientList) is a list of
+	// counts (parseClientList), each a scenario of every matrix cell.
+	sweep      bool
+	clientList string
 }
 
 func newRunCmd() *cobra.Command {
@@ -135,12 +139,25 @@ Exit codes: ` + exitCodesDoc,
 			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	fl := cmd.Flags()
+	registerRunFlags(cmd.Flags(), f, false)
+	return cmd, f
+}
+
+// registerRunFlags declares run's flags on fl, parsing into f; sweep
+// (lockbench sweep) declares --clients as a list of counts (f.clientList)
+// instead of one count.
+func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	fl.StringVar(&f.strategies, "strategy", "naive,atomic", "lock strategies, comma-separated (see 'lockbench list')")
 	fl.StringVar(&f.drivers, "driver", "goredis,rueidis", "Redis drivers, comma-separated")
 	fl.StringVar(&f.workloads, "workload", "flash-sale", "workloads, comma-separated")
 	fl.StringVar(&f.retries, "retry", "fixed", "retry policies, comma-separated, each NAME[:param=value,...] (e.g. fixed:interval=20ms,backoff)")
-	fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
+	if sweep {
+		fl.StringVar(&f.clientList, "clients", "1,10,100,1000", "client counts to sweep, ascending: N,N,... and ranges A..B (x10 steps), A..BxF (x F), A..B+S (+ S), B always included (e.g. 1..10000 = 1,10,100,1000,10000)")
+		_ = fl.SetAnnotation("clients", listAnnotation, []string{"true"})
+		f.sweep = true
+	} else {
+		fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
+	}
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time per scenario, after the warm-up (a scenario ends earlier when stock is sold out)")
 	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up time per scenario, excluded from ops/s and latency")
 	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
@@ -179,7 +196,6 @@ Exit codes: ` + exitCodesDoc,
 	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios, unrecorded (docs/development.md)")
 	_ = fl.MarkHidden("test-slowdown")
 	f.plugin, f.pluginSet = pluginFlags(fl)
-	return cmd, f
 }
 
 // scratchRunFlags is a fresh set of the run flags, for checking values

@@ -98,7 +98,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newCleanCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newCleanCmd(), newVersionCmd())
 	return root
 }
 

@@ -81,7 +81,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	run := &report.Run{Schema: report.Schema, Meta: report.Meta{
 		StartedAt: started.Format(time.RFC3339), GitCommit: commit(), GoVersion: runtime.Version(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
-		ParamDefaults: paramDefaults(),
+		ParamDefaults: paramDefaults(), Sweep: p.sweep,
 	}}
 	// measured is a copy of run as of the last scenario finished, for a
 	// second Ctrl-C to write while the run goroutine goes on.
@@ -247,7 +247,12 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		return namedPath(out, err)
 	}
 	files.release()
-	if err := report.Write(stdout, f.format, run); err != nil {
+	if p.sweep != nil && f.format == "table" {
+		err = report.SweepTable(stdout, run.Scenarios)
+	} else {
+		err = report.Write(stdout, f.format, run)
+	}
+	if err != nil {
 		return err
 	}
 	if len(p.thresholds) > 0 {
@@ -288,9 +293,9 @@ func printThresholds(stdout, stderr io.Writer, format string, ts []thresholds.Th
 	for _, r := range rs {
 		if !r.Pass {
 			if r.NotMeasured {
-				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: not measured (see liveness.not_measured)\n", r.Expr, r.Scenario)
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: not measured (%s)\n", r.Expr, thresholds.ScenarioLabel(rs, r), report.NotMeasuredNote(r.Metric))
 			} else {
-				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, r.Scenario, r.Measured)
+				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, thresholds.ScenarioLabel(rs, r), r.Measured)
 			}
 		}
 	}

@@ -44,6 +44,8 @@ type plan struct {
 	// Sentinels of MasterName. Its Addr, Seeds and Sentinels are set per
 	// node (external).
 	conn drivers.Endpoint
+	// sweep is lockbench sweep's meta.sweep (nil for run).
+	sweep *report.Sweep
 }
 
 // validate checks every flag and returns all problems at once.
@@ -82,7 +84,16 @@ func validate(f *runFlags) (*plan, error) {
 		}
 		bad("retry %s runs on the %s driver only, and --driver is %s: add --driver %s", pol.Name, strings.Join(pol.Drivers(), ", "), strings.Join(drvs, ","), pol.Drivers()[0])
 	}
-	if f.clients < 1 || f.clients > maxClients {
+	var counts []int // lockbench sweep's client counts
+	if f.sweep {
+		var err error
+		if counts, err = parseClientList(f.clientList); err != nil {
+			errs = append(errs, err)
+		}
+		if f.maxClients != 0 {
+			bad("--max-clients does not go with sweep: the --clients counts are the clients serving the arrivals")
+		}
+	} else if f.clients < 1 || f.clients > maxClients {
 		bad("--clients must be from 1 to %d, got %d", maxClients, f.clients)
 	}
 	if f.duration <= 0 || f.duration > 24*time.Hour {
@@ -250,6 +261,9 @@ func validate(f *runFlags) (*plan, error) {
 	if f.rate > 0 && f.maxClients > 0 {
 		clients = f.maxClients
 	}
+	if len(counts) > 0 {
+		clients = counts[0] // the others below
+	}
 	var scenarios []engine.Scenario
 	seen := map[string]bool{}
 	for _, wl := range wls {
@@ -297,6 +311,23 @@ func validate(f *runFlags) (*plan, error) {
 			}
 		}
 	}
+	if len(counts) > 0 {
+		// lockbench sweep: each cell at every count, the counts innermost.
+		var swept []engine.Scenario
+		for _, sc := range scenarios {
+			for _, c := range counts {
+				sc.Clients = c
+				for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
+					if !seen[err.Error()] {
+						seen[err.Error()] = true
+						errs = append(errs, err)
+					}
+				}
+				swept = append(swept, sc)
+			}
+		}
+		scenarios = swept
+	}
 	if len(errs) == 0 {
 		// Only on an otherwise valid matrix: a misspelt strategy would
 		// make a right scope look wrong.
@@ -310,7 +341,8 @@ func validate(f *runFlags) (*plan, error) {
 	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
 		thresholds: ths,
 		docker:     f.backend == "docker",
-		conn:       conn}
+		conn:       conn,
+		sweep:      sweepMeta(f, counts)}
 	return p, nil
 }
 

@@ -123,7 +123,7 @@ func applyFile(fs, scratch *pflag.FlagSet, path string) error {
 				// A flow list splits at every comma: [node-kill:node=2,at=1s]
 				// is one fault, its parameters put back together (as --retry's).
 				vals = splitRetry(strings.Join(vals, ","))
-			case !listFlags[name]:
+			case !isListFlag(fl):
 				bad(v, "%s takes one value, not a list", name)
 				continue
 			default:

@@ -37,7 +37,7 @@ func TestFailOnBrokenExits3(t *testing.T) {
 	if s.Violations.Overlap == 0 {
 		t.Fatalf("the broken setup did not overlap: %+v", s.Violations)
 	}
-	want := report.ThresholdResult{Expr: "overlap==0", Scenario: "naive/rueidis/flash-sale/fixed", Metric: "overlap", Op: "==",
+	want := report.ThresholdResult{Expr: "overlap==0", Scenario: "naive/rueidis/flash-sale/fixed", Clients: 10, Metric: "overlap", Op: "==",
 		Value: 0, Measured: float64(s.Violations.Overlap), Pass: false}
 	if th != want {
 		t.Fatalf("thresholds[0] = %+v, want %+v", th, want)

@@ -123,7 +123,9 @@ func (r *run) summarize() *metrics.Recorder {
 		out.StrategyStats = sr.Stats()
 	}
 	out.Topology = sc.Topology
-	if hold := total.Hold.Mean(); hold > 0 && r.env.Locks > 0 && total.Ops > 0 {
+	// No ceiling from a mean hold under the histograms' resolution allows
+	// (report.CeilingMinHoldMicros; µs, as Hold records).
+	if hold := total.Hold.Mean(); hold >= report.CeilingMinHoldMicros && r.env.Locks > 0 && total.Ops > 0 {
 		out.CeilingOpsPerSec = float64(min(sc.Clients, r.env.Locks)) / (hold / 1e6)
 		out.Efficiency = out.OpsPerSec / out.CeilingOpsPerSec
 	}

@@ -85,8 +85,8 @@ func buildMetrics() []Metric {
 			func(s Scenario) float64 { return s.OpsPerSec }, nil},
 		Metric{"ops", "operations completed in the measured window",
 			func(s Scenario) float64 { return float64(s.Ops) }, nil},
-		Metric{"efficiency", "ops_per_sec / the lock-bound ceiling (0 when there is no ceiling)",
-			func(s Scenario) float64 { return s.Efficiency }, nil},
+		Metric{"efficiency", "ops_per_sec / the lock-bound ceiling (not measured when there is no ceiling: no lock held, or a mean hold under 10 µs)",
+			func(s Scenario) float64 { return s.Efficiency }, Scenario.HasCeiling},
 		Metric{"jain", "Jain's fairness index over the clients' completed operations (1 = equal shares)",
 			func(s Scenario) float64 { return s.Fairness.JainIndex }, nil},
 		Metric{"errors", "Redis and other errors (counters.errors)",
@@ -137,4 +137,7 @@ type ThresholdResult struct {
 	NotMeasured bool    `json:"not_measured,omitempty"`
 	// Pass: Measured Op Value holds.
 	Pass bool `json:"pass"`
+	// Clients is the scenario's client count (which scenario of a sweep's
+	// cell it is).
+	Clients int `json:"clients,omitempty"`
 }

@@ -68,6 +68,9 @@ type Meta struct {
 	// scenario's params), so that a later version that adds a parameter
 	// can still match this file's scenarios (see Match).
 	ParamDefaults map[string]map[string]string `json:"param_defaults,omitempty"`
+	// Sweep is set by lockbench sweep: the client counts each matrix cell
+	// ran at (nil for lockbench run).
+	Sweep *Sweep `json:"sweep,omitempty"`
 }
 
 // ServerInfo is one started redis-server.
@@ -119,10 +122,13 @@ type Scenario struct {
 	// HoldMS is the time spent inside the critical section, ms.
 	HoldMS metrics.Latency `json:"hold_ms"`
 	// CeilingOpsPerSec is the lock-bound ceiling: locks that can be held at
-	// once (min of clients and distinct locks) / mean hold time (s).
-	CeilingOpsPerSec float64 `json:"ceiling_ops_per_sec"`
-	// Efficiency is OpsPerSec / CeilingOpsPerSec.
-	Efficiency float64   `json:"efficiency"`
+	// once (min of clients and distinct locks) / mean hold time (s). 0, and
+	// absent from the JSON, when there is none to compute: no lock held, or
+	// a mean hold under CeilingMinHoldMicros (HasCeiling).
+	CeilingOpsPerSec float64 `json:"ceiling_ops_per_sec,omitempty"`
+	// Efficiency is OpsPerSec / CeilingOpsPerSec; 0 and absent with no
+	// ceiling.
+	Efficiency float64   `json:"efficiency,omitempty"`
 	Fairness   Fairness  `json:"fairness"`
 	RedisCost  RedisCost `json:"redis_cost"`
 	ClientCPU  ClientCPU `json:"client_cpu"`
@@ -343,8 +349,8 @@ func Table(w io.Writer, scenarios []Scenario) error {
 			}
 		}
 		ceiling := fmt.Sprintf("%.0f", s.CeilingOpsPerSec)
-		if s.CeilingOpsPerSec == 0 {
-			ceiling = "-" // no lock held (a lock-free strategy), or nothing measured
+		if !s.HasCeiling() {
+			ceiling = "-" // no lock held (a lock-free strategy), a hold too short to bound, or nothing measured
 		}
 		row := []any{
 			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), clients,

@@ -224,12 +224,12 @@ func Evaluate(ts []Threshold, scenarios []report.Scenario) []report.ThresholdRes
 				continue
 			}
 			if t.Metric.Known != nil && !t.Metric.Known(s) {
-				rs = append(rs, report.ThresholdResult{Expr: t.String(), Scenario: name, Metric: t.Metric.Name,
+				rs = append(rs, report.ThresholdResult{Expr: t.String(), Scenario: name, Clients: s.Clients, Metric: t.Metric.Name,
 					Op: t.Op, Value: t.Value, NotMeasured: true})
 				continue
 			}
 			v := t.Metric.Of(s)
-			rs = append(rs, report.ThresholdResult{Expr: t.String(), Scenario: name, Metric: t.Metric.Name,
+			rs = append(rs, report.ThresholdResult{Expr: t.String(), Scenario: name, Clients: s.Clients, Metric: t.Metric.Name,
 				Op: t.Op, Value: t.Value, Measured: v, Pass: t.Holds(v)})
 		}
 	}
@@ -283,7 +283,7 @@ func Table(w io.Writer, rs []report.ThresholdResult) error {
 		if r.NotMeasured {
 			measured = "not measured"
 		}
-		if err := t.Append(r.Expr, r.Scenario, measured, verdict); err != nil {
+		if err := t.Append(r.Expr, ScenarioLabel(rs, r), measured, verdict); err != nil {
 			return err
 		}
 	}
@@ -292,6 +292,18 @@ func Table(w io.Writer, rs []report.ThresholdResult) error {
 	}
 	_, err := fmt.Fprintln(w, Summary(rs))
 	return err
+}
+
+// ScenarioLabel is r's scenario name, with " @N clients" when another
+// result of rs has the same threshold and name (a sweep's cell at another
+// client count).
+func ScenarioLabel(rs []report.ThresholdResult, r report.ThresholdResult) string {
+	for _, o := range rs {
+		if o.Expr == r.Expr && o.Scenario == r.Scenario && o.Clients != r.Clients {
+			return fmt.Sprintf("%s @%d clients", r.Scenario, r.Clients)
+		}
+	}
+	return r.Scenario
 }
 
 // Doc is the metric list as Markdown, one "- `name`: doc" line each.

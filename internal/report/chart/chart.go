@@ -1,7 +1,8 @@
 // Package chart draws result files as charts with gonum.org/v1/plot — a
 // latency percentile spectrum on a log "nines" axis (the HdrHistogram
-// plotter's view), ops/s bars, violation bars and ops/s over time with the
-// fault windows shaded — each as PNG and SVG, and an index.html (html/
+// plotter's view), ops/s bars, violation bars, ops/s over time with the
+// fault windows shaded and, for a sweep, the figures against clients on a
+// log axis — each as PNG and SVG, and an index.html (html/
 // template) that shows them above the summary table. Several result files
 // overlay on one chart, each line or bar labelled with its file.
 package chart
@@ -111,6 +112,18 @@ func Write(dir string, in []Input) (*Result, error) {
 			}
 		}
 		res.Written = append(res.Written, d.name)
+	}
+	g, err := sweep(ss)
+	if err != nil {
+		return nil, fmt.Errorf("%s chart: %w", SweepChart, err)
+	}
+	if g != nil {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := g.save(filepath.Join(dir, SweepChart+ext)); err != nil {
+				return nil, fmt.Errorf("%s chart: %w", SweepChart, err)
+			}
+		}
+		res.Written = append(res.Written, SweepChart)
 	}
 	if err := writeIndex(filepath.Join(dir, "index.html"), in, ss, res); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
 )
 
@@ -219,4 +220,70 @@ func readIndex(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A run whose cells ran at several client counts gets the sweep chart
+// (1296 x 768 PNG, SVG), one line per cell, its panels titled; a panel
+// whose figure is missing at some counts says so; a run without such a
+// cell gets no sweep chart and no note of one.
+func TestSweepChart(t *testing.T) {
+	var ss []report.Scenario
+	for _, retry := range []string{"spin", "backoff"} {
+		for i, c := range []int{1, 10, 100} {
+			s := report.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle", Retry: retry, Clients: c,
+				Ops: 1000, OpsPerSec: float64(1000 / (i + 1)), LatencyMS: metrics.Latency{P99: float64(c)}, AcquireMS: metrics.Latency{P99: float64(c) / 2}}
+			s.Fairness.JainIndex = 1 / float64(i+1)
+			s.RedisCost.CommandsPerOp = float64(3 * c)
+			if c < 100 {
+				s.CeilingOpsPerSec, s.Efficiency = 2000, s.OpsPerSec/2000
+			}
+			ss = append(ss, s)
+		}
+	}
+	dir := t.TempDir()
+	res, err := Write(dir, []Input{{Label: "sweep", Run: &report.Run{Schema: report.Schema, Scenarios: ss}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(res.Written, SweepChart) {
+		t.Fatalf("written %v: no sweep chart", res.Written)
+	}
+	f, err := os.Open(filepath.Join(dir, "sweep.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != 1296 || b.Dy() != 768 {
+		t.Fatalf("sweep.png is %v, want 1296x768", b)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "sweep.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(raw)
+	for _, w := range []string{"atomic/rueidis/lock-cycle/spin", "atomic/rueidis/lock-cycle/backoff", "clients (log scale)",
+		"Efficiency (ops/s / lock-bound ceiling) (no point: not measured)", "Throughput", "Acquire wait p99", "Redis commands per operation", ">100<"} {
+		if !strings.Contains(svg, w) {
+			t.Errorf("sweep.svg lacks %q", w)
+		}
+	}
+	if strings.Contains(svg, "Throughput (no point") {
+		t.Error("the throughput panel claims missing points")
+	}
+	// One count per cell: no sweep chart, and no note of it.
+	dir2 := t.TempDir()
+	res, err = Write(dir2, []Input{{Label: "one", Run: &report.Run{Schema: report.Schema, Scenarios: ss[:1]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contains(res.Written, SweepChart) || res.Skipped[SweepChart] != "" {
+		t.Fatalf("one count: written %v, skipped %v", res.Written, res.Skipped)
+	}
+	if _, err := os.Stat(filepath.Join(dir2, "sweep.png")); !os.IsNotExist(err) {
+		t.Fatal("sweep.png written for a run at one client count")
+	}
 }

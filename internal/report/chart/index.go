@@ -58,6 +58,7 @@ var titles = map[string]string{
 	"ops":        "Throughput",
 	"violations": "Safety violations",
 	"timeline":   "Throughput over time (fault windows shaded)",
+	SweepChart:   "Sweep: figures against clients (log scale)",
 }
 
 func writeIndex(path string, in []Input, ss []series, res *Result) error {

@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Sweep is meta.sweep: the parameter a lockbench sweep varies and its
+// values. Every cell of the matrix (strategy x driver x workload x retry)
+// has one scenario per value, in the values' order.
+type Sweep struct {
+	// Param is the swept parameter: "clients".
+	Param string `json:"param"`
+	// Spec is --clients as given (1..1000, 1,10,100).
+	Spec string `json:"spec"`
+	// Clients are the counts, ascending.
+	Clients []int `json:"clients"`
+}
+
+// CeilingMinHoldMicros is the shortest mean hold time (µs) from which the
+// lock-bound ceiling is computed. Hold times are recorded in whole µs,
+// truncated, and clamped up to 1 µs (the histograms' resolution), so the
+// recorded mean is off by up to 1 µs; from a 10 µs mean that is at most
+// 10 %. Below it (--work 0s holds for well under a microsecond) the
+// ceiling would be an artefact of the resolution, billions of ops/s: it
+// is left out (0), and so is the efficiency.
+const CeilingMinHoldMicros = 10
+
+// HasCeiling reports whether the scenario has a lock-bound ceiling (and so
+// an efficiency): a lock was held, for a mean of CeilingMinHoldMicros or
+// more. Threshold results on efficiency without one are "not measured".
+func (s Scenario) HasCeiling() bool { return s.CeilingOpsPerSec > 0 }
+
+// NotMeasuredNote says where a figure not measured (a threshold's
+// NotMeasured) is explained: the efficiency's missing ceiling, or the
+// liveness oracle's not_measured.
+func NotMeasuredNote(metric string) string {
+	if metric == "efficiency" {
+		return fmt.Sprintf("no lock-bound ceiling: no lock held, or a mean hold under %d µs", CeilingMinHoldMicros)
+	}
+	return "see liveness.not_measured"
+}
+
+// SweepSeries are a run's scenarios by matrix cell (Name), cells in order of
+// first appearance, each cell's scenarios in file order (a sweep's: by
+// ascending clients).
+func SweepSeries(scenarios []Scenario) (names []string, cells map[string][]Scenario) {
+	cells = map[string][]Scenario{}
+	for _, s := range scenarios {
+		n := s.Name()
+		if _, ok := cells[n]; !ok {
+			names = append(names, n)
+		}
+		cells[n] = append(cells[n], s)
+	}
+	return names, cells
+}
+
+// SweepTable writes a sweep's table, one row per scenario grouped by
+// matrix cell: clients, ops/s, the lock-bound ceiling, efficiency, Jain's
+// index, the acquire wait's p99 (ms), the whole operation's p99 (ms),
+// Redis commands per operation, violations and errors ("-" for a figure
+// not measured: no ceiling, no command count); then one line per cell:
+// its peak ops/s and what is left of it at the largest count.
+func SweepTable(w io.Writer, scenarios []Scenario) error {
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling", "efficiency", "jain",
+		"acquire p99 ms", "p99 ms", "cmds/op", "violations", "errors")
+	bound := false
+	names, cells := SweepSeries(scenarios)
+	for _, n := range names {
+		for _, s := range cells[n] {
+			ops := fmt.Sprintf("%.0f", s.OpsPerSec)
+			if s.ClientCPU.ClientBound {
+				ops += "*"
+				bound = true
+			}
+			ceiling, eff := "-", "-"
+			if s.HasCeiling() {
+				ceiling, eff = fmt.Sprintf("%.0f", s.CeilingOpsPerSec), fmt.Sprintf("%.2f", s.Efficiency)
+			}
+			cmds := "-"
+			if s.RedisCost.CommandsPerOp > 0 {
+				cmds = fmt.Sprintf("%.2f", s.RedisCost.CommandsPerOp)
+			}
+			if err := t.Append(s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), strconv.Itoa(s.Clients), ops, ceiling, eff,
+				fmt.Sprintf("%.2f", s.Fairness.JainIndex), FormatMS(s.AcquireMS.P99), FormatMS(s.LatencyMS.P99), cmds,
+				otherCell(s.Violations, nil), errorCell(s.Counters)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if line := peakLine(cells[n]); line != "" {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", n, line); err != nil {
+				return err
+			}
+		}
+	}
+	if bound {
+		_, err := fmt.Fprintln(w, "* client-bound: lockbench used over 90% of its CPU budget; that figure may measure the client, not Redis")
+		return err
+	}
+	return nil
+}
+
+// peakLine is a cell's peak ops/s and its client count, and the ops/s at
+// the largest count as a share of the peak; "" for fewer than two counts.
+func peakLine(ss []Scenario) string {
+	if len(ss) < 2 {
+		return ""
+	}
+	peak, last := ss[0], ss[0]
+	for _, s := range ss {
+		if s.OpsPerSec >= peak.OpsPerSec { // a tie: the larger count
+			peak = s
+		}
+		if s.Clients >= last.Clients {
+			last = s
+		}
+	}
+	if peak.Clients == last.Clients || peak.OpsPerSec == 0 {
+		return fmt.Sprintf("ops/s highest at the largest count, %.0f at %s", last.OpsPerSec, clientsText(last.Clients))
+	}
+	return fmt.Sprintf("peak %.0f ops/s at %s; at %s %.0f ops/s, %.0f %% of the peak",
+		peak.OpsPerSec, clientsText(peak.Clients), clientsText(last.Clients), last.OpsPerSec, 100*last.OpsPerSec/peak.OpsPerSec)
+}
+
+// clientsText is "1 client", "10 clients".
+func clientsText(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return strconv.Itoa(n) + " clients"
+}
