@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -88,5 +89,24 @@ func TestReadFileRejects(t *testing.T) {
 	os.WriteFile(v2, []byte(`{"schema":2}`), 0o644)
 	if _, err := ReadFile(v2); err == nil {
 		t.Error("schema 2 accepted")
+	}
+}
+
+// acquire_p99_per_turn is the p99 wait over clients / ceiling: 200
+// clients at a ceiling of 800 ops/s take 0.25 s to hold the lock once
+// each, so a p99 wait of 300 ms is 1.2 turns; with no ceiling it is not
+// measured.
+func TestAcquireP99PerTurn(t *testing.T) {
+	m, ok := LookupMetric("acquire_p99_per_turn")
+	if !ok {
+		t.Fatal("no metric acquire_p99_per_turn")
+	}
+	s := Scenario{Clients: 200, CeilingOpsPerSec: 800, Efficiency: 0.9}
+	s.AcquireMS.P99 = 300
+	if got := m.Of(s); math.Abs(got-1.2) > 1e-9 || !m.Known(s) {
+		t.Errorf("acquire_p99_per_turn = %v (known %v), want 1.2", got, m.Known(s))
+	}
+	if s.CeilingOpsPerSec = 0; m.Known(s) {
+		t.Error("acquire_p99_per_turn known without a ceiling")
 	}
 }
