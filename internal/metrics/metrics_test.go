@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -480,5 +481,36 @@ func TestSetClientAllocatesNothing(t *testing.T) {
 	}
 	if r.limit != sharedLen-headroom {
 		t.Fatalf("batch %d after a flush, want %d", r.limit, sharedLen-headroom)
+	}
+}
+
+// BenchmarkObserveSet is BenchmarkObserve for the clients of a Set: 50
+// (each with a shard of its own, as in lockbench harness) and 10,000 (in
+// shared shards, each flush under its shard's mutex).
+func BenchmarkObserveSet(b *testing.B) {
+	for _, clients := range []int{50, 10_000} {
+		b.Run(strconv.Itoa(clients), func(b *testing.B) {
+			s := NewSet(clients)
+			rng := rand.New(rand.NewPCG(1, 2))
+			vals := make([][4]time.Duration, 1<<16)
+			for i := range vals {
+				acq := time.Duration(400+rng.NormFloat64()*100) * time.Microsecond
+				rel := time.Duration(400+rng.NormFloat64()*100) * time.Microsecond
+				hold := time.Duration(1+rng.IntN(4)) * time.Microsecond
+				vals[i] = [4]time.Duration{acq + hold + rel, acq, rel, hold}
+			}
+			i := 0
+			for b.Loop() {
+				r, v := s.Client(i%clients), vals[i&(len(vals)-1)]
+				r.Observe(Op, v[0])
+				r.Observe(Acquire, v[1])
+				r.Observe(Release, v[2])
+				r.Observe(Hold, v[3])
+				if r.Due() {
+					r.Flush()
+				}
+				i++
+			}
+		})
 	}
 }
