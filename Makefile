@@ -78,9 +78,12 @@ bench: redis build
 	./$(BIN) harness
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./strategies/locktest
 	$(GO) test -run '^$$' -bench Hold -benchmem ./workloads
-	# scale: 10,000 clients in one process (meta.max_rss_mb in the JSON)
+	# scale: 10,000 and 50,000 clients in one process (meta.max_rss_mb in the JSON;
+	# docs/how-it-measures.md, Memory per client)
 	./$(BIN) run -q --strategy atomic --driver rueidis --workload lock-cycle --keys 1000000 \
 	  --work 0s --clients 10000 --duration 5s --retry none --force --out results/scale-10k.json
+	./$(BIN) run -q --strategy atomic --driver rueidis --workload lock-cycle --keys 1000000 \
+	  --work 0s --clients 50000 --duration 5s --retry none --force --out results/scale-50k.json
 
 # A short matrix, 4 runs of each scenario, compared with the committed
 # results/baseline.json as ratios to atomic/rueidis of the same run (steady

@@ -89,7 +89,7 @@ var badInputCases = []badCase{
 	{args: []string{"run"}, file: "cliens: 4\n", code: 2, want: `did you mean "clients"?`},
 	{args: []string{"run", "-f", "{dir}/none.yaml"}, code: 2, want: "none.yaml: no such file"},
 	// Numbers and durations out of range.
-	{args: []string{"run", "--clients", "0"}, code: 2, want: "--clients must be from 1 to 20000, got 0"},
+	{args: []string{"run", "--clients", "0"}, code: 2, want: "--clients must be from 1 to 100000, got 0"},
 	{args: []string{"run", "--clients", "-1"}, code: 2, want: "--clients must be from 1"},
 	{args: []string{"run", "--clients", "99999999999999999999"}, code: 2, want: "value out of range"},
 	{args: []string{"run", "--duration", "-1s"}, code: 2, want: "--duration must be > 0"},

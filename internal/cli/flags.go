@@ -223,6 +223,7 @@ func wrap(s string, width int) string {
 	return b.String()
 }
 
-// maxClients bounds --clients: each client keeps its own histograms
-// (about 200 KB).
-const maxClients = 20_000
+// maxClients bounds --clients (and --max-clients): a client costs a few
+// KB (its goroutine, its counters and a buffer of values for histograms
+// it shares with other clients: metrics.Set).
+const maxClients = 100_000

@@ -12,7 +12,7 @@ import (
 // MADV_DONTNEED (runtime package docs, GODEBUG madvdontneed).
 //
 // Why: a run's histograms make lockbench's heap tens of MB (about 0.5 MB
-// per client), so its garbage collector lets the heap grow by as much
+// per shard of histograms, one per client up to 64 clients), so its garbage collector lets the heap grow by as much
 // between two cycles, and with MADV_DONTNEED the runtime keeps giving
 // those pages back and faulting them in again inside the measured window.
 // On a virtual machine such a fault can cost tens of µs. Measured on the

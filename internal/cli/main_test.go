@@ -96,7 +96,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--addr", "127.0.0.1:+1"}, []string{"port must be a number"}},
 		{[]string{"run", "--strategy", "redlock", "--nodes", "2"}, []string{"redlock needs at least 3"}},
 		{[]string{"run", "--read-ratio", "1.5"}, []string{"--read-ratio"}},
-		{[]string{"run", "--clients", "1000000"}, []string{"--clients must be from 1 to 20000"}},
+		{[]string{"run", "--clients", "1000000"}, []string{"--clients must be from 1 to 100000"}},
 		{[]string{"run", "--retry", "backoff:max=NaN"}, []string{"not a finite number"}},
 		{[]string{"run", "--guard", "fence"}, []string{"--guard"}},
 		{[]string{"run", "--warmup", "-1s"}, []string{"--warmup"}},
@@ -138,7 +138,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--repeat", "0"}, []string{"--repeat"}},
 		{[]string{"harness", "--rounds", "0"}, []string{"--rounds must be at least 1, got 0"}},
 		{[]string{"harness", "--requests", "10", "--duration", "0s"}, []string{"--requests must be at least 1000, got 10", "--duration must be above 0"}},
-		{[]string{"harness", "--clients", "100000"}, []string{"--clients must be from 1 to 20000, got 100000"}},
+		{[]string{"harness", "--clients", "1000000"}, []string{"--clients must be from 1 to 100000, got 1000000"}},
 		{[]string{"run", "--rate", "-1"}, []string{"--rate"}},
 		{[]string{"run", "--arrivals", "bursty", "--rate", "10"}, []string{"--arrivals"}},
 	}

@@ -38,9 +38,9 @@ func TestParseClientList(t *testing.T) {
 		{"", "--clients is empty"},
 		{" , ", "--clients is empty"},
 		{"100", "is one count; a sweep needs two or more"},
-		{"0,10", "client counts must be from 1 to 20000, got 0"},
-		{"-5,10", "client counts must be from 1 to 20000, got -5"},
-		{"1,20001", "got 20001"},
+		{"0,10", "client counts must be from 1 to 100000, got 0"},
+		{"-5,10", "client counts must be from 1 to 100000, got -5"},
+		{"1,100001", "got 100001"},
 		{"10,1", "is not ascending (1 after 10)"},
 		{"1,10,10", "has 10 twice"},
 		{"1,ten", `"ten" is not a whole number`},
@@ -70,7 +70,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--clients", ""}, "--clients is empty"},
-		{[]string{"--clients", "0,10"}, "client counts must be from 1 to 20000, got 0"},
+		{[]string{"--clients", "0,10"}, "client counts must be from 1 to 100000, got 0"},
 		{[]string{"--clients", "100,10"}, "not ascending"},
 		{[]string{"--clients", "1,1"}, "has 1 twice"},
 		{[]string{"--clients", "50"}, "a sweep needs two or more"},

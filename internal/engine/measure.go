@@ -40,7 +40,7 @@ func (r *run) measure() error {
 	// Collect the garbage of earlier scenarios (and of this one's set-up)
 	// before the clock starts, as Go's testing package does before each
 	// benchmark: otherwise this scenario's window pays for sweeping their
-	// heap (each client's histograms are about 0.5 MB).
+	// heap (each shard's histograms are about 0.5 MB).
 	runtime.GC()
 	before, err := commandStats(r.bg, ds)
 	if err != nil {
@@ -128,7 +128,7 @@ func (r *run) measure() error {
 	for i := 0; i < sc.Clients; i++ {
 		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(i))}
 		ws.rng = *rand.New(&ws.pcg)
-		ws.obs.init(r.recs[i], r.scratch[i], &live[i], r.prom)
+		ws.obs.init(r.recs.Client(i), r.scratch.Client(i), &live[i], r.prom)
 		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
 		w := &ws.w
 		if r.hub != nil {

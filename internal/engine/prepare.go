@@ -141,15 +141,11 @@ func (r *run) prepare() error {
 	r.liveSampler()
 
 	// Every client's recorders exist before the clock starts: allocating
-	// and zeroing about 0.5 MB of histograms per client is not the run's
+	// and zeroing the histograms (about 0.5 MB per shard) is not the run's
 	// work, and must not count in its measured window or its CPU time.
-	r.recs = make([]*metrics.Recorder, sc.Clients)
-	r.scratch = make([]*metrics.Recorder, sc.Clients)
-	for i := range r.recs {
-		r.recs[i] = metrics.NewRecorder()
-		if sc.Warmup > 0 { // warm-up figures go to a scratch recorder
-			r.scratch[i] = metrics.NewRecorder()
-		}
+	r.recs = metrics.NewSet(sc.Clients)
+	if sc.Warmup > 0 { // warm-up figures go to a scratch set
+		r.scratch = metrics.NewSet(sc.Clients)
 	}
 	return nil
 }

@@ -40,11 +40,11 @@ type run struct {
 	locker        strategies.Locker
 	wl            workloads.Workload
 	env           *workloads.Env
-	prom          *export.Obs         // the scenario's Prometheus series (nil: none)
-	hub           *strategies.Hub     // the pubsub or csc retry policy's notifier
-	recs, scratch []*metrics.Recorder // per client: measured, warm-up (nil without one)
-	tracker       *liveness.Tracker   // the liveness oracle's token registry (nil: off)
-	live          *liveness.Sampler   // its reader of the lock keys (nil: none)
+	prom          *export.Obs       // the scenario's Prometheus series (nil: none)
+	hub           *strategies.Hub   // the pubsub or csc retry policy's notifier
+	recs, scratch *metrics.Set      // the clients' recorders: measured, warm-up (nil without one)
+	tracker       *liveness.Tracker // the liveness oracle's token registry (nil: off)
+	live          *liveness.Sampler // its reader of the lock keys (nil: none)
 
 	// measure
 	runCtx              context.Context // its cause says why the run stopped

@@ -38,18 +38,13 @@ func (r *run) summarize() *metrics.Recorder {
 		out.Faults = r.faultWindows
 	}
 
-	total := metrics.NewRecorder()
-	for _, rec := range r.recs {
-		total.Merge(rec)
-	}
+	total := r.recs.Total()
 	// Safety counts cover the warm-up too.
 	all := total
 	if sc.Warmup > 0 {
 		all = metrics.NewRecorder()
 		all.Merge(total)
-		for _, rec := range r.scratch {
-			all.Merge(rec)
-		}
+		all.Merge(r.scratch.Total())
 	}
 	measureStart := r.start
 	if sc.Warmup > 0 {
@@ -79,11 +74,7 @@ func (r *run) summarize() *metrics.Recorder {
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
 		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Cancelled: all.Cancels, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
 	}
-	perClient := make([]int64, len(r.recs))
-	for i, rec := range r.recs {
-		perClient[i] = rec.Ops
-	}
-	out.Fairness = report.Fairness{JainIndex: metrics.Jain(perClient), LongestWaitMS: out.AcquireMS.Max}
+	out.Fairness = report.Fairness{JainIndex: metrics.Jain(r.recs.Ops()), LongestWaitMS: out.AcquireMS.Max}
 	if r.afterErr == nil {
 		var sampler map[string]int64
 		if r.live != nil {

@@ -6,7 +6,7 @@ import "time"
 // (workloads.Observer, which a *Recorder implements) and what the engine's
 // worker loop counts per operation. Each is a counter or one buffered
 // value (Observe): no allocation, no lock; Errored alone, off the hot
-// path, updates a map.
+// path, updates a map (made on the first error).
 
 // Acquired counts the attempts of a granted acquire and records its time.
 func (r *Recorder) Acquired(attempts int, wait time.Duration) {
@@ -17,16 +17,13 @@ func (r *Recorder) Acquired(attempts int, wait time.Duration) {
 // AcquireFailed counts the attempts of an acquire that ended without the
 // lock after wait (the failure itself is counted by the loop: GaveUp,
 // TimedOut, Errored) and, unless the run's stop ended it, records wait in
-// FailedAcquire (made on the first failure).
+// FailedAcquire (made on the first failure's flush).
 func (r *Recorder) AcquireFailed(attempts int, wait time.Duration, stopping bool) {
 	r.Attempts += int64(attempts)
 	if stopping {
 		return
 	}
-	if r.FailedAcquire == nil {
-		r.FailedAcquire = NewHistogram()
-	}
-	Record(r.FailedAcquire, wait)
+	r.Observe(FailedAcquire, wait)
 }
 
 // Overshot counts an acquire that took more than twice its deadline.
@@ -87,6 +84,9 @@ func (r *Recorder) GaveUp() { r.Failures++ }
 // Errored counts an operation's error under kind (drivers.ErrorKind) and
 // keeps the first message of each kind.
 func (r *Recorder) Errored(kind string, err error) {
+	if r.Errors == nil {
+		r.Errors, r.Samples = map[string]int64{}, map[string]string{}
+	}
 	r.Errors[kind]++
 	if _, ok := r.Samples[kind]; !ok {
 		r.Samples[kind] = err.Error()

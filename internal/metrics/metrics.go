@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -48,19 +50,27 @@ const (
 	Release
 	Hold
 	Service
+	FailedAcquire
 	numKinds
 )
 
-// pendingLen is how many values (of all kinds) a Recorder's buffer holds
-// (see Observe). A power of two.
-const pendingLen = 4096
+// pendingLen is how many values (of all kinds) the buffer of a Recorder
+// with histograms of its own holds (see Observe); sharedLen, of one that
+// shares its shard's histograms with other clients (see Set).
+const (
+	pendingLen = 4096
+	sharedLen  = 512
+)
 
-// batchLen is the values after which a Recorder is Due: the engine's
-// worker loop then flushes it between two operations, outside every
-// measured time. The rest of the buffer is headroom for the values of the
-// operation in progress; Observe flushes at once only when the buffer is
-// full (a caller that never flushes).
-const batchLen = pendingLen - 256
+// headroom is the values a buffer keeps free beyond its batch: a Recorder
+// is Due when its batch is full, and the engine's worker loop then flushes
+// it between two operations, outside every measured time; the headroom
+// holds the values of the operation in progress. Observe flushes at once
+// only when the buffer is full (a caller that never flushes).
+const headroom = 256
+
+// batchLen is the batch of a Recorder with a buffer of pendingLen.
+const batchLen = pendingLen - headroom
 
 // A buffered value is its µs (below 1<<kindShift: 60 s is 6e7 µs) with
 // its Kind in the bits above.
@@ -72,27 +82,10 @@ const (
 	_ = uint(1<<(32-kindShift) - numKinds)
 )
 
-// Recorder is one worker's measurements. Not safe for concurrent use.
-//
-// Recording is cheap: Observe appends the value (µs, tagged with its
-// kind) to one small buffer, and about every batchLen values the lot goes
-// into the histograms: when Due, the engine's worker loop calls Flush
-// between two operations, so that no measured time includes it. A
-// histogram's counts (about 140 KB) are far bigger than the CPU caches
-// hold for 50 clients, and a value added at once between two Redis round
-// trips mostly misses them; a batch reuses the cache lines it brings in.
-// One buffer for every kind, written in order, and its count beside the
-// Ops and Attempts counters: an operation's recording touches two cache
-// lines of the Recorder.
-// The histograms hold every value observed up to the last Flush; Merge
-// flushes both recorders first. The counters are always current.
-//
-// Clients that run in step (rueidis pipelines all of them in one round
-// trip) would fill their buffers on the same operation and all flush at
-// once, stalling every client together; so each Recorder's first batch
-// is cut short at its own point, and their flushes stay spread out in
-// time.
-type Recorder struct {
+// Hists is a set of latency histograms (µs, see NewHistogram). Op,
+// Acquire, Release and Hold exist from the start; Service and
+// FailedAcquire are nil until their first value (each costs about 140 KB).
+type Hists struct {
 	// Op is the whole operation (acquire, critical section, release), µs.
 	Op *hdrhistogram.Histogram
 	// Acquire is acquire time including every retry and wait, µs.
@@ -105,16 +98,106 @@ type Recorder struct {
 	Hold *hdrhistogram.Histogram
 	// Service is the operation from its actual start (open loop only; Op
 	// is then measured from the intended start), µs. Nil until the first
-	// open-loop operation: each histogram costs about 140 KB per client.
+	// open-loop operation.
 	Service *hdrhistogram.Histogram
 	// FailedAcquire is the time of acquires that ended without the lock
-	// (not the run's stop), µs, recorded at once. Nil until the first.
+	// (not the run's stop), µs. Nil until the first.
 	FailedAcquire *hdrhistogram.Histogram
+}
 
-	n, limit uint32 // values in pending; Due when n reaches limit
+func newHists() Hists {
+	return Hists{Op: NewHistogram(), Acquire: NewHistogram(), Release: NewHistogram(), Hold: NewHistogram()}
+}
 
-	Ops      int64 // operations completed
-	Attempts int64 // acquire attempts (TryAcquire calls)
+// hist returns the histogram of kind k, making Service or FailedAcquire
+// on first use.
+func (h *Hists) hist(k Kind) *hdrhistogram.Histogram {
+	switch k {
+	case Op:
+		return h.Op
+	case Acquire:
+		return h.Acquire
+	case Release:
+		return h.Release
+	case Hold:
+		return h.Hold
+	case Service:
+		if h.Service == nil {
+			h.Service = NewHistogram()
+		}
+		return h.Service
+	}
+	if h.FailedAcquire == nil {
+		h.FailedAcquire = NewHistogram()
+	}
+	return h.FailedAcquire
+}
+
+// merge adds o's histograms into h.
+func (h *Hists) merge(o *Hists) {
+	for k := Op; k < numKinds; k++ {
+		if src := o.get(k); src != nil {
+			h.hist(k).Merge(src)
+		}
+	}
+}
+
+// get returns the histogram of kind k, nil when it was never made.
+func (h *Hists) get(k Kind) *hdrhistogram.Histogram {
+	switch k {
+	case Op:
+		return h.Op
+	case Acquire:
+		return h.Acquire
+	case Release:
+		return h.Release
+	case Hold:
+		return h.Hold
+	case Service:
+		return h.Service
+	}
+	return h.FailedAcquire
+}
+
+// Recorder is one worker's measurements. Not safe for concurrent use.
+//
+// Recording is cheap: Observe appends the value (µs, tagged with its
+// kind) to one small buffer, and about every batch of values the lot goes
+// into the histograms: when Due, the engine's worker loop calls Flush
+// between two operations, so that no measured time includes it. A
+// histogram's counts (about 140 KB) are far bigger than the CPU caches
+// hold for 50 clients, and a value added at once between two Redis round
+// trips mostly misses them; a batch reuses the cache lines it brings in.
+// One buffer for every kind, written in order, and its count beside the
+// Ops and Attempts counters: an operation's recording touches two cache
+// lines, one of the Recorder and one of its buffer.
+//
+// A Recorder from NewRecorder has histograms of its own (its Hists). One
+// from a Set (Set.Client) has none (its Hists are nil): its Flush adds
+// the buffered values to its shard's histograms, which a few other
+// clients of the Set share, under the shard's mutex; Set.Total merges
+// them. Its counters are its own either way.
+//
+// The histograms hold every value observed up to the last Flush; Merge
+// flushes both recorders first. The counters are always current.
+//
+// Clients that run in step (rueidis pipelines all of them in one round
+// trip) would fill their buffers on the same operation and all flush at
+// once, stalling every client together; so each Recorder's first batch
+// is cut short at its own point, and their flushes stay spread out in
+// time.
+type Recorder struct {
+	// First, on one cache line: what every operation writes.
+	pending  []uint32 // values not yet in their histogram (see kindShift)
+	n, limit uint32   // values in pending; Due when n reaches limit
+	Ops      int64    // operations completed
+	Attempts int64    // acquire attempts (TryAcquire calls)
+	shard    *Shard   // where Flush puts the values; nil: r's own Hists
+
+	// Hists are the Recorder's own histograms (NewRecorder, Merge's
+	// target); all nil in a Set's client Recorder.
+	Hists
+
 	Failures int64 // acquires that gave up (retry policy exhausted)
 	Timeouts int64 // acquires that hit the acquire timeout
 	// NotOwner counts releases that found another token in the lock.
@@ -142,29 +225,48 @@ type Recorder struct {
 	// registry named another client (see Oracle.HeldByAnother).
 	FalseExtends int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
+	// Nil in a Set's client Recorder until its first error.
 	Errors map[string]int64
-	// Samples keeps the first error message of each kind.
+	// Samples keeps the first error message of each kind (nil like Errors).
 	Samples map[string]string
 
-	pending [pendingLen]uint32 // values not yet in their histogram (see kindShift)
-	// Padding: another client's Recorder, written by another core, never
-	// shares a cache line with this one's counters.
-	_ [64]byte
+	// Padding to recorderSize, a whole number of cache lines: another
+	// client's Recorder, written by another core, never shares a line with
+	// this one (Set keeps its Recorders in one slice, which starts on a
+	// line, as does NewRecorder's allocation of that size class).
+	_ [recorderSize - 208]byte
+}
+
+// recorderSize is a Recorder's size in bytes: 4 cache lines.
+const recorderSize = 256
+
+// Compile-time check: a Recorder is recorderSize bytes.
+const (
+	_ = uint(recorderSize - unsafe.Sizeof(Recorder{}))
+	_ = uint(unsafe.Sizeof(Recorder{}) - recorderSize)
+)
+
+// Shard is histograms that several of a Set's Recorders flush into, under
+// mu.
+type Shard struct {
+	mu sync.Mutex
+	h  Hists
+	_  [64 - 8 - 6*8]byte // a cache line of its own (in Set's slice)
 }
 
 // recorders counts the Recorders made, to stagger their first flushes.
 var recorders atomic.Uint32
 
 // Observe records d (clamped to 1 µs .. 60 s) in the histogram of kind k.
-// It allocates nothing (the Service histogram excepted, on its first
+// It allocates nothing (Service and FailedAcquire excepted, on their first
 // flush); the value reaches the histogram at the next Flush at the latest.
 // Observe itself flushes only a full buffer (see Due).
 func (r *Recorder) Observe(k Kind, d time.Duration) {
 	n := r.n
-	r.pending[n&(pendingLen-1)] = uint32(micros(d)) | uint32(k)<<kindShift
+	r.pending[n] = uint32(micros(d)) | uint32(k)<<kindShift
 	n++
 	r.n = n
-	if n == pendingLen {
+	if n == uint32(len(r.pending)) {
 		r.flush()
 	}
 }
@@ -174,7 +276,8 @@ func (r *Recorder) Observe(k Kind, d time.Duration) {
 // operations, where no measured time runs.
 func (r *Recorder) Due() bool { return r.n >= r.limit }
 
-// Flush adds every value Observe buffered to its histogram.
+// Flush adds every value Observe buffered to its histogram (the
+// Recorder's own, or its shard's under the shard's mutex).
 func (r *Recorder) Flush() {
 	if r.n > 0 {
 		r.flush()
@@ -182,6 +285,11 @@ func (r *Recorder) Flush() {
 }
 
 func (r *Recorder) flush() {
+	h := &r.Hists
+	if r.shard != nil {
+		r.shard.mu.Lock()
+		h = &r.shard.h
+	}
 	// In the order observed: the counts a batch touches (kilobytes per
 	// histogram when latencies spread over milliseconds) come into the
 	// cache on their first value and stay there for the rest of the batch.
@@ -189,67 +297,42 @@ func (r *Recorder) flush() {
 	// operation of four values, BenchmarkObserve.)
 	for _, v := range r.pending[:r.n] {
 		// Cannot fail: micros clamps to the histograms' range.
-		_ = r.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
+		_ = h.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
+	}
+	if r.shard != nil {
+		r.shard.mu.Unlock()
 	}
 	r.n = 0
-	r.limit = batchLen
+	r.limit = uint32(len(r.pending)) - headroom
 }
 
-// hist returns the histogram of kind k, making Service on first use.
-func (r *Recorder) hist(k Kind) *hdrhistogram.Histogram {
-	switch k {
-	case Op:
-		return r.Op
-	case Acquire:
-		return r.Acquire
-	case Release:
-		return r.Release
-	case Hold:
-		return r.Hold
-	}
-	if r.Service == nil {
-		r.Service = NewHistogram()
-	}
-	return r.Service
+// stagger sets the first batch of a Recorder with a buffer of size
+// values: 1 .. size-headroom values, a different number for consecutive
+// Recorders (97 is prime to both batch sizes, so that 256 Recorders in a
+// row, 3840 with the larger buffer, all differ).
+func (r *Recorder) stagger() {
+	r.limit = 1 + (recorders.Add(1)*97)%(uint32(len(r.pending))-headroom)
 }
 
-// NewRecorder returns an empty Recorder.
+// NewRecorder returns an empty Recorder with histograms of its own.
 func NewRecorder() *Recorder {
 	r := &Recorder{
-		Op:      NewHistogram(),
-		Acquire: NewHistogram(),
-		Release: NewHistogram(),
-		Hold:    NewHistogram(),
+		pending: make([]uint32, pendingLen),
+		Hists:   newHists(),
 		Errors:  map[string]int64{},
 		Samples: map[string]string{},
 	}
-	// The first batch holds 1..batchLen values, a different number for
-	// consecutive Recorders (97 is prime to batchLen, so 3840 Recorders
-	// in a row all differ).
-	r.limit = 1 + (recorders.Add(1)*97)%batchLen
+	r.stagger()
 	return r
 }
 
-// Merge adds o's histograms and counters into r, after flushing both.
+// Merge adds o's counters and histograms into r (which has histograms of
+// its own: NewRecorder), after flushing both. The histograms of a Set's
+// Recorder are its shard's: Set.Total merges those.
 func (r *Recorder) Merge(o *Recorder) {
 	r.Flush()
 	o.Flush()
-	r.Op.Merge(o.Op)
-	r.Acquire.Merge(o.Acquire)
-	r.Release.Merge(o.Release)
-	r.Hold.Merge(o.Hold)
-	if o.Service != nil {
-		if r.Service == nil {
-			r.Service = NewHistogram()
-		}
-		r.Service.Merge(o.Service)
-	}
-	if o.FailedAcquire != nil {
-		if r.FailedAcquire == nil {
-			r.FailedAcquire = NewHistogram()
-		}
-		r.FailedAcquire.Merge(o.FailedAcquire)
-	}
+	r.Hists.merge(&o.Hists)
 	r.Overshoots += o.Overshoots
 	r.Cancels += o.Cancels
 	r.Ops += o.Ops
@@ -263,6 +346,9 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.LostLeases += o.LostLeases
 	r.WorkedAfterLoss += o.WorkedAfterLoss
 	r.FalseExtends += o.FalseExtends
+	if len(o.Errors) > 0 && r.Errors == nil {
+		r.Errors, r.Samples = map[string]int64{}, map[string]string{}
+	}
 	for k, v := range o.Errors {
 		r.Errors[k] += v
 	}
@@ -271,6 +357,87 @@ func (r *Recorder) Merge(o *Recorder) {
 			r.Samples[k] = v
 		}
 	}
+}
+
+// maxShards is the most shards a Set has: clients beyond it share them.
+// With at most maxShards clients each has a shard, and so histograms, of
+// its own, as a NewRecorder has.
+const maxShards = 64
+
+// Set is the Recorders of a run's clients, with their histograms in a few
+// shards: client i records into shard i % S, S = min(clients, maxShards,
+// at least 4 x GOMAXPROCS), so that memory does not grow with the clients
+// beyond a Recorder (its counters and buffer, under 2.5 KB) each. Up to S
+// clients each have a shard and a buffer of pendingLen values as a
+// NewRecorder does; with more, a client's buffer holds sharedLen values,
+// and its Flush takes its shard's mutex (a flush's few µs per a batch of
+// operations; no two clients of a shard flush at once). Every value still
+// reaches one histogram, so the merge of the shards is the histogram of
+// every value recorded. Not safe for concurrent use itself: each Recorder
+// is used by one goroutine, and Total after they are done.
+type Set struct {
+	recs   []Recorder
+	shards []Shard
+}
+
+// NewSet returns the Recorders of clients (>= 1) clients, empty.
+func NewSet(clients int) *Set {
+	s := max(maxShards, 4*runtime.GOMAXPROCS(0))
+	buf := sharedLen
+	if clients <= s {
+		s, buf = clients, pendingLen
+	}
+	set := &Set{recs: make([]Recorder, clients), shards: make([]Shard, s)}
+	for i := range set.shards {
+		set.shards[i].h = newHists()
+	}
+	// One slab for every buffer: whole cache lines each, none shared.
+	slab := make([]uint32, clients*buf)
+	for i := range set.recs {
+		r := &set.recs[i]
+		r.pending = slab[i*buf : (i+1)*buf : (i+1)*buf]
+		r.shard = &set.shards[i%s]
+		r.stagger()
+	}
+	return set
+}
+
+// Client returns client i's Recorder; nil for a nil Set.
+func (s *Set) Client(i int) *Recorder {
+	if s == nil {
+		return nil
+	}
+	return &s.recs[i]
+}
+
+// Len is the number of clients.
+func (s *Set) Len() int { return len(s.recs) }
+
+// Shards is the number of shards.
+func (s *Set) Shards() int { return len(s.shards) }
+
+// Ops returns each client's completed operations, in client order.
+func (s *Set) Ops() []int64 {
+	ops := make([]int64, len(s.recs))
+	for i := range s.recs {
+		ops[i] = s.recs[i].Ops
+	}
+	return ops
+}
+
+// Total returns a new Recorder (NewRecorder) holding every client's
+// counters and every value recorded, after flushing each client: the
+// merge of the shards' histograms. Call it when no client records any
+// more.
+func (s *Set) Total() *Recorder {
+	t := NewRecorder()
+	for i := range s.recs {
+		t.Merge(&s.recs[i])
+	}
+	for i := range s.shards {
+		t.Hists.merge(&s.shards[i].h)
+	}
+	return t
 }
 
 // ErrorTotal is the sum of Errors.

@@ -1,7 +1,12 @@
 package metrics
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -318,5 +323,194 @@ func BenchmarkObserve(b *testing.B) {
 			r.Flush()
 		}
 		i++
+	}
+}
+
+// sameHists fails t unless got and want hold the same values in every
+// kind (counts, buckets, percentiles), nil meaning none.
+func sameHists(t *testing.T, what string, got, want *Hists) {
+	t.Helper()
+	for k := Op; k < numKinds; k++ {
+		g, w := got.get(k), want.get(k)
+		if (g == nil) != (w == nil) {
+			t.Fatalf("%s kind %d: histogram made %v, want %v", what, k, g != nil, w != nil)
+		}
+		if g == nil {
+			continue
+		}
+		if !g.Equals(w) || g.TotalCount() != w.TotalCount() || Summarize(g) != Summarize(w) {
+			t.Fatalf("%s kind %d: %d values %+v, want %d %+v", what, k, g.TotalCount(), Summarize(g), w.TotalCount(), Summarize(w))
+		}
+	}
+}
+
+// A Set's clients share a few shards when they are many, and each has one
+// of its own when they are few; either way the total is exactly what one
+// histogram of every value recorded holds (same buckets, counts and
+// percentiles), the counters sum, Ops lists each client's own, and
+// buffered values count once flushed by Total.
+func TestSetTotalIsOneHistogram(t *testing.T) {
+	for _, clients := range []int{1, 7, maxShards, 1000} {
+		s := NewSet(clients)
+		wantShards := clients
+		if clients > max(maxShards, 4*runtime.GOMAXPROCS(0)) {
+			wantShards = max(maxShards, 4*runtime.GOMAXPROCS(0))
+		}
+		if s.Len() != clients || s.Shards() != wantShards {
+			t.Fatalf("%d clients: Len %d, %d shards; want %d, %d", clients, s.Len(), s.Shards(), clients, wantShards)
+		}
+		want := NewRecorder()
+		rng := rand.New(rand.NewPCG(3, uint64(clients)))
+		var ops, failed int64
+		wantOps := make([]int64, clients)
+		for i := 0; i < 20_000; i++ {
+			c := rng.IntN(clients)
+			r := s.Client(c)
+			d := time.Duration(rng.ExpFloat64()*5000) * time.Microsecond
+			r.Acquired(2, d)
+			want.Acquired(2, d)
+			r.Held(d / 3)
+			want.Held(d / 3)
+			r.Released(d/2, i%10 == 0)
+			want.Released(d/2, i%10 == 0)
+			r.Completed(d * 2)
+			want.Completed(d * 2)
+			wantOps[c]++
+			ops++
+			if i%7 == 0 {
+				r.Served(d)
+				want.Served(d)
+			}
+			if i%13 == 0 {
+				r.AcquireFailed(1, d, i%26 == 0) // half of them the run's stop: not recorded
+				want.AcquireFailed(1, d, i%26 == 0)
+				if i%26 != 0 {
+					failed++
+				}
+			}
+			if i%101 == 0 {
+				r.Errored("timeout", errors.New("i/o timeout"))
+			}
+			if r.Due() && i%3 != 0 { // some flush when Due, some wait for a full buffer
+				r.Flush()
+			}
+		}
+		want.Flush()
+		total := s.Total()
+		sameHists(t, fmt.Sprintf("%d clients", clients), &total.Hists, &want.Hists)
+		if total.Ops != ops || total.Attempts != want.Attempts || total.NotOwner != want.NotOwner ||
+			total.FailedAcquire.TotalCount() != failed || total.Errors["timeout"] != 20_000/101+1 ||
+			total.Samples["timeout"] != "i/o timeout" {
+			t.Fatalf("%d clients: ops %d attempts %d notOwner %d failed acquires %d errors %v; want %d %d %d %d, %d timeouts",
+				clients, total.Ops, total.Attempts, total.NotOwner, total.FailedAcquire.TotalCount(), total.Errors,
+				ops, want.Attempts, want.NotOwner, failed, 20_000/101+1)
+		}
+		if got := s.Ops(); !slices.Equal(got, wantOps) {
+			t.Fatalf("%d clients: per-client ops differ", clients)
+		}
+		for i := 0; i < clients; i++ {
+			if s.Client(i).Hists != (Hists{}) {
+				t.Fatalf("%d clients: client %d has histograms of its own", clients, i)
+			}
+		}
+	}
+	if (*Set)(nil).Client(3) != nil {
+		t.Fatal("a nil Set's client is not nil")
+	}
+}
+
+// Clients of a Set record concurrently, each from its own goroutine, into
+// shards they share (run with -race): no value is lost or counted twice.
+func TestSetConcurrentClients(t *testing.T) {
+	const clients, perClient = 300, 3000
+	s := NewSet(clients)
+	if s.Shards() >= clients {
+		t.Fatalf("%d shards for %d clients: the test wants shared shards", s.Shards(), clients)
+	}
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(r *Recorder, c int) {
+			defer wg.Done()
+			for i := 0; i < perClient; i++ {
+				d := time.Duration(1+(c*perClient+i)%20_000) * time.Microsecond
+				r.Acquired(1, d)
+				r.Completed(d)
+				if r.Due() {
+					r.Flush()
+				}
+			}
+		}(s.Client(c), c)
+	}
+	wg.Wait()
+	want := NewHistogram()
+	for c := 0; c < clients; c++ {
+		for i := 0; i < perClient; i++ {
+			Record(want, time.Duration(1+(c*perClient+i)%20_000)*time.Microsecond)
+		}
+	}
+	total := s.Total()
+	if total.Ops != clients*perClient || total.Attempts != clients*perClient || !total.Op.Equals(want) || !total.Acquire.Equals(want) {
+		t.Fatalf("ops %d attempts %d, op values %d acquire values %d; want %d each, equal to one histogram",
+			total.Ops, total.Attempts, total.Op.TotalCount(), total.Acquire.TotalCount(), clients*perClient)
+	}
+	for i, n := range s.Ops() {
+		if n != perClient {
+			t.Fatalf("client %d: %d ops, want %d", i, n, perClient)
+		}
+	}
+}
+
+// A Set's client Recorder allocates nothing either, flushes into its
+// shared shard included, and its shared buffer staggers its first batch.
+func TestSetClientAllocatesNothing(t *testing.T) {
+	s := NewSet(1000)
+	r := s.Client(5)
+	if len(r.pending) != sharedLen || r.limit < 1 || r.limit > sharedLen-headroom {
+		t.Fatalf("buffer %d, first batch %d; want %d, 1..%d", len(r.pending), r.limit, sharedLen, sharedLen-headroom)
+	}
+	i := 0
+	if a := testing.AllocsPerRun(5000, func() {
+		i++
+		r.Observe(Kind(i%int(Service)), time.Duration(i)*time.Microsecond)
+		if r.Due() {
+			r.Flush()
+		}
+	}); a != 0 {
+		t.Fatalf("a client's Observe and Flush allocate %.2f times per call, want 0", a)
+	}
+	if r.limit != sharedLen-headroom {
+		t.Fatalf("batch %d after a flush, want %d", r.limit, sharedLen-headroom)
+	}
+}
+
+// BenchmarkObserveSet is BenchmarkObserve for the clients of a Set: 50
+// (each with a shard of its own, as in lockbench harness) and 10,000 (in
+// shared shards, each flush under its shard's mutex).
+func BenchmarkObserveSet(b *testing.B) {
+	for _, clients := range []int{50, 10_000} {
+		b.Run(strconv.Itoa(clients), func(b *testing.B) {
+			s := NewSet(clients)
+			rng := rand.New(rand.NewPCG(1, 2))
+			vals := make([][4]time.Duration, 1<<16)
+			for i := range vals {
+				acq := time.Duration(400+rng.NormFloat64()*100) * time.Microsecond
+				rel := time.Duration(400+rng.NormFloat64()*100) * time.Microsecond
+				hold := time.Duration(1+rng.IntN(4)) * time.Microsecond
+				vals[i] = [4]time.Duration{acq + hold + rel, acq, rel, hold}
+			}
+			i := 0
+			for b.Loop() {
+				r, v := s.Client(i%clients), vals[i&(len(vals)-1)]
+				r.Observe(Op, v[0])
+				r.Observe(Acquire, v[1])
+				r.Observe(Release, v[2])
+				r.Observe(Hold, v[3])
+				if r.Due() {
+					r.Flush()
+				}
+				i++
+			}
+		})
 	}
 }
