@@ -8,11 +8,15 @@ import (
 )
 
 func init() {
-	Register("fair", Info{Desc: "FIFO fair lock (Redisson RFairLock model): waiters queue in a list with a per-waiter timeout (5 s); only the head of the queue may take a free lock"},
+	Register("fair", Info{Desc: "FIFO fair lock (Redisson RFairLock model): waiters queue in a list with a per-waiter timeout (5 s); only the head of the queue may take a free lock; the release wakes the head alone, on its own channel"},
 		func(c Config) (Locker, error) {
-			return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: 5 * time.Second, tokens: c.Tokens}, nil
+			return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: fairWaiterTimeout, tokens: c.Tokens}, nil
 		})
 }
+
+// fairWaiterTimeout is how long a fair waiter's entry lives after its
+// last attempt (Redisson's threadWaitTime default, 5 s).
+const fairWaiterTimeout = 5 * time.Second
 
 // fairLockScript: KEYS[1] lock, KEYS[2] queue (list of waiter ids),
 // KEYS[3] waiter deadlines (zset, ms). ARGV[1] waiter id (the lock value
@@ -54,7 +58,9 @@ return redis.call('zrem', KEYS[3], ARGV[1])`)
 // fair grants a free lock only to the waiter at the head of its queue. The
 // waiter id is the worker's owner id, stable across its retries; a waiter
 // that stops polling drops out after waiterTimeout, and one whose acquire
-// gives up leaves the queue at once (Abandon).
+// gives up leaves the queue at once (Abandon). Its release wakes the head
+// of the queue alone, on the head's own channel (WaitQueue,
+// WakesOnRelease), instead of every waiter of the key.
 type fair struct {
 	d             drivers.Driver
 	ttl           time.Duration
@@ -66,16 +72,23 @@ type fair struct {
 }
 
 var (
-	_ Locker    = (*fair)(nil)
-	_ Abandoner = (*fair)(nil)
-	_ WakesAll  = (*fair)(nil)
+	_ Locker         = (*fair)(nil)
+	_ Abandoner      = (*fair)(nil)
+	_ WaitQueue      = (*fair)(nil)
+	_ WakesOnRelease = (*fair)(nil)
 )
 
-// WakesAll is implemented by lockers whose next owner is chosen in Redis
-// (fair's queue head): a release must wake every waiter, not one.
-type WakesAll interface{ wakesAll() }
+// WakeChannel is the channel fair's release publishes on when the waiter
+// of ctx is at the head of key's queue: KEY:wake:OWNER.
+func (f *fair) WakeChannel(ctx context.Context, key string) string {
+	return key + ":wake:" + ClientFrom(ctx).Owner
+}
 
-func (f *fair) wakesAll() {}
+// EntryTimeout is the waiter timeout (5 s).
+func (f *fair) EntryTimeout() time.Duration { return f.waiterTimeout }
+
+// WakesOnRelease: the release script publishes to the queue head.
+func (f *fair) WakesOnRelease() {}
 
 // Abandoner is implemented by lockers that keep per-waiter state; Acquire
 // calls Abandon when it gives up, so the waiter does not block others.
@@ -102,8 +115,33 @@ func (f *fair) Abandon(ctx context.Context, key string) {
 	_, _ = f.d.Eval(ctx, fairAbandonScript, fairKeys(key), ClientFrom(ctx).Owner)
 }
 
+// fairUnlockScript is the compare-and-delete of KEYS[1] with token
+// ARGV[1]; when it deleted, it drops the expired waiters at the head of
+// the queue and PUBLISHes on the live head's own channel, KEYS[1]:wake:ID,
+// the waiter whose turn it is (Redisson's RedissonFairLock publishes to
+// the head's channel the same way): one message per release, none for an
+// empty queue. Returns 1 when it deleted.
+var fairUnlockScript = drivers.NewScript(`if redis.call('get', KEYS[1]) ~= ARGV[1] then
+	return 0
+end
+redis.call('del', KEYS[1])
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+while true do
+	local first = redis.call('lindex', KEYS[2], 0)
+	if not first then break end
+	local dl = redis.call('zscore', KEYS[3], first)
+	if dl and tonumber(dl) >= now then
+		redis.call('publish', KEYS[1] .. ':wake:' .. first, '')
+		break
+	end
+	redis.call('lpop', KEYS[2])
+	redis.call('zrem', KEYS[3], first)
+end
+return 1`)
+
 func (f *fair) release(ctx context.Context, key, token string) error {
-	r, err := f.d.Eval(ctx, UnlockScript, []string{key}, token)
+	r, err := f.d.Eval(ctx, fairUnlockScript, fairKeys(key), token)
 	if err != nil {
 		return err
 	}

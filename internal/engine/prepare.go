@@ -68,7 +68,7 @@ func (r *run) prepare() error {
 		Nodes: ds, TTL: sc.TTL, Params: sc.Options,
 		ConstantToken: sc.ConstantToken,
 		Backends:      sc.Backends, Clients: sc.Clients,
-		Tokens: tokens,
+		Tokens: tokens, Prefix: r.prefix,
 	})
 	if err != nil {
 		return err
@@ -119,8 +119,9 @@ func (r *run) prepare() error {
 		if r.hub, err = strategies.NewHub(hctx, ds[0], r.prefix); err != nil {
 			return fmt.Errorf("pubsub retry: %w", err)
 		}
-		env.Released = r.hub.Published
-		_, r.hub.All = locker.(strategies.WakesAll)
+		if _, self := locker.(strategies.WakesOnRelease); !self { // its release script publishes
+			env.Released = r.hub.Published
+		}
 	}
 	sctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 	err = r.wl.Setup(sctx, env)
