@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +46,8 @@ func init() {
 //     and its entry's deadline set to now + queue-timeout.
 //   - release: compare-and-delete of the caller's token; then, K being
 //     free, the head is popped, K is SET to its token with a fresh lease
-//     (PX ttl), and "1" is PUBLISHed on the head's own channel,
+//     (PX ttl), and the grant's Redis TIME (ms) is PUBLISHed on the
+//     head's own channel,
 //     <Config.Prefix>handoff:<token>. The waiter holds the lock when the
 //     message arrives: no SET and no round trip follow (the direct
 //     hand-off of MCS queue locks and of Java's AbstractQueuedSynchronizer,
@@ -54,14 +57,16 @@ func init() {
 //     it releases and hands on as a release does, in the same script;
 //     otherwise it leaves the queue.
 //
-// A waiter Watches its channel (one PSUBSCRIBE per locker, on Nodes[0],
+// A waiter watches its channel (one PSUBSCRIBE per locker, on Nodes[0],
 // of <Config.Prefix>handoff:*) before its first acquire script, so a
 // grant cannot be missed, and waits for the message or recheck, whichever
-// comes first; each recheck runs the acquire script again. A message
-// that arrives more than TTL/3 after the waiter's last script was sent
-// may announce a lease already gone: the waiter then confirms it by
-// script (which extends a lease still its own) instead of taking it on
-// trust. With renew=on leases renew as watchdog's (renewal.go) and are
+// comes first; each recheck runs the acquire script again. The lease runs
+// at the latest from the local time the waiter's last script was sent
+// plus the Redis time between that script and the grant (both read from
+// Redis TIME: the script returns its own). A message that arrives more
+// than TTL/3 after that may announce a lease already gone: the waiter
+// then confirms it by script (which extends a lease still its own)
+// instead of taking it on trust. With renew=on leases renew as watchdog's (renewal.go) and are
 // Watched.
 //
 // Failure modes: a waiter that dies after being handed the lock holds it
@@ -78,7 +83,7 @@ type handoff struct {
 	renew                      bool
 	tokens                     TokenTracker
 	chanPrefix                 string
-	hub                        *Hub
+	grants                     *grants
 	stop                       context.CancelFunc
 	st                         *renewStats
 	// woken: grants taken on their message; confirmed: grants found by an
@@ -110,12 +115,12 @@ func newHandoff(c Config) (Locker, error) {
 	h := &handoff{d: c.Nodes[0], ttl: c.TTL, queueTimeout: qt, recheck: rc, renew: c.Params.String("renew") == "on",
 		tokens: c.Tokens, chanPrefix: c.Prefix + "handoff:", st: newRenewStats()}
 	ctx, cancel := context.WithCancel(context.Background())
-	hub, err := NewHub(ctx, h.d, h.chanPrefix)
+	g, err := subscribeGrants(ctx, h.d, h.chanPrefix)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("handoff: %w", err)
 	}
-	h.hub, h.stop = hub, cancel
+	h.grants, h.stop = g, cancel
 	return h, nil
 }
 
@@ -128,7 +133,7 @@ func (h *handoff) WakesOnRelease() {}
 // Close ends the grant subscription.
 func (h *handoff) Close() error {
 	h.stop()
-	<-h.hub.Done()
+	<-h.grants.done
 	return nil
 }
 
@@ -168,14 +173,15 @@ local function handOn()
 		redis.call('lpop', KEYS[2])
 		redis.call('zrem', KEYS[3], h)
 		redis.call('set', KEYS[1], h, 'PX', ARGV[2])
-		redis.call('publish', ARGV[3] .. h, '1')
+		redis.call('publish', ARGV[3] .. h, tostring(now))
 	end
 	return h
 end
 `
 
 // handoffAcquireScript (ARGV[4]: queue-timeout ms) returns 1 when the
-// caller holds the lock, 0 when it is queued.
+// caller holds the lock; when it is queued, the Redis TIME in ms at which
+// its entry was refreshed (a number far above 1).
 var handoffAcquireScript = drivers.NewScript(handoffPrelude + `local cur = redis.call('get', KEYS[1])
 if cur == ARGV[1] then
 	redis.call('pexpire', KEYS[1], ARGV[2])
@@ -199,7 +205,7 @@ end
 redis.call('zadd', KEYS[3], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('pexpire', KEYS[2], 2 * tonumber(ARGV[4]))
 redis.call('pexpire', KEYS[3], 2 * tonumber(ARGV[4]))
-return 0`)
+return now`)
 
 // handoffReleaseScript returns 1 when it deleted the caller's lock (and
 // handed it on), 0 when the lock was not the caller's; a free lock is
@@ -238,7 +244,7 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	token := NewToken()
 	keys := handoffKeys(key)
 	args := []string{token, ms(h.ttl), h.chanPrefix, ms(h.queueTimeout)}
-	wake, stop := h.hub.Watch(h.chanPrefix + token)
+	wake, stop := h.grants.watch(h.chanPrefix + token)
 	defer stop()
 	var timer *time.Timer
 	defer func() {
@@ -250,7 +256,7 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		if n > 0 {
 			h.rechecks.Add(1)
 		}
-		sentAt := time.Now() // a grant of this token comes after this script is sent
+		sentAt := time.Now() // the script runs after this
 		sent(h.tokens, ctx, key, token)
 		res, err := h.d.Eval(ctx, handoffAcquireScript, keys, args...)
 		if err != nil {
@@ -263,6 +269,7 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 			}
 			return h.lease(ctx, key, token, sentAt), nil
 		}
+		queuedAt := res.Int // Redis TIME, ms
 		if timer == nil {
 			timer = time.NewTimer(h.recheck)
 		} else {
@@ -272,16 +279,72 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		case <-ctx.Done():
 			h.abandon(ctx, keys, args)
 			return nil, ctx.Err()
-		case <-wake:
-			if time.Since(sentAt) < h.ttl/3 {
-				// Granted at most TTL/3 ago: the renewal, due TTL/3
-				// from now, comes before the lease can end.
+		case at := <-wake:
+			// The grant ran (at - queuedAt) ms of Redis time after the
+			// script, which ran after sentAt (1 ms off for TIME's
+			// rounding). A grant older than the script is stale (its
+			// lease ended before the script queued this token again):
+			// it is confirmed by script, as is one too old to trust.
+			ms, err := strconv.ParseInt(at, 10, 64)
+			granted := sentAt.Add(time.Duration(max(ms-queuedAt-1, 0)) * time.Millisecond)
+			if err == nil && ms >= queuedAt && time.Since(granted) < h.ttl/3 {
+				// The renewal, due TTL/3 from now, comes before the
+				// lease can end.
 				h.woken.Add(1)
-				return h.lease(ctx, key, token, sentAt), nil
+				return h.lease(ctx, key, token, granted), nil
 			}
 			// An old grant: confirm (and extend) it by script.
 		case <-timer.C:
 		}
+	}
+}
+
+// grants dispatches the grant messages of one PSUBSCRIBE to the waiter
+// watching each channel (one per token), with the message's payload.
+type grants struct {
+	mu      sync.Mutex
+	waiters map[string]chan string
+	done    <-chan struct{}
+}
+
+// subscribeGrants PSUBSCRIBEs to prefix* on d until ctx ends. Errors: d
+// has no pub/sub, the subscription failed.
+func subscribeGrants(ctx context.Context, d drivers.Driver, prefix string) (*grants, error) {
+	sub, ok := d.(drivers.Subscriber)
+	if !ok {
+		return nil, errors.New("driver " + d.Name() + " has no pub/sub")
+	}
+	g := &grants{waiters: map[string]chan string{}}
+	done, err := sub.PSubscribe(ctx, prefix+"*", g.deliver)
+	if err != nil {
+		return nil, err
+	}
+	g.done = done
+	return g, nil
+}
+
+func (g *grants) deliver(channel, payload string) {
+	g.mu.Lock()
+	ch := g.waiters[channel]
+	g.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- payload:
+		default:
+		}
+	}
+}
+
+// watch registers the waiter of channel; stop unregisters it.
+func (g *grants) watch(channel string) (<-chan string, func()) {
+	ch := make(chan string, 1)
+	g.mu.Lock()
+	g.waiters[channel] = ch
+	g.mu.Unlock()
+	return ch, func() {
+		g.mu.Lock()
+		delete(g.waiters, channel)
+		g.mu.Unlock()
 	}
 }
 
