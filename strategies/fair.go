@@ -19,37 +19,69 @@ func init() {
 const fairWaiterTimeout = 5 * time.Second
 
 // fairLockScript: KEYS[1] lock, KEYS[2] queue (list of waiter ids),
-// KEYS[3] waiter deadlines (zset, ms). ARGV[1] waiter id (the lock value
-// once held), ARGV[2] lease ms, ARGV[3] waiter timeout ms. It drops waiters
-// at the head whose deadline passed; takes the lock when it is free and the
-// caller is at the head (or the queue is empty); otherwise queues the
-// caller (once) and refreshes its deadline. Returns 1 when taken.
-var fairLockScript = drivers.NewScript(`local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-while true do
-	local first = redis.call('lindex', KEYS[2], 0)
-	if not first then break end
-	local dl = redis.call('zscore', KEYS[3], first)
-	if dl and tonumber(dl) >= now then break end
-	redis.call('lpop', KEYS[2])
-	redis.call('zrem', KEYS[3], first)
+// KEYS[3] waiter deadlines (zset, ms of Redis TIME). ARGV[1] waiter id
+// (the lock value once held), ARGV[2] lease ms, ARGV[3] waiter timeout
+// ms. Returns 1 when taken. Ordered so that the common attempts are
+// cheap:
+//
+//   - the lock is held: the caller's deadline is set (ZADD, whose reply
+//     tells a new waiter) and a new caller queued (RPUSH): EVALSHA,
+//     EXISTS, TIME, ZADD (and RPUSH once).
+//   - the lock is free and the caller heads the queue (a woken waiter),
+//     or the queue is empty: it takes the lock (no ZSCORE and no TIME: it
+//     is alive).
+//   - the lock is free and another waiter heads the queue: a new caller is
+//     queued as above without looking at the head (the releaser's next
+//     attempt, right after its release woke the live head); a caller
+//     already queued drops the waiters at the head whose deadline passed
+//     and takes the lock once it is the head.
+//
+// A new caller that finds the lock free behind a dead head therefore
+// waits for its next attempt (at most EntryTimeout/3 later, WaitQueue) to
+// drop it. TIME is read only when a deadline is set or compared.
+var fairLockScript = drivers.NewScript(`local now
+local function clock()
+	if not now then
+		local t = redis.call('time')
+		now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+	end
+	return now
 end
-if redis.call('exists', KEYS[1]) == 0 then
-	local first = redis.call('lindex', KEYS[2], 0)
-	if (not first) or first == ARGV[1] then
-		if first then
-			redis.call('lpop', KEYS[2])
-			redis.call('zrem', KEYS[3], first)
+local function take()
+	redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+	return 1
+end
+local function queue()
+	if redis.call('zadd', KEYS[3], clock() + tonumber(ARGV[3]), ARGV[1]) == 1 then
+		redis.call('rpush', KEYS[2], ARGV[1])
+		return true
+	end
+	return false
+end
+if redis.call('exists', KEYS[1]) == 1 then
+	queue()
+	return 0
+end
+local first = redis.call('lindex', KEYS[2], 0)
+if not first then return take() end
+if first ~= ARGV[1] then
+	if queue() then return 0 end
+	while true do
+		local dl = redis.call('zscore', KEYS[3], first)
+		if dl and tonumber(dl) >= clock() then return 0 end
+		redis.call('lpop', KEYS[2])
+		redis.call('zrem', KEYS[3], first)
+		first = redis.call('lindex', KEYS[2], 0)
+		if not first then
+			redis.call('zrem', KEYS[3], ARGV[1])
+			return take()
 		end
-		redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-		return 1
+		if first == ARGV[1] then break end
 	end
 end
-if not redis.call('zscore', KEYS[3], ARGV[1]) then
-	redis.call('rpush', KEYS[2], ARGV[1])
-end
-redis.call('zadd', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
-return 0`)
+redis.call('lpop', KEYS[2])
+redis.call('zrem', KEYS[3], first)
+return take()`)
 
 // fairAbandonScript removes waiter ARGV[1] from the queue and deadlines.
 var fairAbandonScript = drivers.NewScript(`redis.call('lrem', KEYS[2], 0, ARGV[1])
