@@ -152,16 +152,20 @@ func (f *fair) Abandon(ctx context.Context, key string) {
 // the queue and PUBLISHes on the live head's own channel, KEYS[1]:wake:ID,
 // the waiter whose turn it is (Redisson's RedissonFairLock publishes to
 // the head's channel the same way): one message per release, none for an
-// empty queue. Returns 1 when it deleted.
+// empty queue (whose release reads no TIME). Returns 1 when it deleted.
+// With a live head: EVALSHA, GET, DEL, LINDEX, TIME, ZSCORE, PUBLISH.
 var fairUnlockScript = drivers.NewScript(`if redis.call('get', KEYS[1]) ~= ARGV[1] then
 	return 0
 end
 redis.call('del', KEYS[1])
-local t = redis.call('time')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now
 while true do
 	local first = redis.call('lindex', KEYS[2], 0)
 	if not first then break end
+	if not now then
+		local t = redis.call('time')
+		now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+	end
 	local dl = redis.call('zscore', KEYS[3], first)
 	if dl and tonumber(dl) >= now then
 		redis.call('publish', KEYS[1] .. ':wake:' .. first, '')

@@ -43,10 +43,12 @@ func init() {
 //     (deadline = the locker's estimate of Redis now + queue-timeout).
 //     When RPUSH returns 1 the queue was empty: the holder may have
 //     released between the SET NX and the RPUSH, leaving the lock free and
-//     nobody to hand it to, so the waiter runs the check script at once;
-//     otherwise it waits for its grant message or its recheck timer.
-//   - check (handoffCheckScript; rechecks, an empty queue at RPUSH, a
-//     grant message too old to trust): K holds the caller's token: held
+//     nobody to hand it to, so the waiter sends its SET NX again (when it
+//     takes the lock, LREM takes its entry out of the queue). Otherwise,
+//     or when that SET NX fails too, it waits for its grant message or its
+//     recheck timer.
+//   - check (handoffCheckScript; rechecks, a grant message too old to
+//     trust): K holds the caller's token: held
 //     (the lease is extended to the TTL). K free: dead entries at the
 //     head are dropped; when the caller heads the queue, or the queue is
 //     empty, it takes the lock; when another live waiter heads it, the
@@ -73,7 +75,7 @@ func init() {
 //     lock holding its token, as a release does.
 //
 // Per contended operation: a failed SET NX, RPUSH, and the release's
-// four. The grant message's payload is the releaser's estimate of Redis
+// four (one more SET NX for a waiter that found the queue empty). The grant message's payload is the releaser's estimate of Redis
 // now (ms): the waiter holds the lock when it arrives (the direct
 // hand-off of MCS queue locks and of Java's AbstractQueuedSynchronizer,
 // where the releaser unparks its successor; Redisson's fair lock instead
@@ -206,7 +208,8 @@ func handoffEntry(deadline int64, token string) string {
 // handoffHandOn: KEYS[1] lock, KEYS[2] queue; ARGV[1] token, ARGV[2] lease
 // ms, ARGV[3] channel prefix, ARGV[4] the caller's estimate of Redis now
 // (ms). handOn() pops entries, dropping dead ones, until a live waiter,
-// and gives it the lock in place of the caller: 1 when the caller held it,
+// (and the caller's own entry, left by a failed LREM) and gives it the
+// lock in place of the caller: 1 when the caller held it,
 // 0 when the lock was free (handed on anyway) or another's (restored,
 // the entry pushed back); with no live waiter it is the compare-and-delete.
 const handoffHandOn = `local function split(e)
@@ -225,7 +228,7 @@ local function handOn()
 			return 0
 		end
 		local dl, w = split(e)
-		if dl >= now then
+		if dl >= now and w ~= ARGV[1] then
 			local old = redis.call('set', KEYS[1], w, 'XX', 'GET', 'PX', ARGV[2])
 			if old == ARGV[1] then
 				redis.call('publish', ARGV[3] .. w, ARGV[4])
@@ -335,7 +338,24 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		h.abandon(ctx, keys, token, entry, prev)
 		return nil, cutShort(ctx, err)
 	}
-	place, check := r.Int, r.Int == 1
+	if r.Int == 1 {
+		// The queue was empty: the holder may have released since the
+		// SET NX, with nobody to hand the lock to. Try again; when that
+		// takes the lock, the entry leaves the queue (if that LREM fails,
+		// this holder's release drops its own entry).
+		sentAt = time.Now()
+		sent(h.tokens, ctx, key, token)
+		ok, err := h.d.SetNX(ctx, key, token, h.ttl)
+		if err != nil {
+			h.abandon(ctx, keys, token, entry, prev)
+			return nil, cutShort(ctx, err)
+		}
+		if ok {
+			_, _ = h.d.Do(ctx, "LREM", keys[1], "1", entry)
+			return h.lease(ctx, key, token, sentAt), nil
+		}
+	}
+	place, check := r.Int, false
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
