@@ -321,3 +321,78 @@ func TestFairWakesHeadOnly(t *testing.T) {
 		})
 	}
 }
+
+// The release's other outcomes, with renew=off (no renewal notices the
+// changes made behind the holder's back) and B queued behind A:
+//   - A's lease gone (the key deleted, as by expiry): the release reports
+//     ErrNotOwner and still hands the lock to B;
+//   - the lock taken by another token X meanwhile: ErrNotOwner, the key
+//     keeps X, and B's entry is back in the queue;
+//   - the holder's own entry left in the queue (a failed LREM after its
+//     second SET NX): the release drops it and deletes the lock.
+func TestHandoffReleaseNotOwner(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range drivers.Names() {
+		for _, c := range []string{"expired", "taken", "own-entry"} {
+			t.Run(d+"/"+c, func(t *testing.T) {
+				ds := open(t, d, "handoff")
+				l := handoffLocker(t, ds, 30*time.Second, registry.Values{"renew": "off"})
+				key := lockKey(t)
+				a, err := l.TryAcquire(as(ctx, 0, "A"), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				do := func(args ...string) {
+					t.Helper()
+					if _, err := ds[0].Do(ctx, args...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if c == "own-entry" {
+					do("RPUSH", key+":queue", "99999999999999|"+a.Token())
+					if err := a.Release(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if q := queueLen(t, ds[0], key); q != 0 || existing(t, ds[0], []string{key}) != 0 {
+						t.Fatalf("after the release: queue %d, lock key kept %v", q, stored(t, ds[0], key))
+					}
+					return
+				}
+				bctx, cancel := context.WithTimeout(as(ctx, 1, "B"), 10*time.Second)
+				defer cancel()
+				got := make(chan error, 1)
+				go func() {
+					b, err := l.TryAcquire(bctx, key)
+					if err == nil {
+						err = b.Release(ctx)
+					}
+					got <- err
+				}()
+				waitFor(t, 5*time.Second, "B queued", func() bool { return queueLen(t, ds[0], key) == 1 })
+				if c == "expired" {
+					do("DEL", key)
+				} else {
+					do("SET", key, "X", "PX", "30000")
+				}
+				if err := a.Release(ctx); !errors.Is(err, strategies.ErrNotOwner) {
+					t.Fatalf("release: %v, want ErrNotOwner", err)
+				}
+				if c == "expired" {
+					if err := <-got; err != nil {
+						t.Fatalf("B, handed the free lock: %v", err)
+					}
+					return
+				}
+				if v := stored(t, ds[0], key); len(v) != 1 || v[0] != "X" {
+					t.Fatalf("lock holds %q, want X restored", v)
+				}
+				if q := queueLen(t, ds[0], key); q != 1 {
+					t.Fatalf("queue length %d, want B's entry back", q)
+				}
+				do("DEL", key)
+				cancel()
+				<-got
+			})
+		}
+	}
+}
