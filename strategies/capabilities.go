@@ -205,6 +205,31 @@ type Queued interface {
 	Queued()
 }
 
+// WakesOnRelease is implemented by lockers whose release script wakes the
+// next waiter itself (fair: a PUBLISH to its queue head's own channel;
+// handoff: to the waiter it handed the lock to). lockbench then sends no
+// release message of its own after a release (workloads' Env.Released):
+// it would wake nobody and cost a command. WakesOnRelease is a marker:
+// the method does nothing.
+type WakesOnRelease interface {
+	WakesOnRelease()
+}
+
+// WaitQueue is implemented by lockers whose waiters queue in Redis, each
+// with an entry that expires unless refreshed by the waiter's next
+// attempt, and whose release wakes only the waiter whose turn it is
+// (fair). Acquire, with the pubsub retry policy, watches the waiter's own
+// channel, WakeChannel(ctx, key), instead of the lock key's, and under
+// every policy waits at most EntryTimeout/3 between attempts.
+type WaitQueue interface {
+	// WakeChannel is the pub/sub channel the release publishes on to wake
+	// the waiter of ctx (its Client) for lock key; it starts with key.
+	WakeChannel(ctx context.Context, key string) string
+	// EntryTimeout is how long a waiter's entry lives after its last
+	// attempt.
+	EntryTimeout() time.Duration
+}
+
 // OwnRetry is implemented by lockers whose TryAcquire runs a lock
 // library's own acquire loop (redsync's tries, redislock's retry strategy,
 // rueidislock's wait for an invalidation): it may wait in-process, returns

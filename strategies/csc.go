@@ -17,8 +17,10 @@ import (
 // pushes the name of every key under prefix that changes: a SET, a DEL,
 // a PEXPIRE, a script's writes, an expiry. Each pushed key wakes its
 // waiters as Hub's release messages do: the longest waiting one, which
-// moves to the back, or every one when All is set (fair: Redis picks the
-// next owner from its queue). A flush-all push (FLUSHALL, or the
+// moves to the back. A WaitQueue waiter (fair) watches the key its
+// WakeChannel names, which the release SETs for the queue head alone
+// (Config.WakeByKey), so exactly the waiter whose turn it is wakes. A
+// flush-all push (FLUSHALL, or the
 // tracking connection lost) wakes every waiter of every key. Nothing is
 // published: Published is not for this Hub, and the workload's
 // Env.Released stays nil.

@@ -174,8 +174,7 @@ func (s *signalling) TryAcquire(ctx context.Context, key string) (strategies.Lea
 }
 
 // The hub's bookkeeping under invalidations: a push of the key wakes the
-// longest waiting of two waiters, then the other; with All, both; a push
-// of another key under the prefix wakes neither; a flush-all push
+// longest waiting of two waiters, then the other; a push of another key under the prefix wakes neither; a flush-all push
 // (FLUSHALL) wakes every waiter of every key.
 func TestCSCHubWakes(t *testing.T) {
 	d := openDriver(t, "rueidis")
@@ -204,13 +203,6 @@ func TestCSCHubWakes(t *testing.T) {
 	if a, b, c := pending(w1), pending(w2), pending(wo); a || b || c {
 		t.Fatalf("after a write of an unwatched key: woken %v %v %v, want none", a, b, c)
 	}
-	h.All = true
-	do(t, d, "SET", key, "2")
-	settle(t, h, d, prefix)
-	if a, b, c := pending(w1), pending(w2), pending(wo); !a || !b || c {
-		t.Fatalf("with All: woken %v %v (other key %v), want both waiters of the key", a, b, c)
-	}
-	h.All = false
 	do(t, d, "FLUSHALL")
 	woken(t, w1, "FLUSHALL, first waiter")
 	woken(t, w2, "FLUSHALL, second waiter")

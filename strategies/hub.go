@@ -15,11 +15,10 @@ import (
 // prefix and wakes one waiter for that lock, the one waiting longest, which
 // then tries again at once. Waiters also retry after at most the lease TTL,
 // so a lost message (or a lease that expires unreleased) costs one TTL.
+// Locks whose release script publishes itself (WakesOnRelease) name a
+// channel per waiter instead (fair's queue head, handoff's grant); a Hub
+// dispatches by exact channel name, so such a channel has one waiter.
 type Hub struct {
-	// All wakes every waiter of a key instead of the longest waiting: for
-	// locks whose next owner Redis picks (fair's queue head), so the right
-	// one is among those woken.
-	All     bool
 	d       drivers.Driver
 	mu      sync.Mutex
 	waiters map[string][]chan struct{}
@@ -47,7 +46,8 @@ func NewHub(ctx context.Context, d drivers.Driver, prefix string) (*Hub, error) 
 // Done is closed when the subscription has ended.
 func (h *Hub) Done() <-chan struct{} { return h.done }
 
-// Watch registers a waiter for key; stop unregisters it.
+// Watch registers a waiter for channel key (a lock key, or a waiter's own
+// channel); stop unregisters it.
 func (h *Hub) Watch(key string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
@@ -77,15 +77,6 @@ func (h *Hub) wake(key string) {
 	defer h.mu.Unlock()
 	list := h.waiters[key]
 	if len(list) == 0 {
-		return
-	}
-	if h.All {
-		for _, c := range list {
-			select {
-			case c <- struct{}{}:
-			default:
-			}
-		}
 		return
 	}
 	first := list[0]

@@ -132,6 +132,19 @@ type Config struct {
 	// told (the engine sets it unless --liveness-interval is 0 or the
 	// token is constant).
 	Tokens TokenTracker
+	// Prefix is the scenario's key prefix: every key of the scenario
+	// starts with it (the engine's "lockbench:<run>:<n>:"). A strategy
+	// that subscribes to pub/sub channels of its own names them under it,
+	// so that its subscription hears no other run (handoff, which refuses
+	// an empty Prefix). "": not known.
+	Prefix string
+	// WakeByKey: the run's waiters are woken by invalidations of keys (the
+	// csc retry policy: RESP3 client-side caching of every key under the
+	// prefix), not by pub/sub messages. A WaitQueue locker then wakes the
+	// waiter whose turn it is by writing the key named by its WakeChannel
+	// (a short-lived SET) instead of PUBLISHing on that channel. Default
+	// false: PUBLISH.
+	WakeByKey bool
 }
 
 // ConstantValue is the lock value every client writes with
@@ -471,11 +484,23 @@ func acquireRetry(ctx, io context.Context, l Locker, key string, b retry.Backoff
 	}()
 	// A waker (pub/sub retry) is watched before the first attempt, so a
 	// release between a failed attempt and the wait is not missed.
+	// A WaitQueue waiter watches its own channel, and waits at most a
+	// third of its entry's timeout between attempts, so that the entry is
+	// refreshed before it expires.
 	var wake <-chan struct{}
+	wq, queue := l.(WaitQueue)
 	if wk, ok := b.(retry.Waker); ok {
+		ch := key
+		if queue {
+			ch = wq.WakeChannel(ctx, key)
+		}
 		var stop func()
-		wake, stop = wk.Watch(key)
+		wake, stop = wk.Watch(ch)
 		defer stop()
+	}
+	var maxWait time.Duration
+	if queue {
+		maxWait = max(wq.EntryTimeout()/3, time.Millisecond)
 	}
 	if ab, ok := l.(Abandoner); ok {
 		defer func() {
@@ -498,6 +523,9 @@ func acquireRetry(ctx, io context.Context, l Locker, key string, b retry.Backoff
 				if wait > left {
 					wait = left
 				}
+			}
+			if maxWait > 0 && wait > maxWait {
+				wait = maxWait
 			}
 			if wait > 0 {
 				if timer == nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// The csc retry policy on rueidis: atomic and fair (every waiter of the
-// key woken: Redis picks the queue head) sell the stock exactly with no
+// The csc retry policy on rueidis: atomic and fair (the release SETs the
+// queue head's wake key, whose invalidation wakes that waiter alone) sell the stock exactly with no
 // violation and no acquire timeout, and nothing is PUBLISHed. The
 // fallback wait is the 5 s lease TTL; a run whose waiters were never
 // woken would spend it between attempts, so no acquire waiting half of

@@ -68,7 +68,7 @@ func (r *run) prepare() error {
 		Nodes: ds, TTL: sc.TTL, Params: sc.Options,
 		ConstantToken: sc.ConstantToken,
 		Backends:      sc.Backends, Clients: sc.Clients,
-		Tokens: tokens,
+		Tokens: tokens, Prefix: r.prefix, WakeByKey: sc.Retry.NeedsTracking(),
 	})
 	if err != nil {
 		return err
@@ -119,8 +119,9 @@ func (r *run) prepare() error {
 		if r.hub, err = strategies.NewHub(hctx, ds[0], r.prefix); err != nil {
 			return fmt.Errorf("pubsub retry: %w", err)
 		}
-		env.Released = r.hub.Published
-		_, r.hub.All = locker.(strategies.WakesAll)
+		if _, self := locker.(strategies.WakesOnRelease); !self { // its release script publishes
+			env.Released = r.hub.Published
+		}
 	}
 	if sc.Retry.NeedsTracking() { // csc: invalidations of the lock keys, nothing published
 		tctx, tcancel := context.WithCancel(r.bg)
@@ -130,7 +131,6 @@ func (r *run) prepare() error {
 		}
 		hub := r.hub
 		r.deferred(func() { tcancel(); <-hub.Done() }) // its client closed
-		_, r.hub.All = locker.(strategies.WakesAll)
 	}
 	sctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 	err = r.wl.Setup(sctx, env)

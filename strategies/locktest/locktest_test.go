@@ -79,7 +79,7 @@ func open(t *testing.T, driver, strategy string) []drivers.Driver {
 
 func locker(t *testing.T, strategy string, ds []drivers.Driver, ttl time.Duration) strategies.Locker {
 	t.Helper()
-	l, err := strategies.New(strategy, strategies.Config{Nodes: ds, TTL: ttl})
+	l, err := strategies.New(strategy, strategies.Config{Nodes: ds, TTL: ttl, Prefix: keyPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,9 +628,12 @@ func BenchmarkCycle(b *testing.B) {
 						x.Close()
 					}
 				}()
-				l, err := strategies.New(s, strategies.Config{Nodes: ds, TTL: 5 * time.Second})
+				l, err := strategies.New(s, strategies.Config{Nodes: ds, TTL: 5 * time.Second, Prefix: "lockbench:bench:"})
 				if err != nil {
 					b.Fatal(err)
+				}
+				if c, ok := l.(io.Closer); ok {
+					defer c.Close()
 				}
 				rec, _ := l.(strategies.Recycler)
 				b.ReportAllocs()

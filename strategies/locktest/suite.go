@@ -153,7 +153,7 @@ func (s Suite) Open(t *testing.T, strategy, driver string) []drivers.Driver {
 // (nil: none).
 func (s Suite) locker(t *testing.T, strategy string, ds []drivers.Driver, ttl time.Duration, tokens strategies.TokenTracker) strategies.Locker {
 	t.Helper()
-	l, err := strategies.New(strategy, strategies.Config{Nodes: ds, TTL: ttl, Params: s.Params, Tokens: tokens, Clients: 4})
+	l, err := strategies.New(strategy, strategies.Config{Nodes: ds, TTL: ttl, Params: s.Params, Tokens: tokens, Clients: 4, Prefix: keyPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +210,11 @@ func as(ctx context.Context, id int, owner string) context.Context {
 	return strategies.WithClient(ctx, strategies.Client{ID: id, Owner: owner})
 }
 
+// keyPrefix starts every key the suite's lockers use (Config.Prefix).
+const keyPrefix = "lockbench:locktest:"
+
 // lockKey is the lock key of test t: its name, in a hash tag.
-func lockKey(t *testing.T) string { return "lockbench:locktest:{" + t.Name() + "}:lock" }
+func lockKey(t *testing.T) string { return keyPrefix + "{" + t.Name() + "}:lock" }
 
 // MutualExclusion: 50 clients contend for one item of a flash sale of 150
 // (flash-sale, 1 ms of work per order, a 5 s lease, backoff retries from

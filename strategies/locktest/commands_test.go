@@ -1,0 +1,235 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// dedicated starts a redis-server of the test's own (so that no other
+// test's commands are counted) and opens driver d on it.
+func dedicated(t *testing.T, d string) []drivers.Driver {
+	t.Helper()
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(topo.Stop)
+	ds, err := engine.Open(context.Background(), d, []engine.Node{{Addr: topo.Servers[0].Addr, Password: topo.Servers[0].Password}}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ds[0].Close() })
+	return ds
+}
+
+// notCounted are the commands of the test itself and of the drivers'
+// connections (INFO, CONFIG RESETSTAT, the LLEN that polls the queue,
+// PING keep-alives, the handshake), left out of the counts compared.
+var notCounted = map[string]bool{"info": true, "config": true, "llen": true, "ping": true, "hello": true, "auth": true, "client": true, "select": true}
+
+// counts returns the commands the server ran since the last counts (or
+// the start), by name (INFO commandstats' calls; failed calls included),
+// less notCounted, and resets them (CONFIG RESETSTAT).
+func counts(t *testing.T, d drivers.Driver) map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	r, err := d.Do(ctx, "INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Do(ctx, "CONFIG", "RESETSTAT"); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, line := range strings.Split(r.Str, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		name, isCmd := strings.CutPrefix(name, "cmdstat_")
+		if !ok || !isCmd {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "|") // a subcommand: counted under its command
+		if notCounted[name] {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(f, "calls="); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("commandstats line %q", line)
+				}
+				out[name] += n
+			}
+		}
+	}
+	return out
+}
+
+// wantCounts fails unless got is exactly want.
+func wantCounts(t *testing.T, step string, got, want map[string]int64) {
+	t.Helper()
+	if !maps.Equal(got, want) {
+		t.Fatalf("%s ran commands %v, want exactly %v", step, got, want)
+	}
+}
+
+// One contended hand-off of handoff costs six commands, counted on a
+// dedicated server: with A holding the lock and B queued, C's acquire is
+// a failed SET NX and an RPUSH of its entry; A's release is one EVALSHA
+// running LPOP (B's entry), SET (XX GET, to B's token) and PUBLISH (on
+// B's channel), and B holds the lock on that message (woken, no further
+// command). B, which found the queue empty at its RPUSH, sent its SET NX
+// again (the holder may have released in between). B's release hands the
+// lock to C the same way; C's, with nobody queued, is EVALSHA, LPOP, GET
+// and DEL; an uncontended acquire, one SET. A warm-up cycle loads the
+// release script first (its first EVALSHA would also count an EVAL).
+func TestHandoffCommandCounts(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := dedicated(t, d)
+			// A 30 s lease: no renewal in the counted window; the clock's
+			// re-measurement (every 10 s) neither.
+			l := handoffLocker(t, ds, 30*time.Second, registry.Values{"queue-timeout": 20 * time.Second})
+			key := lockKey(t)
+			handOn := map[string]int64{"evalsha": 1, "lpop": 1, "set": 1, "publish": 1}
+			cycle := func(counted bool) {
+				check := func(step string, want map[string]int64) {
+					t.Helper()
+					if got := counts(t, ds[0]); counted {
+						wantCounts(t, step, got, want)
+					}
+				}
+				counts(t, ds[0])
+				a, err := l.TryAcquire(as(ctx, 0, "A"), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("an uncontended acquire", map[string]int64{"set": 1})
+				type res struct {
+					l   strategies.Lease
+					err error
+				}
+				wait := func(who string, ch chan res) strategies.Lease {
+					t.Helper()
+					select {
+					case r := <-ch:
+						if r.err != nil {
+							t.Fatalf("%s: %v", who, r.err)
+						}
+						return r.l
+					case <-time.After(10 * time.Second):
+						t.Fatalf("%s not granted within 10 s", who)
+					}
+					return nil
+				}
+				var chs []chan res
+				for i, o := range []string{"B", "C"} {
+					ch := make(chan res, 1)
+					chs = append(chs, ch)
+					go func() {
+						le, err := l.TryAcquire(as(ctx, i+1, o), key)
+						ch <- res{le, err}
+					}()
+					waitFor(t, 10*time.Second, o+" queued", func() bool { return queueLen(t, ds[0], key) == int64(i+1) })
+				}
+				check("B's and C's acquires behind A", map[string]int64{"set": 3, "rpush": 2})
+				stats := l.(strategies.StatsReporter)
+				woken := stats.Stats()["woken"]
+				if err := a.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				b := wait("B", chs[0])
+				check("A's release handing the lock to B", handOn)
+				if w := stats.Stats()["woken"]; w != woken+1 {
+					t.Fatalf("woken %v after the hand-off, want %v (B took it on its message)", w, woken+1)
+				}
+				if v := stored(t, ds[0], key); len(v) != 1 || v[0] != b.Token() {
+					t.Fatalf("lock holds %q, want B's token %q", v, b.Token())
+				}
+				counts(t, ds[0]) // the GET of stored
+				if err := b.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				c := wait("C", chs[1])
+				check("B's release handing the lock to C", handOn)
+				if err := c.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				check("C's release, nobody queued", map[string]int64{"evalsha": 1, "lpop": 1, "get": 1, "del": 1})
+				if st := stats.Stats(); st["confirmed"] != 0 || st["rechecks"] != 0 {
+					t.Fatalf("stats %v: a check script ran", st)
+				}
+			}
+			cycle(false)
+			cycle(true)
+		})
+	}
+}
+
+// fair's release waking one waiter, counted on a dedicated server: with A
+// holding the lock, B's failed attempt is EVALSHA, EXISTS, TIME, ZADD
+// (new) and RPUSH; A's release is EVALSHA, GET, DEL, LINDEX, TIME, ZSCORE
+// (B alive) and PUBLISH (on B's channel); A's next attempt, the lock free
+// with B at the head, queues A without looking at B: EVALSHA, EXISTS,
+// LINDEX, TIME, ZADD, RPUSH; B's winning attempt is EVALSHA, EXISTS,
+// LINDEX, LPOP, ZREM and SET (no TIME). A warm-up cycle loads the
+// scripts first.
+func TestFairCommandCounts(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := dedicated(t, d)
+			l := locker(t, "fair", ds, 30*time.Second)
+			key := lockKey(t)
+			cycle := func(counted bool) {
+				check := func(step string, want map[string]int64) {
+					t.Helper()
+					if got := counts(t, ds[0]); counted {
+						wantCounts(t, step, got, want)
+					}
+				}
+				counts(t, ds[0])
+				a, err := l.TryAcquire(as(ctx, 0, "A"), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("A's uncontended attempt", map[string]int64{"evalsha": 1, "exists": 1, "lindex": 1, "set": 1})
+				if _, err := l.TryAcquire(as(ctx, 1, "B"), key); !errors.Is(err, strategies.ErrNotAcquired) {
+					t.Fatalf("B: %v", err)
+				}
+				check("B's attempt, the lock held", map[string]int64{"evalsha": 1, "exists": 1, "time": 1, "zadd": 1, "rpush": 1})
+				if err := a.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				check("A's release waking B", map[string]int64{"evalsha": 1, "get": 1, "del": 1, "lindex": 1, "time": 1, "zscore": 1, "publish": 1})
+				if _, err := l.TryAcquire(as(ctx, 0, "A"), key); !errors.Is(err, strategies.ErrNotAcquired) {
+					t.Fatalf("A again, B at the head: %v", err)
+				}
+				check("A's next attempt, the lock free, B at the head", map[string]int64{"evalsha": 1, "exists": 1, "lindex": 1, "time": 1, "zadd": 1, "rpush": 1})
+				b, err := l.TryAcquire(as(ctx, 1, "B"), key)
+				if err != nil {
+					t.Fatalf("B at the head: %v", err)
+				}
+				check("B's winning attempt", map[string]int64{"evalsha": 1, "exists": 1, "lindex": 1, "lpop": 1, "zrem": 1, "set": 1})
+				l.(strategies.Abandoner).Abandon(as(ctx, 0, "A"), key)
+				if err := b.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+				counts(t, ds[0])
+			}
+			cycle(false)
+			cycle(true)
+		})
+	}
+}
