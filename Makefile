@@ -88,14 +88,14 @@ bench: redis build
 	  printf '%s: peak RSS %s MiB\n' $$f "$$(grep -o '"max_rss_mb": *[0-9.]*' $$f | grep -o '[0-9.]*$$')"; done
 	# contention on one hot key (1 ms critical section, 1 s lease, rueidis): every
 	# policy at 10, 200 and 2,000 clients in one table per strategy, then the goals
-	# of docs/contention.md as thresholds: printed, a miss shows as exit 3 (ignored)
+	# of docs/contention.md as thresholds: printed; a missed goal (exit 3) does not stop make
 	./$(BIN) sweep -q $(HOTKEY) --strategy atomic --retry spin,fixed:interval=10ms,backoff,pubsub,csc \
 	  --out results/contention-atomic.json
 	./$(BIN) sweep -q $(HOTKEY) --strategy fair --retry pubsub --out results/contention-fair.json
-	-./$(BIN) sweep -q $(HOTKEY) --strategy handoff --out results/contention-handoff.json \
-	  --fail-on 'efficiency>=0.90,jain>=0.99,commands_per_op<=6,acquire_p99_per_turn<=1.2'
-	-./$(BIN) run -q $(HOTKEY_ONE) --strategy fair --retry pubsub --clients 200 --out results/contention-fair-200.json \
-	  --fail-on 'commands_per_op<=20'
+	./$(BIN) sweep -q $(HOTKEY) --strategy handoff --out results/contention-handoff.json \
+	  --fail-on 'efficiency>=0.90,jain>=0.99,commands_per_op<=6,acquire_p99_per_turn<=1.2' || [ $$? -eq 3 ]
+	./$(BIN) run -q $(HOTKEY_ONE) --strategy fair --retry pubsub --clients 200 --out results/contention-fair-200.json \
+	  --fail-on 'commands_per_op<=20' || [ $$? -eq 3 ]
 
 HOTKEY_ONE := --workload lock-cycle --keys 1 --work 1ms --ttl 1s --driver rueidis --duration 8s --force
 HOTKEY := $(HOTKEY_ONE) --clients 10,200,2000

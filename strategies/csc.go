@@ -19,7 +19,7 @@ import (
 // waiters as Hub's release messages do: the longest waiting one, which
 // moves to the back. A WaitQueue waiter (fair) watches the key its
 // WakeChannel names, which the release SETs for the queue head alone
-// (Config.WakeByKey), so exactly the waiter whose turn it is wakes. A
+// (Config.Wake = WakeKey), so exactly the waiter whose turn it is wakes. A
 // flush-all push (FLUSHALL, or the
 // tracking connection lost) wakes every waiter of every key. Nothing is
 // published: Published is not for this Hub, and the workload's
@@ -40,9 +40,10 @@ import (
 // only its pushes wake them; pushes of other keys under prefix (a
 // workload's data, fair's queue and deadline keys) find no waiter. A lock
 // kept in one Redis key of any type (reentrant's and rwlock's hashes) is
-// woken by every change to it; a locker whose lock is
-// not the lock key in Redis (Stored keys, ZooKeeper, etcd, MariaDB) gets
-// no wake-ups and waits max between attempts. Only d's server is tracked:
+// woken by every change to it; a locker whose lock is not the lock key
+// (Stored keys) gets no wake-ups and waits max between attempts (the
+// Queued lockers, ZooKeeper's, etcd's, MariaDB's, handoff's, wait in
+// their own queues and never retry). Only d's server is tracked:
 // the engine passes Nodes[0], so redlock's waiters are woken by the
 // release or expiry of the key on the first master only (as the pubsub
 // Hub listens on the first node only). The tracking client is built once

@@ -10,10 +10,7 @@ import (
 func init() {
 	Register("fair", Info{Desc: "FIFO fair lock (Redisson RFairLock model): waiters queue in a list with a per-waiter timeout (5 s); only the head of the queue may take a free lock; the release wakes the head alone, on its own channel"},
 		func(c Config) (Locker, error) {
-			wake := "publish"
-			if c.WakeByKey {
-				wake = "key"
-			}
+			wake := map[Wake]string{WakePublish: "publish", WakeKey: "key", WakeNone: "none"}[c.Wake]
 			return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: fairWaiterTimeout, tokens: c.Tokens, wake: wake}, nil
 		})
 }
@@ -105,9 +102,10 @@ type fair struct {
 	// value once granted (the queue and the deadlines zset, other keys,
 	// hold waiter ids, no lock).
 	tokens TokenTracker
-	// wake is how the release wakes the queue head: "publish" (PUBLISH on
-	// its WakeChannel) or "key" (Config.WakeByKey: SET the key of that
-	// name for 1 s, whose invalidation the csc policy's tracking hears).
+	// wake is how the release wakes the queue head (Config.Wake):
+	// "publish" (PUBLISH on its WakeChannel), "key" (SET and DEL the key of
+	// that name, whose invalidation the csc policy's tracking hears) or
+	// "none".
 	wake string
 }
 
@@ -120,7 +118,7 @@ var (
 
 // WakeChannel is the channel fair's release publishes on when the waiter
 // of ctx is at the head of key's queue: KEY:wake:OWNER (with
-// Config.WakeByKey, the key it writes instead).
+// Config.Wake = WakeKey, the key it writes instead).
 func (f *fair) WakeChannel(ctx context.Context, key string) string {
 	return key + ":wake:" + ClientFrom(ctx).Owner
 }
@@ -162,14 +160,17 @@ func (f *fair) Abandon(ctx context.Context, key string) {
 // the waiter whose turn it is (Redisson's RedissonFairLock publishes to
 // the head's channel the same way): one message per release, none for an
 // empty queue (whose release reads no TIME). ARGV[2] "key" wakes the head
-// by SETting the key KEYS[1]:wake:ID for 1 s instead (Config.WakeByKey:
-// the csc policy hears its invalidation). Returns 1 when it deleted.
+// by SETting and DELeting the key KEYS[1]:wake:ID instead (Config.Wake =
+// WakeKey: the csc policy hears one invalidation of it, and no key stays);
+// "none" wakes nobody (a polling policy: nobody listens) and returns after
+// the DEL. Returns 1 when it deleted.
 // With a live head: EVALSHA, GET, DEL, LINDEX, TIME, ZSCORE, PUBLISH (or
 // SET).
 var fairUnlockScript = drivers.NewScript(`if redis.call('get', KEYS[1]) ~= ARGV[1] then
 	return 0
 end
 redis.call('del', KEYS[1])
+if ARGV[2] == 'none' then return 1 end
 local now
 while true do
 	local first = redis.call('lindex', KEYS[2], 0)
@@ -181,7 +182,8 @@ while true do
 	local dl = redis.call('zscore', KEYS[3], first)
 	if dl and tonumber(dl) >= now then
 		if ARGV[2] == 'key' then
-			redis.call('set', KEYS[1] .. ':wake:' .. first, '1', 'PX', 1000)
+			redis.call('set', KEYS[1] .. ':wake:' .. first, '1')
+			redis.call('del', KEYS[1] .. ':wake:' .. first)
 		else
 			redis.call('publish', KEYS[1] .. ':wake:' .. first, '')
 		end

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register("handoff", Info{Desc: "FIFO queue in Redis (a list of \"deadline|token\" entries, Redisson RedissonFairLock's per-entry timeout); a plain SET NX first, RPUSH to queue; the release script hands the lock straight to the next live waiter (SET XX GET to its token, fresh lease) and PUBLISHes on that waiter's own channel (direct hand-off, as MCS locks and Java's AbstractQueuedSynchronizer); renewed as watchdog",
+	Register("handoff", Info{Queues: true, Desc: "FIFO queue in Redis (a list of \"deadline|token\" entries, Redisson RedissonFairLock's per-entry timeout); a plain SET NX first, RPUSH to queue; the release script hands the lock straight to the next live waiter (SET XX GET to its token, fresh lease) and PUBLISHes on that waiter's own channel (direct hand-off, as MCS locks and Java's AbstractQueuedSynchronizer); renewed as watchdog",
 		Params: []registry.Param{
 			{Name: "queue-timeout", Doc: "a queued waiter's entry is dropped this long after its last refresh (deadline in ms of the Redis clock, estimated by the client); waiters refresh it at their checks", Default: 5 * time.Second,
 				Check: registry.DurationAtLeast(10 * time.Millisecond)},
@@ -188,13 +188,16 @@ func (h *handoff) Close() error {
 }
 
 // Stats: the renewal counts (renewals, lost_leases, renewal gaps) and
-// woken (grants taken on their message), confirmed (grants found by a
-// check script) and rechecks (check scripts run by queued waiters).
+// woken (grants taken on their message), confirmed (locks found held, or
+// taken free, by a check script), rechecks (check scripts run by queued
+// waiters) and subscriptions_lost (grant subscriptions that ended with a
+// lost connection and were made again).
 func (h *handoff) Stats() map[string]float64 {
 	m := h.st.stats()
 	m["woken"] = float64(h.woken.Load())
 	m["confirmed"] = float64(h.confirmed.Load())
 	m["rechecks"] = float64(h.rechecks.Load())
+	m["subscriptions_lost"] = float64(h.grants.lost.Load())
 	return m
 }
 
@@ -252,14 +255,15 @@ end
 var handoffReleaseScript = drivers.NewScript(handoffHandOn + `return handOn()`)
 
 // handoffAbandonScript (ARGV[5], ARGV[6]: the waiter's entries, current
-// and previous) runs for a waiter whose entry was not in the queue: a lock
-// holding its token is released and handed on (returns 1); else it
-// removes both entries (0).
-var handoffAbandonScript = drivers.NewScript(handoffHandOn + `if redis.call('get', KEYS[1]) == ARGV[1] then
+// and previous, "" for none) runs for a waiter whose entry was not in the
+// queue, or whose last command's outcome is unknown: it removes its
+// entries first (so that the lock is not handed back to it), then a lock
+// holding its token is released and handed on (returns 1); else 0.
+var handoffAbandonScript = drivers.NewScript(handoffHandOn + `if ARGV[5] ~= '' then redis.call('lrem', KEYS[2], 1, ARGV[5]) end
+if ARGV[6] ~= ARGV[5] and ARGV[6] ~= '' then redis.call('lrem', KEYS[2], 1, ARGV[6]) end
+if redis.call('get', KEYS[1]) == ARGV[1] then
 	return handOn()
 end
-redis.call('lrem', KEYS[2], 1, ARGV[5])
-if ARGV[6] ~= ARGV[5] then redis.call('lrem', KEYS[2], 1, ARGV[6]) end
 return 0`)
 
 // handoffCheckScript (ARGV[5]: the waiter's current entry, ARGV[6]: its
@@ -347,7 +351,9 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		sent(h.tokens, ctx, key, token)
 		ok, err := h.d.SetNX(ctx, key, token, h.ttl)
 		if err != nil {
-			h.abandon(ctx, keys, token, entry, prev)
+			// The SET NX may have taken the lock with its reply lost: the
+			// abandon script (not the LREM shortcut) releases it.
+			h.abandon(ctx, keys, token, entry, "")
 			return nil, cutShort(ctx, err)
 		}
 		if ok {
@@ -513,22 +519,52 @@ func (c *redisClock) wait() {
 type grants struct {
 	mu      sync.Mutex
 	waiters map[string]chan string
-	done    <-chan struct{}
+	done    chan struct{}
+	// lost counts subscriptions that ended before ctx did (a connection
+	// lost): each is made again; grants published meanwhile are missed
+	// and found by the waiters' checks.
+	lost atomic.Int64
 }
 
-// subscribeGrants PSUBSCRIBEs to prefix* on d until ctx ends. Errors: d
-// has no pub/sub, the subscription failed.
+// subscribeGrants PSUBSCRIBEs to prefix* on d until ctx ends, subscribing
+// again (after 50 ms, then every 50 ms until it succeeds) whenever the
+// subscription ends before ctx. Errors: d has no pub/sub, the first
+// subscription failed.
 func subscribeGrants(ctx context.Context, d drivers.Driver, prefix string) (*grants, error) {
 	sub, ok := d.(drivers.Subscriber)
 	if !ok {
 		return nil, errors.New("driver " + d.Name() + " has no pub/sub")
 	}
-	g := &grants{waiters: map[string]chan string{}}
+	g := &grants{waiters: map[string]chan string{}, done: make(chan struct{})}
 	done, err := sub.PSubscribe(ctx, prefix+"*", g.deliver)
 	if err != nil {
 		return nil, err
 	}
-	g.done = done
+	go func() {
+		defer close(g.done)
+		for {
+			select {
+			case <-ctx.Done():
+				<-done
+				return
+			case <-done:
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			g.lost.Add(1)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if done, err = sub.PSubscribe(ctx, prefix+"*", g.deliver); err == nil {
+					break
+				}
+			}
+		}
+	}()
 	return g, nil
 }
 

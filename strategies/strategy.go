@@ -138,14 +138,29 @@ type Config struct {
 	// so that its subscription hears no other run (handoff, which refuses
 	// an empty Prefix). "": not known.
 	Prefix string
-	// WakeByKey: the run's waiters are woken by invalidations of keys (the
-	// csc retry policy: RESP3 client-side caching of every key under the
-	// prefix), not by pub/sub messages. A WaitQueue locker then wakes the
-	// waiter whose turn it is by writing the key named by its WakeChannel
-	// (a short-lived SET) instead of PUBLISHing on that channel. Default
-	// false: PUBLISH.
-	WakeByKey bool
+	// Wake is how the run's waiters are woken, for a WaitQueue locker
+	// whose release wakes the waiter whose turn it is. Default
+	// WakePublish.
+	Wake Wake
 }
+
+// Wake says how a WaitQueue locker's release wakes the waiter whose turn
+// it is (Config.Wake).
+type Wake uint8
+
+// Wake-ups.
+const (
+	// WakePublish: PUBLISH on the waiter's WakeChannel (the pubsub retry
+	// policy's Hub hears it). The default.
+	WakePublish Wake = iota
+	// WakeKey: write the key named by the waiter's WakeChannel (a
+	// short-lived SET, deleted in the same script), whose invalidation the
+	// csc retry policy's tracking hears.
+	WakeKey
+	// WakeNone: nobody listens (the polling policies): the release wakes
+	// no one and spends no command on it.
+	WakeNone
+)
 
 // ConstantValue is the lock value every client writes with
 // Config.ConstantToken ("1", the articles' example).
@@ -259,6 +274,13 @@ type Info struct {
 	// run with retry.Library() whatever --retry says, and the table's
 	// retry column says "library".
 	OwnsRetry bool
+	// Queues: its TryAcquire waits in the lock's own queue until the lock
+	// is granted or ctx ends (its lockers implement Queued: the ZooKeeper
+	// recipe, etcd's mutex, a row lock, handoff's Redis queue).
+	// lockbench's retry policies do not apply: its scenarios run once,
+	// with retry.Queue() whatever --retry says, and the table's retry
+	// column says "queue".
+	Queues bool
 	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
 	// Default (0) 1; redlock: 3, so that a majority survives a failure.
 	MinNodes int
@@ -431,6 +453,15 @@ func Acquire(ctx context.Context, l Locker, key string, b retry.Backoff, timeout
 // Blocks, pass ctx itself as io (under a timeout its attempts get ctx's
 // deadline in any case).
 func AcquireIO(ctx, io context.Context, l Locker, key string, b retry.Backoff, timeout time.Duration) (lease Lease, attempts int, err error) {
+	if _, queue := l.(WaitQueue); queue {
+		if _, ok := ctx.Value(clientKey{}).(Client); !ok {
+			// A caller without a Client: one owner for every attempt, so
+			// that the waiter keeps one queue entry and watches its own
+			// channel.
+			c := ClientFrom(ctx)
+			ctx, io = WithClient(ctx, c), WithClient(io, c)
+		}
+	}
 	var start time.Time
 	if timeout > 0 {
 		start = time.Now()

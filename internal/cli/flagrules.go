@@ -39,11 +39,11 @@ func (m matrixUse) startsMasters() bool {
 }
 
 // allOwnRetry reports whether every strategy of the matrix runs a lock
-// library's own retry loop (Info.OwnsRetry), so that --retry applies to
-// none of them.
+// library's own retry loop (Info.OwnsRetry) or waits in its lock's queue
+// (Info.Queues), so that --retry applies to none of them.
 func (m matrixUse) allOwnRetry() bool {
 	for _, st := range m.strats {
-		if !strategies.InfoOf(st).OwnsRetry {
+		if info := strategies.InfoOf(st); !info.OwnsRetry && !info.Queues {
 			return false
 		}
 	}
@@ -104,7 +104,7 @@ var flagRules = []flagRule{
 		"a strategy on several masters (redlock) on servers lockbench starts (with --addr the addresses are the masters; with --topology masters:N, N is)"},
 	{"retry", func(f *runFlags) bool { return false },
 		func(_ *runFlags, m matrixUse) bool { return !m.allOwnRetry() },
-		"a strategy that lockbench retries (every strategy of this run retries with its lock library's own loop, whose options are its own parameters: lockbench list)"},
+		"a strategy that lockbench retries (every strategy of this run retries with its lock library's own loop, whose options are its own parameters, or waits in its lock's own queue: lockbench list)"},
 	{"topology", func(f *runFlags) bool { return f.topology != "" },
 		func(f *runFlags, m matrixUse) bool { return f.addr != "" || m.layoutless() },
 		"a strategy without a layout of its own (redlock runs on masters, wait-replicas on a replica)"},

@@ -97,7 +97,12 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		Version:       readBuildInfo().String(),
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c.Name() == "run" && strings.Contains(err.Error(), `for "--clients" flag`) && strings.ContainsAny(err.Error(), ",.") {
+			err = fmt.Errorf("%w (a list or range of client counts is lockbench sweep's: lockbench sweep --clients 1,10,100)", err)
+		}
+		return usageError{err}
+	})
 	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newCleanCmd(), newVersionCmd())
 	return root
 }

@@ -130,6 +130,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--work", "uniform:9ms-1ms"}, []string{"--work"}},
 		{[]string{"run", "--zipf", "0.5"}, []string{"--zipf"}},
 		{[]string{"run", "--keys", "0"}, []string{"--keys"}},
+		{[]string{"run", "--clients", "1,10"}, []string{`"--clients"`, "lockbench sweep --clients 1,10,100"}},
+		{[]string{"run", "--strategy", "handoff", "--retry", "pubsub"}, []string{"--retry"}},
 		{[]string{"run", "--own-keys", "--workload", "hot-key"}, []string{"--own-keys goes with lock-cycle"}},
 		{[]string{"run", "--retry", "fixd", "--strategy", "atomc", "--stock", "0"}, []string{`unknown retry policy "fixd"`, `unknown strategy "atomc"; did you mean "atomic"?`, "--stock 0: must be from 1"}},
 		{[]string{"run", "--strategy", "sql-rowlock", "--driver", "goredis,rueidsi"}, []string{`unknown driver "rueidsi"; did you mean "rueidis"?`}},

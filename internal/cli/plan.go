@@ -271,6 +271,8 @@ func validate(f *runFlags) (*plan, error) {
 			stPols := pols
 			if strategies.InfoOf(st).OwnsRetry {
 				stPols = []*retry.Policy{retry.Library()} // the library retries
+			} else if strategies.InfoOf(st).Queues {
+				stPols = []*retry.Policy{retry.Queue()} // it waits in its queue
 			}
 			for _, pol := range stPols {
 				for k, d := range drvs {
@@ -317,6 +319,10 @@ func validate(f *runFlags) (*plan, error) {
 		for _, sc := range scenarios {
 			for _, c := range counts {
 				sc.Clients = c
+				if sc.Retry != nil && !sc.Retry.RunsOn(sc.Driver) {
+					swept = append(swept, sc) // skipped at run time, as above
+					continue
+				}
 				for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
 					if !seen[err.Error()] {
 						seen[err.Error()] = true

@@ -38,7 +38,7 @@ clients axis (sweep.png, sweep.svg).
 --clients takes N[,N...] and ranges: A..B steps x10 from A, A..BxF steps
 x F (F >= 2), A..B+S steps + S (S >= 1); B is always the last count of its
 range (1..500 is 1,10,100,500). The whole list must ascend strictly, from 1
-to 20000, with 2 to 100 counts; anything else is exit 2. Every other flag is
+to 100000, with 2 to 100 counts; anything else is exit 2. Every other flag is
 run's (lockbench run --help), including -f scenario files (clients: may be a
 YAML list there); --max-clients is refused (the counts are the clients).
 
@@ -172,8 +172,14 @@ func parseClientItem(it string) ([]int, error) {
 			return nil, fmt.Errorf("more than %d counts", maxSweepCounts)
 		}
 		if mul > 0 {
+			if n > b/mul { // n*mul passes b (and cannot overflow)
+				break
+			}
 			n *= mul
 		} else {
+			if n > b-add {
+				break
+			}
 			n += add
 		}
 	}

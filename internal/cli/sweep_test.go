@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -26,6 +27,8 @@ func TestParseClientList(t *testing.T) {
 		{"1..64x2", []int{1, 2, 4, 8, 16, 32, 64}},
 		{"1..100x3", []int{1, 3, 9, 27, 81, 100}},
 		{"10..40+10", []int{10, 20, 30, 40}},
+		{"2..3x9223372036854775807", []int{2, 3}}, // a step past int64 ends the range
+		{"2..5+9223372036854775807", []int{2, 5}},
 		{"1,5..20+5,100..1000", []int{1, 5, 10, 15, 20, 100, 1000}},
 		{"1,20000", []int{1, 20000}},
 	} {
@@ -230,5 +233,28 @@ func TestZeroWorkHasNoCeiling(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "│ efficiency>=0.5 │ atomic/rueidis/lock-cycle/spin │ not measured │ FAIL   │") {
 		t.Errorf("the thresholds table does not say not measured:\n%s", r.stdout)
+	}
+}
+
+// csc runs on rueidis only: a sweep with both drivers skips the goredis
+// cells at every count, with a message, as run does, instead of refusing
+// the matrix.
+func TestSweepSkipsCSCOnGoredis(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "csc.json")
+	r := lockbench(t, "sweep", "-q", "--strategy", "atomic", "--retry", "csc", "--workload", "lock-cycle", "--keys", "1",
+		"--work", "1ms", "--ttl", "2s", "--clients", "1,2", "--duration", "1s", "--driver", "goredis,rueidis", "--out", out)
+	if r.code != 0 || strings.Count(r.stderr, "retry csc runs on the rueidis driver only, not on goredis") != 2 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range run.Scenarios {
+		got = append(got, fmt.Sprintf("%s@%d", s.Name(), s.Clients))
+	}
+	if want := []string{"atomic/rueidis/lock-cycle/csc@1", "atomic/rueidis/lock-cycle/csc@2"}; !slices.Equal(got, want) || len(run.Skipped) != 2 {
+		t.Fatalf("scenarios %v (skipped %v), want %v and 2 skipped", got, run.Skipped, want)
 	}
 }

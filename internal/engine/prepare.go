@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -68,7 +69,7 @@ func (r *run) prepare() error {
 		Nodes: ds, TTL: sc.TTL, Params: sc.Options,
 		ConstantToken: sc.ConstantToken,
 		Backends:      sc.Backends, Clients: sc.Clients,
-		Tokens: tokens, Prefix: r.prefix, WakeByKey: sc.Retry.NeedsTracking(),
+		Tokens: tokens, Prefix: r.prefix, Wake: wakeOf(sc.Retry),
 	})
 	if err != nil {
 		return err
@@ -203,4 +204,17 @@ func (r *run) liveSampler() {
 	}
 	r.live = &liveness.Sampler{T: r.tracker, Nodes: nodes, Quorum: quorum, Keys: lk.LockKeys(),
 		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness}
+}
+
+// wakeOf is how a WaitQueue locker's release wakes its next waiter under
+// policy p: by PUBLISH (pubsub), by a key's invalidation (csc), or not at
+// all (a polling policy, which nobody listens to).
+func wakeOf(p *retry.Policy) strategies.Wake {
+	switch {
+	case p.NeedsNotifier():
+		return strategies.WakePublish
+	case p.NeedsTracking():
+		return strategies.WakeKey
+	}
+	return strategies.WakeNone
 }

@@ -76,6 +76,9 @@ func Validate(sc Scenario, l Layout) []error {
 	if known && !strategies.RunsWith(sc.Strategy, sc.Workload) {
 		bad("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload, strings.Join(info.Workloads, ", "))
 	}
+	if known && sc.Retry != nil && sc.Retry.Name == retry.QueueName && !info.Queues {
+		bad("retry %s is only for strategies that wait in their lock's own queue, not %s", retry.QueueName, sc.Strategy)
+	}
 	if known && sc.Retry != nil && (sc.Retry.Name == retry.LibraryName) != info.OwnsRetry {
 		if info.OwnsRetry {
 			bad("strategy %s retries with its library's own loop: its retry policy is %s, not %s", sc.Strategy, retry.LibraryName, sc.Retry.Name)

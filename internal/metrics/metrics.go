@@ -359,14 +359,15 @@ func (r *Recorder) Merge(o *Recorder) {
 	}
 }
 
-// maxShards is the most shards a Set has: clients beyond it share them.
-// With at most maxShards clients each has a shard, and so histograms, of
-// its own, as a NewRecorder has.
+// maxShards is the fewest shards a Set of more clients has: a Set has
+// S = max(maxShards, 4 x GOMAXPROCS) shards, clients beyond S share
+// them, and with at most S clients each has a shard, and so histograms,
+// of its own, as a NewRecorder has.
 const maxShards = 64
 
 // Set is the Recorders of a run's clients, with their histograms in a few
-// shards: client i records into shard i % S, S = min(clients, maxShards,
-// at least 4 x GOMAXPROCS), so that memory does not grow with the clients
+// shards: client i records into shard i % S, S = min(clients,
+// max(maxShards, 4 x GOMAXPROCS)), so that memory does not grow with the clients
 // beyond a Recorder (its counters and buffer, under 2.5 KB) each. Up to S
 // clients each have a shard and a buffer of pendingLen values as a
 // NewRecorder does; with more, a client's buffer holds sharedLen values,

@@ -36,10 +36,10 @@ const CeilingMinHoldMicros = 10
 func (s Scenario) HasCeiling() bool { return s.CeilingOpsPerSec > 0 }
 
 // NotMeasuredNote says where a figure not measured (a threshold's
-// NotMeasured) is explained: the efficiency's missing ceiling, or the
-// liveness oracle's not_measured.
+// NotMeasured) is explained: the missing ceiling (efficiency,
+// acquire_p99_per_turn), or the liveness oracle's not_measured.
 func NotMeasuredNote(metric string) string {
-	if metric == "efficiency" {
+	if metric == "efficiency" || metric == "acquire_p99_per_turn" {
 		return fmt.Sprintf("no lock-bound ceiling: no lock held, or a mean hold under %d µs", CeilingMinHoldMicros)
 	}
 	return "see liveness.not_measured"

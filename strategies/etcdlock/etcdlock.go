@@ -31,7 +31,7 @@ import (
 const Prefix = "/lockbench/"
 
 func init() {
-	strategies.Register("etcd", strategies.Info{
+	strategies.Register("etcd", strategies.Info{Queues: true,
 		Desc:    "etcd concurrency.Mutex on a session lease (lowest create revision holds, each waiter watches its predecessor); the revision is a fencing token (go.etcd.io/etcd/client/v3)",
 		Backend: strategies.Etcd,
 	}, open)

@@ -237,6 +237,19 @@ func Library() *Policy {
 	return &Policy{Name: LibraryName, newFn: func(*rand.Rand) Backoff { return none{} }}
 }
 
+// QueueName is the retry column of a strategy that waits in its lock's
+// own queue (strategies.Info.Queues).
+const QueueName = "queue"
+
+// Queue is the policy of a strategy that waits in its lock's own queue
+// (the lock service's, or handoff's in Redis): one call of its TryAcquire,
+// which returns when the lock is granted or the acquire timeout ends; no
+// policy is layered on top. It is not registered, so --retry cannot name
+// it: such a strategy's scenarios get it instead of the --retry policies.
+func Queue() *Policy {
+	return &Policy{Name: QueueName, newFn: func(*rand.Rand) Backoff { return none{} }}
+}
+
 type none struct{}
 
 func (none) Next(int) (time.Duration, bool) { return 0, false }

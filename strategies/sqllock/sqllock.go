@@ -29,7 +29,7 @@ import (
 var workloads = []string{"flash-sale", "hot-key"}
 
 func init() {
-	strategies.Register("sql-rowlock", strategies.Info{
+	strategies.Register("sql-rowlock", strategies.Info{Queues: true,
 		Desc:    "SQL row lock: BEGIN; SELECT ... FOR UPDATE on the item's row; work; UPDATE; COMMIT (MariaDB via the MySQL protocol; the stock lives in the database)",
 		Backend: strategies.MariaDB, Workloads: workloads,
 	}, func(c strategies.Config) (strategies.Locker, error) { return open(c, true) })

@@ -37,7 +37,7 @@ const Sessions = 4
 const Root = "/lockbench"
 
 func init() {
-	strategies.Register("zk", strategies.Info{
+	strategies.Register("zk", strategies.Info{Queues: true,
 		Desc:    "ZooKeeper lock recipe: ephemeral sequential znode per acquirer, each waiter watching its predecessor; the sequence number is a fencing token (github.com/go-zookeeper/zk)",
 		Backend: strategies.ZooKeeper,
 	}, open)
