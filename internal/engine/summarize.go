@@ -115,8 +115,11 @@ func (r *run) summarize() *metrics.Recorder {
 	}
 	out.Topology = sc.Topology
 	// No ceiling from a mean hold under the histograms' resolution allows
-	// (report.CeilingMinHoldMicros; µs, as Hold records).
-	if hold := total.Hold.Mean(); hold >= report.CeilingMinHoldMicros && r.env.Locks > 0 && total.Ops > 0 {
+	// (report.CeilingMinHoldMicros; µs, as Hold records), nor without
+	// critical-section work (--work 0s): the hold is then lockbench's own
+	// steps between acquire and release (under load, the scheduler's), no
+	// bound of the lock.
+	if hold := total.Hold.Mean(); hold >= report.CeilingMinHoldMicros && r.env.Params.Work.Mean() > 0 && r.env.Locks > 0 && total.Ops > 0 {
 		out.CeilingOpsPerSec = float64(min(sc.Clients, r.env.Locks)) / (hold / 1e6)
 		out.Efficiency = out.OpsPerSec / out.CeilingOpsPerSec
 	}

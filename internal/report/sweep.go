@@ -27,12 +27,13 @@ type Sweep struct {
 // recorded mean is off by up to 1 µs; from a 10 µs mean that is at most
 // 10 %. Below it (--work 0s holds for well under a microsecond) the
 // ceiling would be an artefact of the resolution, billions of ops/s: it
-// is left out (0), and so is the efficiency.
+// is left out (0), and so is the efficiency. A run without critical-section
+// work (--work 0s) has no ceiling either, whatever its holds measured.
 const CeilingMinHoldMicros = 10
 
 // HasCeiling reports whether the scenario has a lock-bound ceiling (and so
-// an efficiency): a lock was held, for a mean of CeilingMinHoldMicros or
-// more. Threshold results on efficiency without one are "not measured".
+// an efficiency): a lock was held, with critical-section work, for a mean
+// of CeilingMinHoldMicros or more. Threshold results on efficiency without one are "not measured".
 func (s Scenario) HasCeiling() bool { return s.CeilingOpsPerSec > 0 }
 
 // NotMeasuredNote says where a figure not measured (a threshold's
@@ -40,7 +41,7 @@ func (s Scenario) HasCeiling() bool { return s.CeilingOpsPerSec > 0 }
 // acquire_p99_per_turn), or the liveness oracle's not_measured.
 func NotMeasuredNote(metric string) string {
 	if metric == "efficiency" || metric == "acquire_p99_per_turn" {
-		return fmt.Sprintf("no lock-bound ceiling: no lock held, or a mean hold under %d µs", CeilingMinHoldMicros)
+		return fmt.Sprintf("no lock-bound ceiling: no lock held, no critical-section work (--work 0s), or a mean hold under %d µs", CeilingMinHoldMicros)
 	}
 	return "see liveness.not_measured"
 }
