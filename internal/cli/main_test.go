@@ -80,7 +80,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--strategy", "nope"}, []string{`unknown strategy "nope"`, "atomic", "naive"}},
 		{[]string{"run", "--driver", "redigo"}, []string{`unknown driver "redigo"`, "goredis", "rueidis"}},
 		{[]string{"run", "--workload", "flashsale"}, []string{`unknown workload "flashsale"`, "flash-sale"}},
-		{[]string{"run", "--retry", "sometimes"}, []string{`unknown retry policy "sometimes"`, "backoff, fixed, none"}},
+		{[]string{"run", "--retry", "sometimes"}, []string{`unknown retry policy "sometimes"`, "backoff, csc, fixed, none"}},
 		{[]string{"run", "--clients", "0", "--ttl", "-1s", "--stock", "0"}, []string{"--clients", "--ttl", "--stock"}},
 		{[]string{"run", "--duration", "0s"}, []string{"--duration must be > 0"}},
 		{[]string{"run", "--addr", "localhost"}, []string{"want host:port"}},
