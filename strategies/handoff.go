@@ -133,6 +133,12 @@ type handoff struct {
 	// woken: grants taken on their message; confirmed: grants found by a
 	// check script; rechecks: check scripts run by queued waiters.
 	woken, confirmed, rechecks atomic.Int64
+	// busy is a hint per key slot (hintSlot): this locker last saw the key
+	// contended (an acquire found it held, or a release handed it on), so
+	// an acquire queues at once instead of trying SET NX first; a release
+	// that found nobody queued, or a queued acquire that took a free lock,
+	// clears it. A wrong hint costs a command, never safety.
+	busy [256]atomic.Bool
 }
 
 var (
@@ -214,7 +220,9 @@ func handoffEntry(deadline int64, token string) string {
 // (and the caller's own entry, left by a failed LREM) and gives it the
 // lock in place of the caller: 1 when the caller held it,
 // 0 when the lock was free (handed on anyway) or another's (restored,
-// the entry pushed back); with no live waiter it is the compare-and-delete.
+// the entry pushed back); with no live waiter it is the compare-and-delete
+// (2 when it deleted the caller's lock, 0 when the lock was not the
+// caller's).
 const handoffHandOn = `local function split(e)
 	local bar = string.find(e, '|', 1, true)
 	return tonumber(string.sub(e, 1, bar - 1)), string.sub(e, bar + 1)
@@ -226,7 +234,7 @@ local function handOn()
 		if not e then
 			if redis.call('get', KEYS[1]) == ARGV[1] then
 				redis.call('del', KEYS[1])
-				return 1
+				return 2
 			end
 			return 0
 		end
@@ -323,14 +331,18 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	wake, stop := h.grants.watch(h.chanPrefix + token)
 	defer stop()
 	sentAt := time.Now() // the SET runs after this
-	sent(h.tokens, ctx, key, token)
-	ok, err := h.d.SetNX(ctx, key, token, h.ttl)
-	if err != nil {
-		h.abandon(ctx, keys, token, "", "")
-		return nil, cutShort(ctx, err)
-	}
-	if ok {
-		return h.lease(ctx, key, token, sentAt), nil
+	hint := &h.busy[hintSlot(key)]
+	if !hint.Load() {
+		sent(h.tokens, ctx, key, token)
+		ok, err := h.d.SetNX(ctx, key, token, h.ttl)
+		if err != nil {
+			h.abandon(ctx, keys, token, "", "")
+			return nil, cutShort(ctx, err)
+		}
+		if ok {
+			return h.lease(ctx, key, token, sentAt), nil
+		}
+		hint.Store(true)
 	}
 	// entry is the waiter's entry as the queue holds it; prev the one
 	// before a check whose outcome is unknown (an error).
@@ -344,7 +356,8 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	}
 	if r.Int == 1 {
 		// The queue was empty: the holder may have released since the
-		// SET NX, with nobody to hand the lock to. Try again; when that
+		// SET NX (or, when the hint skipped it, the lock may be free),
+		// with nobody to hand the lock to. Try again; when that
 		// takes the lock, the entry leaves the queue (if that LREM fails,
 		// this holder's release drops its own entry).
 		sentAt = time.Now()
@@ -358,6 +371,7 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		}
 		if ok {
 			_, _ = h.d.Do(ctx, "LREM", keys[1], "1", entry)
+			hint.Store(false)
 			return h.lease(ctx, key, token, sentAt), nil
 		}
 	}
@@ -624,8 +638,22 @@ func (h *handoff) release(ctx context.Context, key, token string) error {
 	if err != nil {
 		return err
 	}
-	if r.Int != 1 {
-		return ErrNotOwner
+	switch r.Int {
+	case 1: // handed on: the key is contended
+		return nil
+	case 2: // deleted, nobody queued
+		h.busy[hintSlot(key)].Store(false)
+		return nil
 	}
-	return nil
+	return ErrNotOwner
+}
+
+// hintSlot is key's slot in handoff.busy (FNV-1a of the key, 256 slots:
+// keys that share a slot share a hint, which only costs them a command).
+func hintSlot(key string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
+	}
+	return int(h & 255)
 }
