@@ -112,25 +112,16 @@ func newHists() Hists {
 // hist returns the histogram of kind k, making Service or FailedAcquire
 // on first use.
 func (h *Hists) hist(k Kind) *hdrhistogram.Histogram {
-	switch k {
-	case Op:
-		return h.Op
-	case Acquire:
-		return h.Acquire
-	case Release:
-		return h.Release
-	case Hold:
-		return h.Hold
-	case Service:
-		if h.Service == nil {
-			h.Service = NewHistogram()
-		}
-		return h.Service
+	if g := h.get(k); g != nil {
+		return g
 	}
-	if h.FailedAcquire == nil {
-		h.FailedAcquire = NewHistogram()
+	g := NewHistogram() // Service or FailedAcquire: the four others always exist
+	if k == Service {
+		h.Service = g
+	} else {
+		h.FailedAcquire = g
 	}
-	return h.FailedAcquire
+	return g
 }
 
 // merge adds o's histograms into h.
