@@ -545,9 +545,9 @@ func (s Suite) probe(t *testing.T, strategy, driver string) profile {
 
 // OracleBothWays: lockbench's safety oracle, both ways, on a flash sale
 // of one item by 4 clients. A strategy whose leases do not renew is run
-// broken, with a 5 ms lease under 20 ms of work (a quorum lock on several
-// masters: 50 ms under 200 ms; a quorum lock or a library's own retry
-// loop: a stock of 10): a lease expires while its
+// broken, with a 5 ms lease under 20 ms of work (a library's own retry
+// loop: 100 ms of work; a quorum lock on several masters: 50 ms under
+// 200 ms; a quorum lock or a library's own retry loop: a stock of 10): a lease expires while its
 // holder works and the next client enters, and the oracle must show it
 // (overlap > 0, lost leases > 0). The data damage is asserted too: with a
 // write guard (Info.Guard) none (lost updates and oversell 0, rejected
@@ -577,10 +577,18 @@ func (s Suite) OracleBothWays(t *testing.T, strategy, driver string) {
 		// a 5 ms lease is never held there: it gets 50 ms under 200 ms of
 		// work, and a stock of 10 that the 2 s run sells past.
 		// A lock library's own retry loop can be slow to come back
-		// (redsync waits 50-250 ms between tries): its sale has a stock
-		// of 10 as well, so that overlapping holders sell past it in 2 s.
+		// (redsync waits 50-250 ms between tries) while the holder, once
+		// done, takes the free lock again at once: its holders work
+		// 100 ms, so that a waiter's try lands inside a lapsed lease
+		// (about 2 tries per order expected, 95 ms after the 5 ms lease
+		// against 3 waiters each trying every 150 ms on average), and its
+		// sale has a stock of 10 as well, so that overlapping holders sell
+		// past it in 2 s.
 		ttl, work, stock := 5*time.Millisecond, 20*time.Millisecond, int64(60)
 		info := strategies.InfoOf(strategy)
+		if info.OwnsRetry {
+			work = 100 * time.Millisecond
+		}
 		if info.MinNodes > 1 {
 			ttl, work = 50*time.Millisecond, 200*time.Millisecond
 		}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -134,6 +135,7 @@ func (l *locker) TryAcquire(ctx context.Context, key string) (strategies.Lease, 
 		tok = strategies.ConstantValue
 	}
 	l.cfg.Sent(ctx, key, tok)
+	start := time.Now()
 	lk, err := l.c.Obtain(ctx, key, l.ttl, &redislock.Options{RetryStrategy: l.strategy(), Token: tok})
 	if err == nil {
 		if l.ext {
@@ -148,8 +150,10 @@ func (l *locker) TryAcquire(ctx context.Context, key string) (strategies.Lease, 
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, cerr
 	}
-	if _, bounded := ctx.Deadline(); !bounded && errors.Is(err, context.DeadlineExceeded) {
-		// Obtain bounds a ctx without a deadline by the TTL itself.
+	if _, bounded := ctx.Deadline(); !bounded && (errors.Is(err, context.DeadlineExceeded) || timedOut(err) && time.Since(start) >= l.ttl) {
+		// Obtain bounds a ctx without a deadline by the TTL itself; when
+		// that bound passes during a command, go-redis reports the
+		// connection's deadline (an i/o timeout), not the context's.
 		l.gaveUp.Add(1)
 		return nil, fmt.Errorf("%w: redislock waited one TTL (%v): %w", strategies.ErrNotAcquired, l.ttl, err)
 	}
@@ -207,4 +211,10 @@ func (e *extending) Extend(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", strategies.ErrExtendFailed, err)
 	}
 	return err
+}
+
+// timedOut reports whether err is a network timeout (net.Error.Timeout).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
