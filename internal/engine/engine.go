@@ -115,10 +115,15 @@ type Scenario struct {
 	Sentinels        []string
 	SentinelPassword string
 	ReplLink         *faults.Proxies
-	// OnSecond, when set, is called with each whole second of the measured
-	// window's timeline as the sampler reads it (from the sampler's
-	// goroutine; it must not block). Live progress displays use it.
+	// OnSecond, when set, is called with each whole interval of the
+	// measured window's timeline as the sampler reads it (from the
+	// sampler's goroutine; it must not block). Live progress displays use
+	// it.
 	OnSecond func(report.Second)
+	// Interval is the length of each timeline entry (--interval): 0 takes
+	// DefaultInterval (1 s); Validate refuses less than MinInterval
+	// (100 ms). The result's params record it as interval_s.
+	Interval time.Duration
 	// Client holds the Redis driver's settings (--pool-size,
 	// --dial-timeout, --read-timeout, --write-timeout); zero fields take
 	// the defaults.
@@ -187,6 +192,7 @@ func (s Scenario) ParamsMap() map[string]string {
 		"seed":            strconv.FormatUint(s.Seed, 10),
 		"guard":           s.guard(),
 		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
+		"interval_s":      strconv.FormatFloat(s.interval().Seconds(), 'f', -1, 64),
 	}
 	if s.Params.Release == workloads.ReleaseCaller { // absent: detached
 		m["release"] = s.Params.Release
@@ -199,6 +205,15 @@ func (s Scenario) ParamsMap() map[string]string {
 		}
 	}
 	return m
+}
+
+// interval is the timeline's interval in force: Interval, or
+// DefaultInterval for 0.
+func (s Scenario) interval() time.Duration {
+	if s.Interval <= 0 {
+		return DefaultInterval
+	}
+	return s.Interval
 }
 
 // guard is the write guard in force: Guard (Validate refuses one the

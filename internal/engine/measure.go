@@ -98,7 +98,8 @@ func (r *run) measure() error {
 		inj.Start(runCtx)
 	}
 	// The timeline: workers count outcomes in their own slot, a sampler
-	// reads the slots once a second.
+	// reads the slots, and takes the interval histograms of r.recs, once
+	// an interval.
 	live := make([]liveSlot, sc.Clients)
 	overlaps := func() int64 {
 		if env.Oracle == nil {
@@ -106,7 +107,8 @@ func (r *run) measure() error {
 		}
 		return env.Oracle.Overlaps()
 	}
-	smp := &sampler{slots: live, overlaps: overlaps, offset: sc.Warmup, onSecond: sc.OnSecond, scenarioStart: start}
+	smp := &sampler{slots: live, overlaps: overlaps, offset: sc.Warmup, interval: sc.Interval, onSecond: sc.OnSecond,
+		recs: r.recs, scenarioStart: start}
 	smpStop, smpDone := make(chan struct{}), make(chan struct{})
 	go smp.run(smpStop, smpDone)
 	var wg sync.WaitGroup
@@ -161,6 +163,7 @@ func (r *run) measure() error {
 	close(smpStop)
 	<-smpDone
 	r.timeline = smp.finish(r.end)
+	r.ivOp, r.ivAcq = smp.intervals()
 	hardStop()
 	if inj != nil {
 		stop(nil) // faults not yet triggered stay unarmed

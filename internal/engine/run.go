@@ -58,6 +58,7 @@ type run struct {
 	afterErr            error
 	loadRates           []float64
 	timeline            []report.Second
+	ivOp, ivAcq         [][]byte // the timeline's interval histograms, encoded
 	offered, dropped    int64
 	faultWindows        []faults.Window
 }

@@ -26,6 +26,9 @@ func (r *run) summarize() *metrics.Recorder {
 	sc, out := &r.sc, &r.out
 	out.ServerLoad = summarizeLoad(r.loadRates, sc.LoadSample)
 	out.Timeline = r.timeline
+	if len(r.ivOp) == len(r.timeline) && len(r.timeline) > 0 {
+		out.Intervals = &report.IntervalHists{Start: r.start, WindowS: sc.Warmup.Seconds(), Op: r.ivOp, Acquire: r.ivAcq}
+	}
 	if sc.Rate > 0 {
 		out.Loop = "open"
 		out.OfferedRate = sc.Rate

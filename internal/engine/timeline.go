@@ -5,13 +5,29 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
 )
 
+// DefaultInterval is the length of a timeline entry when the scenario
+// sets none (Scenario.Interval).
+const DefaultInterval = time.Second
+
+// MinInterval is the shortest timeline interval a scenario may set.
+const MinInterval = 100 * time.Millisecond
+
 // foldTail is the shortest last interval the timeline keeps as an entry of
-// its own; a shorter one (the in-flight operations finishing after the
-// duration's end) is folded into the entry before it.
-const foldTail = 250 * time.Millisecond
+// its own, as a share of the interval: a shorter one (the in-flight
+// operations finishing after the duration's end) is folded into the entry
+// before it.
+const foldTail = 4 // a quarter of the interval
+
+// maxSettle bounds the sampler's wait, at an interval's end, for the
+// clients to flush their buffered values into the interval histograms (a
+// twentieth of the interval, at most this).
+const maxSettle = 50 * time.Millisecond
 
 // liveSlot is one worker's live counts, written only by that worker and
 // read by the sampler. Padded to a cache line so that workers never share
@@ -34,24 +50,45 @@ func (s *liveSlot) count(o outcome) {
 	}
 }
 
-// sampler reads the live slots (and the oracle's overlap count) once a
-// second of the measured window and keeps the differences as the
-// scenario's timeline.
+// sampler reads the live slots (and the oracle's overlap count) at the end
+// of every interval of the measured window and keeps the differences as
+// the scenario's timeline; with recs, it also takes the interval
+// histograms of the clients' recorders (metrics.Set.TakeInterval) and
+// gives each entry its latency, and keeps the histograms, encoded, for
+// the .hlog file.
 type sampler struct {
 	slots    []liveSlot
 	overlaps func() int64
 	// offset is the warm-up: the measured window starts offset after the
 	// scenario, and TS counts from the scenario's start.
 	offset time.Duration
-	// onSecond, when set, gets each whole second as it is read.
+	// interval is each entry's length (0: DefaultInterval).
+	interval time.Duration
+	// onSecond, when set, gets each whole interval as it is read.
 	onSecond func(report.Second)
+	// recs, when set, are the measured window's recorders, with interval
+	// histograms (metrics.Set.TrackIntervals).
+	recs *metrics.Set
 
 	scenarioStart time.Time
 	start         time.Time // the measured window's start
 	started       bool
 	last          report.Second // running totals at the last read
-	k             int           // whole seconds emitted
+	k             int           // whole intervals emitted
 	out           []report.Second
+	// cur are the Op and Acquire histograms of the entry being read, prev
+	// those of out's last entry (kept until the next, for a folded tail);
+	// op and acq hold the encoded histograms of the entries before it.
+	cur, prev [2]*hdrhistogram.Histogram
+	op, acq   [][]byte
+}
+
+// every is the interval.
+func (s *sampler) every() time.Duration {
+	if s.interval <= 0 {
+		return DefaultInterval
+	}
+	return s.interval
 }
 
 func (s *sampler) totals() report.Second {
@@ -81,29 +118,88 @@ func (s *sampler) diff() report.Second {
 func (s *sampler) begin(now time.Time) {
 	s.start, s.started = now, true
 	s.last = report.Second{Violations: s.totals().Violations}
+	if s.recs != nil {
+		for i := range 2 {
+			s.cur[i], s.prev[i] = metrics.NewHistogram(), metrics.NewHistogram()
+		}
+	}
 }
 
-// emit appends an entry for every whole second passed by now (a sampler
-// that fell more than a second behind gives the counts read to the first
-// of them) and returns the entries added.
-func (s *sampler) emit(now time.Time) []report.Second {
-	kNow := int(now.Sub(s.start) / time.Second)
+// take adds the values the clients flushed since the last take to cur.
+// Unless final (every client has stopped and flushed), it first ends the
+// interval (the clients flush at the end of their operation in progress)
+// and waits until each client flushed once, or for the settle time.
+func (s *sampler) take(final bool) {
+	if s.recs == nil {
+		return
+	}
+	if !final {
+		base := s.recs.EndInterval()
+		deadline := time.Now().Add(min(s.every()/20, maxSettle))
+		for s.recs.Flushed()-base < int64(s.recs.Len()) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	s.recs.TakeInterval(s.cur[0], s.cur[1])
+}
+
+// push appends d with cur's latency, and makes cur prev (encoding the
+// prev before into op and acq).
+func (s *sampler) push(d report.Second) {
+	if s.recs != nil {
+		if len(s.out) > 0 {
+			s.keep()
+		}
+		setLatency(&d, s.cur)
+		s.cur, s.prev = s.prev, s.cur
+		s.cur[0].Reset()
+		s.cur[1].Reset()
+	}
+	s.out = append(s.out, d)
+}
+
+// keep encodes prev, the histograms of out's last entry, into op and acq.
+func (s *sampler) keep() {
+	for i, dst := range []*[][]byte{&s.op, &s.acq} {
+		enc, err := s.prev[i].Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err != nil { // cannot happen: an in-memory histogram
+			enc = nil
+		}
+		*dst = append(*dst, enc)
+	}
+}
+
+// setLatency sets e's latency fields from the Op and Acquire histograms h
+// (µs), zero for an empty one.
+func setLatency(e *report.Second, h [2]*hdrhistogram.Histogram) {
+	op, acq := metrics.Summarize(h[0]), metrics.Summarize(h[1])
+	e.OpP50MS, e.OpP99MS, e.OpMaxMS = op.P50, op.P99, op.Max
+	e.AcquireP50MS, e.AcquireP99MS, e.AcquireMaxMS = acq.P50, acq.P99, acq.Max
+}
+
+// emit appends an entry for every whole interval passed by now (a sampler
+// that fell more than an interval behind gives the counts and latency read
+// to the first of them) and returns the entries added; final as for take.
+func (s *sampler) emit(now time.Time, final bool) []report.Second {
+	every := s.every()
+	kNow := int(now.Sub(s.start) / every)
 	if kNow <= s.k {
 		return nil
 	}
 	d := s.diff()
+	s.take(final)
 	from := len(s.out)
 	for s.k < kNow {
 		s.k++
-		d.TS = (s.offset + time.Duration(s.k)*time.Second).Seconds()
-		s.out = append(s.out, d)
+		d.TS = (s.offset + time.Duration(s.k)*every).Seconds()
+		s.push(d)
 		d = report.Second{}
 	}
 	return s.out[from:]
 }
 
 // run samples from the start of the measured window (scenarioStart +
-// offset) once a second until stop is closed. done is closed on return.
+// offset) once an interval until stop is closed. done is closed on return.
 func (s *sampler) run(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTimer(time.Until(s.scenarioStart.Add(s.offset)))
@@ -115,13 +211,13 @@ func (s *sampler) run(stop <-chan struct{}, done chan<- struct{}) {
 	}
 	s.begin(s.scenarioStart.Add(s.offset))
 	for {
-		t.Reset(time.Until(s.start.Add(time.Duration(s.k+1) * time.Second)))
+		t.Reset(time.Until(s.start.Add(time.Duration(s.k+1) * s.every())))
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		for _, sec := range s.emit(time.Now()) {
+		for _, sec := range s.emit(time.Now(), false) {
 			if s.onSecond != nil {
 				s.onSecond(sec)
 			}
@@ -129,10 +225,11 @@ func (s *sampler) run(stop <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-// finish reads the counts left at end (after every worker stopped) and
-// returns the timeline: one entry per whole second of the window, then the
-// rest of the window as a last entry, or folded into the entry before when
-// shorter than foldTail. Nothing when the window never started.
+// finish reads the counts left at end (after every worker stopped; it
+// flushes their recorders) and returns the timeline: one entry per whole
+// interval of the window, then the rest of the window as a last entry, or
+// folded into the entry before when shorter than a quarter of the
+// interval. Nothing when the window never started.
 func (s *sampler) finish(end time.Time) []report.Second {
 	if !s.started { // the window began just as the run stopped
 		if w := s.scenarioStart.Add(s.offset); end.After(w) {
@@ -141,19 +238,37 @@ func (s *sampler) finish(end time.Time) []report.Second {
 			return nil
 		}
 	}
-	s.emit(end)
+	if s.recs != nil {
+		s.recs.Flush()
+	}
+	s.emit(end, true)
 	rest := s.diff()
-	tail := end.Sub(s.start) - time.Duration(s.k)*time.Second
+	s.take(true)
+	tail := end.Sub(s.start) - time.Duration(s.k)*s.every()
 	endTS := math.Max((s.offset + end.Sub(s.start)).Seconds(), s.offset.Seconds())
-	if len(s.out) > 0 && tail < foldTail {
+	if len(s.out) > 0 && tail < s.every()/foldTail {
 		l := &s.out[len(s.out)-1]
 		l.Ops += rest.Ops
 		l.Errors += rest.Errors
 		l.AcquireFailures += rest.AcquireFailures
 		l.Violations += rest.Violations
 		l.TS = endTS
+		if s.recs != nil {
+			s.prev[0].Merge(s.cur[0])
+			s.prev[1].Merge(s.cur[1])
+			setLatency(l, s.prev)
+			s.keep()
+		}
 		return s.out
 	}
 	rest.TS = endTS
-	return append(s.out, rest)
+	s.push(rest)
+	if s.recs != nil {
+		s.keep()
+	}
+	return s.out
 }
+
+// intervals returns the encoded interval histograms of the timeline
+// finish returned, one per entry (nil without recs).
+func (s *sampler) intervals() (op, acq [][]byte) { return s.op, s.acq }

@@ -55,9 +55,10 @@ func LayoutOf(nodes []Node, servers int) Layout {
 // nearest name), a pair that does not run together, a fault or write
 // guard the strategy, the workload or the layout cannot take, a retry
 // policy the driver cannot run (csc off rueidis), a value of a plugin
-// parameter (sc.Options) that its declaration refuses, and a layout too
-// small for the strategy. Run calls it first; the command line calls it
-// for every scenario of its matrix before it starts a server.
+// parameter (sc.Options) that its declaration refuses, a layout too
+// small for the strategy, and a timeline interval under MinInterval.
+// Run calls it first; the command line calls it for every scenario of its
+// matrix before it starts a server.
 func Validate(sc Scenario, l Layout) []error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -73,6 +74,9 @@ func Validate(sc Scenario, l Layout) []error {
 		errs = append(errs, err)
 	}
 	known := len(errs) == 0 // the checks below that need the plugins
+	if sc.Interval != 0 && sc.Interval < MinInterval {
+		bad("timeline interval %v is shorter than %v", sc.Interval, MinInterval)
+	}
 	if known && !strategies.RunsWith(sc.Strategy, sc.Workload) {
 		bad("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload, strings.Join(info.Workloads, ", "))
 	}

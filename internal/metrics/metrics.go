@@ -178,12 +178,16 @@ func (h *Hists) get(k Kind) *hdrhistogram.Histogram {
 // is cut short at its own point, and their flushes stay spread out in
 // time.
 type Recorder struct {
-	// First, on one cache line: what every operation writes.
+	// First, on one cache line: what every operation writes or reads.
 	pending  []uint32 // values not yet in their histogram (see kindShift)
 	n, limit uint32   // values in pending; Due when n reaches limit
-	Ops      int64    // operations completed
-	Attempts int64    // acquire attempts (TryAcquire calls)
-	shard    *Shard   // where Flush puts the values; nil: r's own Hists
+	// seen is the interval (epoch.n) of r's last flush: Due when the
+	// Set's sampler has ended an interval since.
+	seen     uint32
+	Ops      int64   // operations completed
+	Attempts int64   // acquire attempts (TryAcquire calls)
+	epoch    *epochs // the Set's interval count; never changes for NewRecorder's
+	shard    *Shard  // where Flush puts the values; nil: r's own Hists
 
 	// Hists are the Recorder's own histograms (NewRecorder, Merge's
 	// target); all nil in a Set's client Recorder.
@@ -225,7 +229,7 @@ type Recorder struct {
 	// client's Recorder, written by another core, never shares a line with
 	// this one (Set keeps its Recorders in one slice, which starts on a
 	// line, as does NewRecorder's allocation of that size class).
-	_ [recorderSize - 208]byte
+	_ [recorderSize - 224]byte
 }
 
 // recorderSize is a Recorder's size in bytes: 4 cache lines.
@@ -242,8 +246,27 @@ const (
 type Shard struct {
 	mu sync.Mutex
 	h  Hists
-	_  [64 - 8 - 6*8]byte // a cache line of its own (in Set's slice)
+	// iv are the interval histograms of Op and Acquire (Set.TrackIntervals;
+	// nil without): each Op and Acquire value flushed goes into h and into
+	// iv, which Set.TakeInterval swaps out at the end of each interval.
+	iv [2]*hdrhistogram.Histogram
+	_  [128 - 8 - 6*8 - 2*8]byte // two cache lines of its own (in Set's slice)
 }
+
+// epochs is a Set's interval count, which its sampler advances at the end
+// of each interval (Set.EndInterval), and the count of client flushes that
+// saw a new interval (acks), each on a cache line of its own: n is read by
+// every client once per operation (Due), acks written once per client per
+// interval.
+type epochs struct {
+	n    atomic.Uint32
+	_    [60]byte
+	acks atomic.Int64
+	_    [56]byte
+}
+
+// still is the epochs of Recorders outside a Set: no interval ever ends.
+var still epochs
 
 // recorders counts the Recorders made, to stagger their first flushes.
 var recorders atomic.Uint32
@@ -262,39 +285,64 @@ func (r *Recorder) Observe(k Kind, d time.Duration) {
 	}
 }
 
-// Due reports whether the buffered values should be flushed now (they
-// have reached this Recorder's batch size): the caller flushes between two
-// operations, where no measured time runs.
-func (r *Recorder) Due() bool { return r.n >= r.limit }
+// Due reports whether the buffered values should be flushed now: they
+// have reached this Recorder's batch size, or its Set's sampler has ended
+// an interval since the last flush (Set.EndInterval; the values then reach
+// the interval histograms before the sampler takes them). The caller
+// flushes between two operations, where no measured time runs.
+func (r *Recorder) Due() bool { return r.n >= r.limit || r.epoch.n.Load() != r.seen }
 
 // Flush adds every value Observe buffered to its histogram (the
-// Recorder's own, or its shard's under the shard's mutex).
+// Recorder's own, or its shard's under the shard's mutex, and the shard's
+// interval histograms for Op and Acquire values).
 func (r *Recorder) Flush() {
 	if r.n > 0 {
 		r.flush()
+	} else if r.epoch.n.Load() != r.seen {
+		r.ack()
 	}
 }
 
 func (r *Recorder) flush() {
 	h := &r.Hists
+	var iv [2]*hdrhistogram.Histogram
 	if r.shard != nil {
 		r.shard.mu.Lock()
-		h = &r.shard.h
+		h, iv = &r.shard.h, r.shard.iv
 	}
 	// In the order observed: the counts a batch touches (kilobytes per
 	// histogram when latencies spread over milliseconds) come into the
 	// cache on their first value and stay there for the rest of the batch.
 	// (Sorting the batch first cost more than it saved: about 150 ns per
 	// operation of four values, BenchmarkObserve.)
-	for _, v := range r.pending[:r.n] {
-		// Cannot fail: micros clamps to the histograms' range.
-		_ = h.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
+	// Cannot fail: micros clamps to the histograms' range.
+	if iv[0] == nil {
+		for _, v := range r.pending[:r.n] {
+			_ = h.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
+		}
+	} else {
+		for _, v := range r.pending[:r.n] {
+			k, us := Kind(v>>kindShift), int64(v&(1<<kindShift-1))
+			_ = h.hist(k).RecordValue(us)
+			if k <= Acquire { // Op or Acquire: one more Record, into the interval's
+				_ = iv[k].RecordValue(us)
+			}
+		}
 	}
 	if r.shard != nil {
 		r.shard.mu.Unlock()
 	}
 	r.n = 0
 	r.limit = uint32(len(r.pending)) - headroom
+	if r.epoch.n.Load() != r.seen {
+		r.ack()
+	}
+}
+
+// ack records that r flushed after the end of an interval.
+func (r *Recorder) ack() {
+	r.seen = r.epoch.n.Load()
+	r.epoch.acks.Add(1)
 }
 
 // stagger sets the first batch of a Recorder with a buffer of size
@@ -309,6 +357,7 @@ func (r *Recorder) stagger() {
 func NewRecorder() *Recorder {
 	r := &Recorder{
 		pending: make([]uint32, pendingLen),
+		epoch:   &still,
 		Hists:   newHists(),
 		Errors:  map[string]int64{},
 		Samples: map[string]string{},
@@ -370,6 +419,10 @@ const maxShards = 64
 type Set struct {
 	recs   []Recorder
 	shards []Shard
+	epoch  epochs
+	// spare are the interval histograms TakeInterval swaps into the shards
+	// (Op and Acquire per shard); nil until TrackIntervals.
+	spare [][2]*hdrhistogram.Histogram
 }
 
 // NewSet returns the Recorders of clients (>= 1) clients, empty.
@@ -389,9 +442,69 @@ func NewSet(clients int) *Set {
 		r := &set.recs[i]
 		r.pending = slab[i*buf : (i+1)*buf : (i+1)*buf]
 		r.shard = &set.shards[i%s]
+		r.epoch = &set.epoch
 		r.stagger()
 	}
 	return set
+}
+
+// TrackIntervals gives every shard interval histograms of Op and Acquire
+// values (µs, as NewHistogram: 4 histograms of about 140 KB per shard,
+// with the spares TakeInterval swaps in), which TakeInterval empties. Call
+// it before any client records.
+func (s *Set) TrackIntervals() {
+	s.spare = make([][2]*hdrhistogram.Histogram, len(s.shards))
+	for i := range s.shards {
+		s.shards[i].iv = [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+		s.spare[i] = [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+	}
+}
+
+// EndInterval ends the current interval: every client's Recorder is Due
+// from now until its next Flush, so that the engine's worker loop flushes
+// each client's buffer at the end of its operation in progress; Flushed
+// counts those flushes. It returns Flushed's count before the interval
+// ended. Safe to call while clients record.
+func (s *Set) EndInterval() int64 {
+	before := s.epoch.acks.Load()
+	s.epoch.n.Add(1)
+	return before
+}
+
+// Flushed is the number of client flushes since NewSet that came after an
+// EndInterval the client had not yet seen (at most one per client per
+// EndInterval). Safe to call while clients record.
+func (s *Set) Flushed() int64 { return s.epoch.acks.Load() }
+
+// TakeInterval merges the values flushed into the interval histograms
+// since the last TakeInterval (every Op and Acquire value flushed since,
+// in µs) into op and acq, and empties them: under each shard's mutex it
+// swaps the shard's interval histograms for empty spares, then merges and
+// resets them outside it. A value reaches the interval in which its
+// client flushes it, not the one in which it was observed. Safe to call
+// while clients record, from one goroutine at a time; nothing without
+// TrackIntervals.
+func (s *Set) TakeInterval(op, acq *hdrhistogram.Histogram) {
+	for i := range s.spare {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.iv, s.spare[i] = s.spare[i], sh.iv
+		sh.mu.Unlock()
+		for k, dst := range []*hdrhistogram.Histogram{op, acq} {
+			if h := s.spare[i][k]; h.TotalCount() > 0 {
+				dst.Merge(h)
+				h.Reset()
+			}
+		}
+	}
+}
+
+// Flush flushes every client's buffer into its shard. Call it when no
+// client records.
+func (s *Set) Flush() {
+	for i := range s.recs {
+		s.recs[i].Flush()
+	}
 }
 
 // Client returns client i's Recorder; nil for a nil Set.

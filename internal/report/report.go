@@ -165,6 +165,9 @@ type Scenario struct {
 	// Timeline is the measured window second by second (absent in files
 	// written before it existed, and when nothing was measured).
 	Timeline []Second `json:"timeline,omitempty"`
+	// Intervals are the timeline's interval histograms, for the .hlog file
+	// (nil when the engine kept none, and in a file read back).
+	Intervals *IntervalHists `json:"-"`
 }
 
 // FaultWindow is when a fault acted. Times are ms since the scenario's

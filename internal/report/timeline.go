@@ -1,11 +1,15 @@
 package report
 
-// Second is one second of a scenario's measured window, as a sampler read
-// the engine's live counters once a second. The interval it covers runs
-// from the previous entry's TS (or the start of the measured window,
-// params.warmup) to its own TS; every interval is 1 s except the last,
-// which ends with the window (a tail under 250 ms is folded into the
-// entry before it, so that one may last up to 1.25 s).
+import "time"
+
+// Second is one interval of a scenario's measured window (a second by
+// default; params.interval_s, --interval), as a sampler read the engine's
+// live counters and interval histograms at its end. The interval it covers
+// runs from the previous entry's TS (or the start of the measured window,
+// params.warmup) to its own TS; every interval has the same length except
+// the last, which ends with the window (a tail under a quarter of the
+// interval is folded into the entry before it, so that one may last up to
+// 1.25 intervals).
 type Second struct {
 	// TS is the end of the interval in s since the scenario's start,
 	// warm-up included: the clock of faults[].start_ms / 1000.
@@ -22,6 +26,39 @@ type Second struct {
 	// Oversell and lost updates are only known at the end check, so they
 	// are not here.
 	Violations int64 `json:"violations"`
+
+	// The latency of the operations (OpP50MS, OpP99MS, OpMaxMS: the whole
+	// operation, as latency_ms) and of the granted acquires (AcquireP50MS,
+	// ...: as acquire_ms) whose times reached the interval histograms in
+	// the interval, in ms; absent when none did. A time reaches the
+	// interval in which its client flushes it: clients buffer their values
+	// and flush them at the end of their first operation after the
+	// interval's end (the sampler waits up to a twentieth of the interval,
+	// at most 50 ms, for them), so an operation still in progress then
+	// counts in a later interval. Over the whole timeline the counts are
+	// exactly those of latency_ms and acquire_ms.
+	OpP50MS      float64 `json:"op_p50_ms,omitempty"`
+	OpP99MS      float64 `json:"op_p99_ms,omitempty"`
+	OpMaxMS      float64 `json:"op_max_ms,omitempty"`
+	AcquireP50MS float64 `json:"acquire_p50_ms,omitempty"`
+	AcquireP99MS float64 `json:"acquire_p99_ms,omitempty"`
+	AcquireMaxMS float64 `json:"acquire_max_ms,omitempty"`
+}
+
+// IntervalHists are a scenario's interval histograms, one of each kind per
+// timeline entry, in the timeline's order: what its .hlog file holds
+// (WriteHLOG). They are not part of the result JSON.
+type IntervalHists struct {
+	// Start is the scenario's start: t_s 0 of its timeline.
+	Start time.Time
+	// WindowS is the start of the measured window (the first entry's
+	// interval), s since Start: params.warmup.
+	WindowS float64
+	// Op and Acquire are, per timeline entry, the histogram of the
+	// operation's and of the granted acquire's time in µs (as latency_ms
+	// and acquire_ms record them), encoded as hdrhistogram-go's Encode
+	// does with V2CompressedEncodingCookieBase (the form of latency_hist).
+	Op, Acquire [][]byte
 }
 
 // OpsPerSec is the interval's rate, Ops / its length in s; prev is the
