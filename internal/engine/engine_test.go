@@ -7,11 +7,13 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	dto "github.com/prometheus/client_model/go"
 
 	_ "github.com/lockbench/lockbench/drivers/all"
@@ -487,5 +489,73 @@ func TestTimeline(t *testing.T) {
 	// The last whole second may race the stop when the sampler runs late.
 	if n := seen.Load(); n != int64(whole) && n != int64(whole-1) {
 		t.Fatalf("OnSecond called %d times, want %d (the whole seconds)", n, whole)
+	}
+}
+
+// Each timeline entry carries the latency of the operations and acquires
+// whose times reached its interval (--interval 250ms here), read from its
+// interval histograms; those histograms, one per entry, merged are the
+// whole run's: the same buckets and counts as latency_hist (so exactly
+// the run's ops, and the same max), and the acquire count of acquire_ms.
+// The warm-up's values are in none of them.
+func TestTimelineLatencyMergesToRun(t *testing.T) {
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=1ms"), Clients: 3, Interval: 250 * time.Millisecond,
+		Warmup: 300 * time.Millisecond, Duration: 1200 * time.Millisecond, TTL: 2 * time.Second,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 2}, Seed: 4,
+	}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:timeline-latency:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Params["interval_s"] != "0.25" {
+		t.Fatalf("params.interval_s = %q, want 0.25", res.Params["interval_s"])
+	}
+	tl, iv := res.Timeline, res.Intervals
+	if iv == nil || len(iv.Op) != len(tl) || len(iv.Acquire) != len(tl) || len(tl) < 4 {
+		t.Fatalf("%d timeline entries, interval histograms %+v: want one of each kind per entry, at least 4", len(tl), iv)
+	}
+	if iv.WindowS != 0.3 || tl[0].TS != 0.55 {
+		t.Fatalf("window starts at %v s, first entry ends at %v s; want 0.3 and 0.55", iv.WindowS, tl[0].TS)
+	}
+	decode := func(b []byte) *hdrhistogram.Histogram {
+		h, err := hdrhistogram.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	whole := decode([]byte(res.LatencyHist))
+	merged := [2]*hdrhistogram.Histogram{metrics.NewHistogram(), metrics.NewHistogram()}
+	withLatency := 0
+	for i, e := range tl {
+		op, acq := decode(iv.Op[i]), decode(iv.Acquire[i])
+		merged[0].Merge(op)
+		merged[1].Merge(acq)
+		ms := func(us int64) float64 { return float64(us) / 1000 }
+		if op.TotalCount() > 0 {
+			withLatency++
+			if e.OpP50MS != ms(op.ValueAtQuantile(50)) || e.OpP99MS != ms(op.ValueAtQuantile(99)) || e.OpMaxMS != ms(op.Max()) || e.OpMaxMS < e.OpP99MS || e.OpP99MS < e.OpP50MS {
+				t.Fatalf("entry %d: op p50/p99/max %v/%v/%v, its histogram's %v/%v/%v", i, e.OpP50MS, e.OpP99MS, e.OpMaxMS,
+					ms(op.ValueAtQuantile(50)), ms(op.ValueAtQuantile(99)), ms(op.Max()))
+			}
+		} else if e.OpP50MS != 0 || e.OpP99MS != 0 || e.OpMaxMS != 0 {
+			t.Fatalf("entry %d has op latency %+v without a value", i, e)
+		}
+		if acq.TotalCount() > 0 && (e.AcquireP99MS != ms(acq.ValueAtQuantile(99)) || e.AcquireMaxMS != ms(acq.Max())) {
+			t.Fatalf("entry %d: acquire p99/max %v/%v, its histogram's %v/%v", i, e.AcquireP99MS, e.AcquireMaxMS, ms(acq.ValueAtQuantile(99)), ms(acq.Max()))
+		}
+	}
+	if withLatency < len(tl)-1 {
+		t.Fatalf("%d of %d entries have op latency: %+v", withLatency, len(tl), tl)
+	}
+	if got := merged[0]; got.TotalCount() != res.Ops || got.Max() != whole.Max() || !slices.Equal(got.Distribution(), whole.Distribution()) {
+		t.Fatalf("interval histograms merge to %d ops (max %d µs), the run has %d (max %d µs), or their buckets differ",
+			got.TotalCount(), got.Max(), res.Ops, whole.Max())
+	}
+	if got := merged[1]; got.TotalCount() != res.AcquireMS.Count || float64(got.Max())/1000 != res.AcquireMS.Max {
+		t.Fatalf("acquire interval histograms merge to %d values (max %d µs), acquire_ms has %d (max %v ms)",
+			got.TotalCount(), got.Max(), res.AcquireMS.Count, res.AcquireMS.Max)
 	}
 }

@@ -26,8 +26,8 @@ const foldTail = 4 // a quarter of the interval
 
 // maxSettle bounds the sampler's wait, at an interval's end, for the
 // clients to flush their buffered values into the interval histograms (a
-// twentieth of the interval, at most this).
-const maxSettle = 50 * time.Millisecond
+// tenth of the interval, at most this).
+const maxSettle = 100 * time.Millisecond
 
 // liveSlot is one worker's live counts, written only by that worker and
 // read by the sampler. Padded to a cache line so that workers never share
@@ -135,7 +135,7 @@ func (s *sampler) take(final bool) {
 	}
 	if !final {
 		base := s.recs.EndInterval()
-		deadline := time.Now().Add(min(s.every()/20, maxSettle))
+		deadline := time.Now().Add(min(s.every()/10, maxSettle))
 		for s.recs.Flushed()-base < int64(s.recs.Len()) && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func TestOracleCountsOverlaps(t *testing.T) {
@@ -512,5 +514,113 @@ func BenchmarkObserveSet(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// A Set that tracks intervals puts every Op and Acquire value flushed into
+// its shards' interval histograms as well: with clients recording
+// concurrently while a sampler ends intervals and takes them (run with
+// -race), the intervals taken, merged, are exactly the Total's Op and
+// Acquire histograms (same buckets and counts, so the same count and
+// max), and no interval holds a value twice.
+func TestSetIntervalsMergeToTotal(t *testing.T) {
+	for _, clients := range []int{3, 300} {
+		const perClient = 3000
+		s := NewSet(clients)
+		s.TrackIntervals()
+		var wg sync.WaitGroup
+		for c := 0; c < clients; c++ {
+			wg.Add(1)
+			go func(r *Recorder, c int) {
+				defer wg.Done()
+				for i := 0; i < perClient; i++ {
+					d := time.Duration(1+(c*perClient+i)%20_000) * time.Microsecond
+					r.Acquired(1, d/2)
+					r.Held(d / 3) // not an interval's kind
+					r.Completed(d)
+					if r.Due() {
+						r.Flush()
+					}
+				}
+			}(s.Client(c), c)
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		var ivs [][2]*hdrhistogram.Histogram
+		take := func() {
+			iv := [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+			s.TakeInterval(iv[0], iv[1])
+			ivs = append(ivs, iv)
+		}
+	sample:
+		for {
+			select {
+			case <-done:
+				break sample
+			default:
+			}
+			s.EndInterval()
+			time.Sleep(time.Millisecond)
+			take()
+		}
+		s.Flush() // every client stopped: what they buffered
+		take()
+		total := s.Total()
+		merged := [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+		for _, iv := range ivs {
+			merged[0].Merge(iv[0])
+			merged[1].Merge(iv[1])
+		}
+		for k, w := range []*hdrhistogram.Histogram{total.Op, total.Acquire} {
+			if g := merged[k]; !g.Equals(w) || g.TotalCount() != int64(clients*perClient) || g.Max() != w.Max() {
+				t.Fatalf("%d clients, kind %d: %d intervals merge to %d values (max %d), want %d (max %d)",
+					clients, k, len(ivs), g.TotalCount(), g.Max(), w.TotalCount(), w.Max())
+			}
+		}
+		if len(ivs) < 2 {
+			t.Logf("%d clients: only %d intervals", clients, len(ivs))
+		}
+	}
+}
+
+// After EndInterval every client of the Set is Due, even with an empty
+// buffer, until it flushes; its flush counts once in Flushed however
+// many intervals ended since. A NewRecorder is never Due for an interval.
+func TestEndIntervalMakesDue(t *testing.T) {
+	s := NewSet(4)
+	s.TrackIntervals()
+	for i := 0; i < 4; i++ {
+		if s.Client(i).Due() {
+			t.Fatalf("client %d Due before any value or interval end", i)
+		}
+	}
+	base := s.EndInterval()
+	s.EndInterval()
+	if base != 0 {
+		t.Fatalf("Flushed before the first interval end = %d, want 0", base)
+	}
+	s.Client(0).Completed(time.Millisecond)
+	for i := 0; i < 4; i++ {
+		if !s.Client(i).Due() {
+			t.Fatalf("client %d not Due after EndInterval", i)
+		}
+	}
+	s.Client(0).Flush()
+	s.Client(1).Flush() // nothing buffered: still a flush of the interval
+	if s.Client(0).Due() || s.Client(1).Due() || !s.Client(2).Due() {
+		t.Fatal("Due after the flush, or not Due without one")
+	}
+	if n := s.Flushed(); n != 2 {
+		t.Fatalf("Flushed = %d, want 2 (two clients, once each)", n)
+	}
+	op, acq := NewHistogram(), NewHistogram()
+	s.TakeInterval(op, acq)
+	if op.TotalCount() != 1 || acq.TotalCount() != 0 {
+		t.Fatalf("interval took %d op and %d acquire values, want 1 and 0", op.TotalCount(), acq.TotalCount())
+	}
+	r := NewRecorder()
+	s.EndInterval()
+	if r.Due() {
+		t.Fatal("a NewRecorder is Due after a Set's EndInterval")
 	}
 }

@@ -29,14 +29,16 @@ type Second struct {
 
 	// The latency of the operations (OpP50MS, OpP99MS, OpMaxMS: the whole
 	// operation, as latency_ms) and of the granted acquires (AcquireP50MS,
-	// ...: as acquire_ms) whose times reached the interval histograms in
-	// the interval, in ms; absent when none did. A time reaches the
-	// interval in which its client flushes it: clients buffer their values
-	// and flush them at the end of their first operation after the
-	// interval's end (the sampler waits up to a twentieth of the interval,
-	// at most 50 ms, for them), so an operation still in progress then
-	// counts in a later interval. Over the whole timeline the counts are
-	// exactly those of latency_ms and acquire_ms.
+	// AcquireP99MS, AcquireMaxMS: as acquire_ms) whose times reached the
+	// interval's histograms, in ms; absent when none did. A time reaches
+	// the interval in which its client flushes it: each client buffers its
+	// values, and at an interval's end flushes them when its operation in
+	// progress ends; the sampler waits for that up to a tenth of the
+	// interval (at most 100 ms), so the values of a client whose operation
+	// lasts longer count in a later interval, and an operation that ends
+	// within the wait counts in the interval before. The interval
+	// histograms together hold exactly the values of latency_ms and
+	// acquire_ms (the .hlog file has them).
 	OpP50MS      float64 `json:"op_p50_ms,omitempty"`
 	OpP99MS      float64 `json:"op_p99_ms,omitempty"`
 	OpMaxMS      float64 `json:"op_max_ms,omitempty"`
