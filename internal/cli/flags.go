@@ -40,6 +40,7 @@ type runFlags struct {
 	release                                 string
 	livenessInterval, errorStreak           time.Duration
 	loadSample                              time.Duration
+	interval                                time.Duration // --interval: the timeline's entries
 	// Redis driver settings: --pool-size, --dial-timeout, --read-timeout,
 	// --write-timeout (0 = the default).
 	poolSize                               int
@@ -170,7 +171,7 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	connFlags(fl, f)
 	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json); an existing file is refused unless --force")
-	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm files)")
+	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm and .hlog files)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
@@ -191,6 +192,7 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	fl.DurationVar(&f.errorStreak, "error-streak", 5*time.Second, "stop a scenario, keeping what it measured (stop_reason aborted), after this long of nothing but failed operations (0 = never: outage experiments)")
 	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
 	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
+	fl.DurationVar(&f.interval, "interval", time.Second, "length of each timeline entry (ops, errors, violations, and p50/p99/max of the operation and the acquire; one interval histogram each in the .hlog files), at least 100ms")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "thresholds a CI can gate on, [SCOPE:]METRIC OP VALUE[,...] (repeatable): exit 3 when one fails, e.g. safety, 'p99_ms<50,ops_per_sec>1000', 'atomic/*:overlap==0' (metrics above)")
 	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
 	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios, unrecorded (docs/development.md)")

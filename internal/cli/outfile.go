@@ -18,7 +18,7 @@ import (
 )
 
 // outFiles are a run's result files: the result JSON at path and, beside
-// it, one .hgrm file per scenario. write puts them into place complete or
+// it, one .hgrm and one .hlog file per scenario. write puts them into place complete or
 // not at all; release undoes what the reservation made.
 type outFiles struct {
 	path string
@@ -130,10 +130,11 @@ func reserveExplicit(path string, force bool) (*outFiles, error) {
 	return &outFiles{path: path, lock: lock}, nil
 }
 
-// write writes the run's result JSON and .hgrm files into a temporary
-// directory beside path (.lockbench-<pid>-*.tmp), then renames them into
-// place, the .hgrm files first and the JSON last: a reader that sees the
-// JSON sees its .hgrm files, and no file is ever seen half written. The
+// write writes the run's result JSON, .hgrm and .hlog files into a
+// temporary directory beside path (.lockbench-<pid>-*.tmp), then renames
+// them into place, the .hgrm and .hlog files first and the JSON last: a
+// reader that sees the JSON sees its other files, and no file is ever seen
+// half written. The
 // directory is removed whatever happens. Only the first write of a run
 // happens (the main path and a second Ctrl-C may race); later ones
 // return nil.
@@ -159,6 +160,9 @@ func (o *outFiles) write(run *report.Run) error {
 	}
 	if err := report.WriteHGRM(staged, run); err != nil {
 		return fmt.Errorf("write .hgrm files: %w", err)
+	}
+	if err := report.WriteHLOG(staged, run); err != nil {
+		return fmt.Errorf("write .hlog files: %w", err)
 	}
 	entries, err := os.ReadDir(tmp)
 	if err != nil {

@@ -216,6 +216,9 @@ func validate(f *runFlags) (*plan, error) {
 	default:
 		bad("--backend %q is not local or docker", f.backend)
 	}
+	if f.interval < engine.MinInterval || f.interval > 24*time.Hour {
+		bad("--interval must be from %v to 24h, got %v", engine.MinInterval, f.interval)
+	}
 	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
 		bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
 	}
@@ -282,7 +285,7 @@ func validate(f *runFlags) (*plan, error) {
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 						Params: workloads.Params{Work: work, Release: f.release}, Options: f.plugin,
 						Liveness: liveness, ErrorStreak: streak,
-						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample,
+						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: f.interval,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
 						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 						Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,

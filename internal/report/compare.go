@@ -192,7 +192,7 @@ type Pair struct {
 
 // Match pairs the scenarios of base and cur that are the same experiment:
 // the same strategy, driver, workload, retry and clients, and the same
-// value of every parameter but the seed. A parameter one file records and
+// value of every parameter but the seed and interval_s. A parameter one file records and
 // the other does not is compared with its default: the one the file that
 // lacks it records for its scenario's strategy or workload
 // (Meta.ParamDefaults), else the other file's (a parameter added later
@@ -240,7 +240,9 @@ func same(br *Run, b Scenario, nr *Run, n Scenario) (notes []string, ok bool) {
 	}
 	sorted := make([]string, 0, len(keys))
 	for k := range keys {
-		if k != "seed" {
+		// The seed, and the timeline's interval (interval_s: how the run is
+		// sampled, not what it does), do not make another experiment.
+		if k != "seed" && k != "interval_s" {
 			sorted = append(sorted, k)
 		}
 	}

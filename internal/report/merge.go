@@ -89,7 +89,8 @@ func Merge(runs []*Run) (*Run, error) {
 
 // mergeTimeline adds b's seconds to a's, entry by entry (the machines ran
 // at the same time); the longer timeline's extra entries are kept as they
-// are. a is not modified.
+// are. No entry keeps its latency (percentiles do not add). a is not
+// modified.
 func mergeTimeline(a, b []Second) []Second {
 	if len(b) > len(a) {
 		a, b = b, a
@@ -102,6 +103,11 @@ func mergeTimeline(a, b []Second) []Second {
 		o.Errors += e.Errors
 		o.AcquireFailures += e.AcquireFailures
 		o.Violations += e.Violations
+	}
+	for i := range out { // percentiles do not add: no entry keeps its latency
+		o := &out[i]
+		o.OpP50MS, o.OpP99MS, o.OpMaxMS = 0, 0, 0
+		o.AcquireP50MS, o.AcquireP99MS, o.AcquireMaxMS = 0, 0, 0
 	}
 	return out
 }
