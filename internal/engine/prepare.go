@@ -147,7 +147,7 @@ func (r *run) prepare() error {
 	// work, and must not count in its measured window or its CPU time.
 	r.recs = metrics.NewSet(sc.Clients)
 	r.recs.TrackIntervals() // the timeline's latency and the .hlog file
-	if sc.Warmup > 0 { // warm-up figures go to a scratch set
+	if sc.Warmup > 0 {      // warm-up figures go to a scratch set
 		r.scratch = metrics.NewSet(sc.Clients)
 	}
 	return nil
