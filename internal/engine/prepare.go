@@ -146,8 +146,9 @@ func (r *run) prepare() error {
 	// included) is not the run's
 	// work, and must not count in its measured window or its CPU time.
 	r.recs = metrics.NewSet(sc.Clients)
-	r.recs.TrackIntervals() // the timeline's latency and the .hlog file
-	if sc.Warmup > 0 {      // warm-up figures go to a scratch set
+	// Interval histograms: the timeline's latency and the .hlog file.
+	r.recs.TrackIntervals()
+	if sc.Warmup > 0 { // warm-up figures go to a scratch set
 		r.scratch = metrics.NewSet(sc.Clients)
 	}
 	return nil
