@@ -36,11 +36,12 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 // assertOnlyResults fails when dir holds anything but result files
-// (*.json, *.hgrm): no temporary file or directory, no reservation file.
+// (*.json, *.hgrm, *.hlog): no temporary file or directory, no
+// reservation file.
 func assertOnlyResults(t *testing.T, dir string) {
 	t.Helper()
 	for _, n := range dirNames(t, dir) {
-		if strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".hgrm")) {
+		if strings.HasPrefix(n, ".") || !(strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".hgrm") || strings.HasSuffix(n, ".hlog")) {
 			t.Errorf("%s left in the output directory (all: %q)", n, dirNames(t, dir))
 		}
 	}
@@ -274,9 +275,9 @@ func TestOutReserved(t *testing.T) {
 	assertOnlyResults(t, dir)
 }
 
-// The result JSON and its .hgrm files appear together: staged in a
-// temporary directory, the .hgrm renamed first, the JSON last; a write that
-// fails leaves nothing.
+// The result JSON and its .hgrm and .hlog files appear together: staged
+// in a temporary directory, the .hgrm and .hlog renamed first, the JSON
+// last; a write that fails leaves nothing.
 func TestResultFilesTogether(t *testing.T) {
 	dir := t.TempDir()
 	r := lockbench(t, "run", "-q", "--strategy", "atomic,naive", "--driver", "rueidis", "--stock", "20", "--clients", "2",
@@ -284,7 +285,8 @@ func TestResultFilesTogether(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	want := []string{"t-1-atomic-rueidis-flash-sale.hgrm", "t-2-naive-rueidis-flash-sale.hgrm", "t.json"}
+	want := []string{"t-1-atomic-rueidis-flash-sale.hgrm", "t-1-atomic-rueidis-flash-sale.hlog",
+		"t-2-naive-rueidis-flash-sale.hgrm", "t-2-naive-rueidis-flash-sale.hlog", "t.json"}
 	if got := dirNames(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("files %q, want %q", got, want)
 	}

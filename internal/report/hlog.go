@@ -18,11 +18,13 @@ func HLOGName(out string, i int, s Scenario) string {
 }
 
 // HLOGTag is the tag of a scenario's operation latency in its interval
-// log: strategy/driver/workload/retry/clients, with the characters a tag
-// may not hold (commas, spaces) replaced by ';' and '_'. Its acquire times
-// carry the tag HLOGTag + "/acquire".
+// log: strategy/driver/workload/retry/clients (the retry with its
+// parameters, as the result's retry field), with the characters a tag may
+// not hold (commas, spaces, line breaks) replaced by ';' and '_'. Its
+// acquire times carry the tag HLOGTag + "/acquire".
 func HLOGTag(s Scenario) string {
-	return strings.NewReplacer(",", ";", " ", "_", "\r", "_", "\n", "_").Replace(s.Name() + "/" + strconv.Itoa(s.Clients))
+	return strings.NewReplacer(",", ";", " ", "_", "\r", "_", "\n", "_").Replace(
+		s.Strategy + "/" + s.Driver + "/" + s.Workload + "/" + s.Retry + "/" + strconv.Itoa(s.Clients))
 }
 
 // WriteHLOG writes, beside the result file out (x.json), one HdrHistogram
