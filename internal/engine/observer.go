@@ -108,12 +108,17 @@ func (o *observer) gaveUp()   { o.rec.GaveUp() }
 // errored counts an operation's error by its kind (drivers.ErrorKind).
 func (o *observer) errored(err error) { o.rec.Errored(drivers.ErrorKind(err), err) }
 
-// flushIfDue flushes the recorder's batch when it is Due, and reports
-// whether it did (the caller then reads the clock afresh).
+// flushIfDue flushes the recorder's batch when it is Due (FlushDue: at an
+// interval's end, the values of the operations that ended before it), and
+// reports whether it did (the caller then reads the clock afresh).
 func (o *observer) flushIfDue() bool {
 	if !o.rec.Due() {
 		return false
 	}
-	o.rec.Flush()
+	o.rec.FlushDue()
 	return true
 }
+
+// start marks the start of an operation in the recorder (metrics.Recorder.
+// Mark): its values count in the interval in which it ends.
+func (o *observer) start() { o.rec.Mark() }

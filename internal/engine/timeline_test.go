@@ -9,6 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -246,6 +248,99 @@ func TestSamplerShortWindows(t *testing.T) {
 		<-done
 		if tl := s.finish(time.Now()); len(tl) != 0 {
 			t.Fatalf("timeline %+v for a run that ended in its warm-up, want none", tl)
+		}
+	})
+}
+
+// Under a fake clock: two clients completing an operation every 10 ms for
+// 3.1 s (198, 200 and 220 in the three entries, the last folding the
+// 100 ms tail), whose operations (and acquires, half as long) take 2 ms
+// except those ending in the second second, 40 ms (a fault window). Each
+// entry's latency is that of the operations that ended in its interval:
+// the values of an operation in progress at an interval's end are kept
+// for the next one (Mark, FlushDue), so every entry's interval histogram
+// holds exactly its ops, the spike lands in the second entry only, and
+// the intervals merged are the Set's total.
+func TestSamplerIntervalLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const clients = 2
+		recs := metrics.NewSet(clients)
+		recs.TrackIntervals()
+		slots := make([]liveSlot, clients)
+		start := time.Now()
+		s := &sampler{slots: slots, recs: recs, scenarioStart: start}
+		stop, done := make(chan struct{}), make(chan struct{})
+		go s.run(stop, done)
+		latency := func(end time.Duration) time.Duration {
+			if end >= time.Second && end < 2*time.Second {
+				return 40 * time.Millisecond
+			}
+			return 2 * time.Millisecond
+		}
+		var wg sync.WaitGroup
+		for id := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := recs.Client(id)
+				// Client id's operations end at 13 + 4*id + 10*j ms, j =
+				// 0..308: never on an interval's end, the last before 3.1 s.
+				time.Sleep(time.Duration(3+4*id) * time.Millisecond)
+				for range 309 {
+					r.Mark()
+					time.Sleep(10 * time.Millisecond) // the operation
+					d := latency(time.Since(start))
+					r.Acquired(1, d/2)
+					slots[id].count(outOK)
+					r.Completed(d)
+					if r.Due() {
+						r.FlushDue()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		end := start.Add(3100 * time.Millisecond)
+		time.Sleep(time.Until(end))
+		close(stop)
+		<-done
+		tl := s.finish(end)
+		ops, acqs := s.intervals()
+		if len(tl) != 3 || len(ops) != 3 || len(acqs) != 3 {
+			t.Fatalf("%d entries, %d and %d interval histograms; want 3 each: %+v", len(tl), len(ops), len(acqs), tl)
+		}
+		ms := func(d time.Duration) (p50, max float64) {
+			h := metrics.NewHistogram()
+			metrics.Record(h, d)
+			l := metrics.Summarize(h)
+			return l.P50, l.Max
+		}
+		fast50, fastMax := ms(2 * time.Millisecond)
+		slow50, slowMax := ms(40 * time.Millisecond)
+		acq50, _ := ms(20 * time.Millisecond)
+		want := []struct {
+			ops        int64
+			p50, max   float64
+			acquireP50 float64
+		}{{198, fast50, fastMax, 0}, {200, slow50, slowMax, acq50}, {220, fast50, fastMax, 0}}
+		merged := metrics.NewHistogram()
+		for i, e := range tl {
+			h, err := hdrhistogram.Decode(ops[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged.Merge(h)
+			w := want[i]
+			if e.Ops != w.ops || h.TotalCount() != w.ops || e.OpP50MS != w.p50 || e.OpP99MS != w.max || e.OpMaxMS != w.max {
+				t.Fatalf("entry %d: %d ops, %d op values, p50/p99/max %v/%v/%v ms; want %d, %d, %v/%v/%v",
+					i, e.Ops, h.TotalCount(), e.OpP50MS, e.OpP99MS, e.OpMaxMS, w.ops, w.ops, w.p50, w.max, w.max)
+			}
+			if w.acquireP50 != 0 && e.AcquireP50MS != w.acquireP50 {
+				t.Fatalf("entry %d: acquire p50 %v ms, want %v", i, e.AcquireP50MS, w.acquireP50)
+			}
+		}
+		if total := recs.Total(); !merged.Equals(total.Op) || total.Op.TotalCount() != 618 {
+			t.Fatalf("intervals merge to %d values, the total has %d (want 618)", merged.TotalCount(), total.Op.TotalCount())
 		}
 	})
 }

@@ -130,6 +130,7 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 			intended = t0
 		}
 		o.measure(intended, warm)
+		o.start()
 		w.Begin(t0)
 		err := wl.Op(ctx, w)
 		out := classify(ctx, err)

@@ -154,7 +154,7 @@ func (h *Hists) get(k Kind) *hdrhistogram.Histogram {
 //
 // Recording is cheap: Observe appends the value (µs, tagged with its
 // kind) to one small buffer, and about every batch of values the lot goes
-// into the histograms: when Due, the engine's worker loop calls Flush
+// into the histograms: when Due, the engine's worker loop calls FlushDue
 // between two operations, so that no measured time includes it. A
 // histogram's counts (about 140 KB) are far bigger than the CPU caches
 // hold for 50 clients, and a value added at once between two Redis round
@@ -182,12 +182,13 @@ type Recorder struct {
 	pending  []uint32 // values not yet in their histogram (see kindShift)
 	n, limit uint32   // values in pending; Due when n reaches limit
 	// seen is the interval (epoch.n) of r's last flush: Due when the
-	// Set's sampler has ended an interval since.
-	seen     uint32
-	Ops      int64   // operations completed
-	Attempts int64   // acquire attempts (TryAcquire calls)
-	epoch    *epochs // the Set's interval count; never changes for NewRecorder's
-	shard    *Shard  // where Flush puts the values; nil: r's own Hists
+	// Set's sampler has ended an interval since. mark is n at the start of
+	// the operation in progress (Mark).
+	seen, mark uint32
+	Ops        int64   // operations completed
+	Attempts   int64   // acquire attempts (TryAcquire calls)
+	epoch      *epochs // the Set's interval count; never changes for NewRecorder's
+	shard      *Shard  // where Flush puts the values; nil: r's own Hists
 
 	// Hists are the Recorder's own histograms (NewRecorder, Merge's
 	// target); all nil in a Set's client Recorder.
@@ -281,33 +282,70 @@ func (r *Recorder) Observe(k Kind, d time.Duration) {
 	n++
 	r.n = n
 	if n == uint32(len(r.pending)) {
-		r.flush()
+		r.flush(n)
 	}
 }
+
+// Mark marks the start of an operation: when an interval ends while it is
+// in progress, FlushDue keeps the values observed after the mark (this
+// operation's) for the next interval. One store.
+func (r *Recorder) Mark() { r.mark = r.n }
 
 // Due reports whether the buffered values should be flushed now: they
 // have reached this Recorder's batch size, or its Set's sampler has ended
 // an interval since the last flush (Set.EndInterval; the values then reach
 // the interval histograms before the sampler takes them). The caller
-// flushes between two operations, where no measured time runs.
+// flushes (FlushDue) between two operations, where no measured time runs.
 func (r *Recorder) Due() bool { return r.n >= r.limit || r.epoch.n.Load() != r.seen }
+
+// FlushDue is the flush of the engine's worker loop at the end of an
+// operation, when Due. When the Set's sampler has ended an interval since
+// the last flush, it flushes the values observed before the last Mark
+// (the operations that ended before the interval's end; the one that just
+// ended did so after it), keeps the rest buffered for the next interval,
+// and counts the flush in Set.Flushed; otherwise it flushes every value,
+// as Flush does.
+func (r *Recorder) FlushDue() {
+	if e := r.epoch.n.Load(); e != r.seen {
+		r.flush(r.mark)
+		// Every client flushed at once: spread their next batches again.
+		r.stagger()
+		r.seen = e
+		r.epoch.acks.Add(1)
+		return
+	}
+	r.flush(r.n)
+}
 
 // Flush adds every value Observe buffered to its histogram (the
 // Recorder's own, or its shard's under the shard's mutex, and the shard's
 // interval histograms for Op and Acquire values).
 func (r *Recorder) Flush() {
-	if r.n > 0 {
-		r.flush()
-	} else if r.epoch.n.Load() != r.seen {
-		r.ack()
+	r.flush(r.n)
+	if e := r.epoch.n.Load(); e != r.seen {
+		r.seen = e
+		r.epoch.acks.Add(1)
 	}
 }
 
-func (r *Recorder) flush() {
+// flush adds the first upto buffered values to their histograms and keeps
+// the rest, at the start of the buffer, for a later flush.
+func (r *Recorder) flush(upto uint32) {
+	if upto > 0 {
+		r.record(r.pending[:upto])
+	}
+	r.n = uint32(copy(r.pending, r.pending[upto:r.n]))
+	r.mark = 0
+	r.limit = uint32(len(r.pending)) - headroom
+}
+
+// record adds vs to their histograms.
+func (r *Recorder) record(vs []uint32) {
 	h := &r.Hists
 	var iv [2]*hdrhistogram.Histogram
 	if r.shard != nil {
 		r.shard.mu.Lock()
+		defer r.shard.mu.Unlock()
 		h, iv = &r.shard.h, r.shard.iv
 	}
 	// In the order observed: the counts a batch touches (kilobytes per
@@ -317,32 +355,18 @@ func (r *Recorder) flush() {
 	// operation of four values, BenchmarkObserve.)
 	// Cannot fail: micros clamps to the histograms' range.
 	if iv[0] == nil {
-		for _, v := range r.pending[:r.n] {
+		for _, v := range vs {
 			_ = h.hist(Kind(v >> kindShift)).RecordValue(int64(v & (1<<kindShift - 1)))
 		}
-	} else {
-		for _, v := range r.pending[:r.n] {
-			k, us := Kind(v>>kindShift), int64(v&(1<<kindShift-1))
-			_ = h.hist(k).RecordValue(us)
-			if k <= Acquire { // Op or Acquire: one more Record, into the interval's
-				_ = iv[k].RecordValue(us)
-			}
+		return
+	}
+	for _, v := range vs {
+		k, us := Kind(v>>kindShift), int64(v&(1<<kindShift-1))
+		_ = h.hist(k).RecordValue(us)
+		if k <= Acquire { // Op or Acquire: one more Record, into the interval's
+			_ = iv[k].RecordValue(us)
 		}
 	}
-	if r.shard != nil {
-		r.shard.mu.Unlock()
-	}
-	r.n = 0
-	r.limit = uint32(len(r.pending)) - headroom
-	if r.epoch.n.Load() != r.seen {
-		r.ack()
-	}
-}
-
-// ack records that r flushed after the end of an interval.
-func (r *Recorder) ack() {
-	r.seen = r.epoch.n.Load()
-	r.epoch.acks.Add(1)
 }
 
 // stagger sets the first batch of a Recorder with a buffer of size
@@ -461,10 +485,11 @@ func (s *Set) TrackIntervals() {
 }
 
 // EndInterval ends the current interval: every client's Recorder is Due
-// from now until its next Flush, so that the engine's worker loop flushes
-// each client's buffer at the end of its operation in progress; Flushed
-// counts those flushes. It returns Flushed's count before the interval
-// ended. Safe to call while clients record.
+// from now until its next flush, so that the engine's worker loop flushes
+// (FlushDue) each client's values of the operations that ended before now
+// at the end of its operation in progress; Flushed counts those flushes.
+// It returns Flushed's count before the interval ended. Safe to call while
+// clients record.
 func (s *Set) EndInterval() int64 {
 	before := s.epoch.acks.Load()
 	s.epoch.n.Add(1)
@@ -481,7 +506,8 @@ func (s *Set) Flushed() int64 { return s.epoch.acks.Load() }
 // in µs) into op and acq, and empties them: under each shard's mutex it
 // swaps the shard's interval histograms for empty spares, then merges and
 // resets them outside it. A value reaches the interval in which its
-// client flushes it, not the one in which it was observed. Safe to call
+// client flushes it (FlushDue holds back the values of an operation that
+// ended after EndInterval). Safe to call
 // while clients record, from one goroutine at a time; nothing without
 // TrackIntervals.
 func (s *Set) TakeInterval(op, acq *hdrhistogram.Histogram) {
