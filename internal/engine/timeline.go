@@ -125,16 +125,26 @@ func (s *sampler) begin(now time.Time) {
 	}
 }
 
+// end ends the interval for the clients (metrics.Set.EndInterval: each
+// flushes at the end of its operation in progress) unless final (every
+// client has stopped and flushed), and returns the flush count before, for
+// take. Called before the counts are read: an operation a client counts
+// after it sees the interval end is one whose values it holds back.
+func (s *sampler) end(final bool) int64 {
+	if s.recs == nil || final {
+		return 0
+	}
+	return s.recs.EndInterval()
+}
+
 // take adds the values the clients flushed since the last take to cur.
-// Unless final (every client has stopped and flushed), it first ends the
-// interval (the clients flush at the end of their operation in progress)
-// and waits until each client flushed once, or for the settle time.
-func (s *sampler) take(final bool) {
+// Unless final, it first waits until each client flushed once since end
+// (base: end's count), or for a tenth of the interval, at most maxSettle.
+func (s *sampler) take(final bool, base int64) {
 	if s.recs == nil {
 		return
 	}
 	if !final {
-		base := s.recs.EndInterval()
 		deadline := time.Now().Add(min(s.every()/10, maxSettle))
 		for s.recs.Flushed()-base < int64(s.recs.Len()) && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
@@ -186,8 +196,9 @@ func (s *sampler) emit(now time.Time, final bool) []report.Second {
 	if kNow <= s.k {
 		return nil
 	}
+	base := s.end(final)
 	d := s.diff()
-	s.take(final)
+	s.take(final, base)
 	from := len(s.out)
 	for s.k < kNow {
 		s.k++
@@ -243,7 +254,7 @@ func (s *sampler) finish(end time.Time) []report.Second {
 	}
 	s.emit(end, true)
 	rest := s.diff()
-	s.take(true)
+	s.take(true, 0)
 	tail := end.Sub(s.start) - time.Duration(s.k)*s.every()
 	endTS := math.Max((s.offset + end.Sub(s.start)).Seconds(), s.offset.Seconds())
 	if len(s.out) > 0 && tail < s.every()/foldTail {

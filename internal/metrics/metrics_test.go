@@ -534,12 +534,13 @@ func TestSetIntervalsMergeToTotal(t *testing.T) {
 			go func(r *Recorder, c int) {
 				defer wg.Done()
 				for i := 0; i < perClient; i++ {
+					r.Mark() // as the worker loop does
 					d := time.Duration(1+(c*perClient+i)%20_000) * time.Microsecond
 					r.Acquired(1, d/2)
 					r.Held(d / 3) // not an interval's kind
 					r.Completed(d)
 					if r.Due() {
-						r.Flush()
+						r.FlushDue()
 					}
 				}
 			}(s.Client(c), c)
@@ -622,5 +623,46 @@ func TestEndIntervalMakesDue(t *testing.T) {
 	s.EndInterval()
 	if r.Due() {
 		t.Fatal("a NewRecorder is Due after a Set's EndInterval")
+	}
+}
+
+// FlushDue after an interval's end flushes the values observed before the
+// last Mark (operations that ended before the end) and keeps those after
+// it (the operation that ended after) for the next interval; without an
+// interval's end it flushes everything.
+func TestFlushDueKeepsOperationInProgress(t *testing.T) {
+	maxOf := func(d time.Duration) int64 { h := NewHistogram(); Record(h, d); return h.Max() }
+	s := NewSet(2)
+	s.TrackIntervals()
+	r := s.Client(0)
+	r.Mark()
+	r.Completed(time.Millisecond) // operation A, before the interval's end
+	r.Mark()                      // operation B starts
+	s.EndInterval()
+	r.Acquired(1, 5*time.Millisecond)
+	r.Completed(7 * time.Millisecond) // B ends after it
+	if !r.Due() {
+		t.Fatal("not Due after the interval's end")
+	}
+	r.FlushDue()
+	if r.Due() || s.Flushed() != 1 {
+		t.Fatalf("Due %v, Flushed %d after FlushDue; want false, 1", r.Due(), s.Flushed())
+	}
+	op, acq := NewHistogram(), NewHistogram()
+	s.TakeInterval(op, acq)
+	if op.TotalCount() != 1 || op.Max() != maxOf(time.Millisecond) || acq.TotalCount() != 0 {
+		t.Fatalf("first interval: %d op values (max %d µs), %d acquire values; want A's 1 ms alone", op.TotalCount(), op.Max(), acq.TotalCount())
+	}
+	r.Mark()
+	r.Completed(3 * time.Millisecond) // C, same interval as B
+	r.Due()
+	r.FlushDue() // no interval's end: everything
+	op, acq = NewHistogram(), NewHistogram()
+	s.TakeInterval(op, acq)
+	if op.TotalCount() != 2 || acq.TotalCount() != 1 || op.Max() != maxOf(7*time.Millisecond) {
+		t.Fatalf("second interval: %d op values (max %d µs), %d acquire values; want B's and C's 2 (7 ms max) and B's acquire", op.TotalCount(), op.Max(), acq.TotalCount())
+	}
+	if total := s.Total(); total.Op.TotalCount() != 3 || total.Acquire.TotalCount() != 1 {
+		t.Fatalf("total %d op and %d acquire values, want 3 and 1", total.Op.TotalCount(), total.Acquire.TotalCount())
 	}
 }

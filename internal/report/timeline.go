@@ -29,16 +29,17 @@ type Second struct {
 
 	// The latency of the operations (OpP50MS, OpP99MS, OpMaxMS: the whole
 	// operation, as latency_ms) and of the granted acquires (AcquireP50MS,
-	// AcquireP99MS, AcquireMaxMS: as acquire_ms) whose times reached the
-	// interval's histograms, in ms; absent when none did. A time reaches
-	// the interval in which its client flushes it: each client buffers its
-	// values, and at an interval's end flushes them when its operation in
-	// progress ends; the sampler waits for that up to a tenth of the
-	// interval (at most 100 ms), so the values of a client whose operation
-	// lasts longer count in a later interval, and an operation that ends
-	// within the wait counts in the interval before. The interval
-	// histograms together hold exactly the values of latency_ms and
-	// acquire_ms (the .hlog file has them).
+	// AcquireP99MS, AcquireMaxMS: as acquire_ms) whose values reached the
+	// interval's histograms, in ms; absent when none did. At an interval's
+	// end each client flushes, when its operation in progress ends, the
+	// values of the operations that ended before the interval's end (that
+	// operation's own, its acquire's included, count in the next), and the
+	// sampler waits for that up to a tenth of the interval (at most
+	// 100 ms): an operation counts in the interval in which it ended, as
+	// in Ops, except that the values buffered by a client whose operation
+	// in progress outlasts the wait count in the interval in which it
+	// flushes them. The interval histograms together hold exactly the
+	// values of latency_ms and acquire_ms (the .hlog file has them).
 	OpP50MS      float64 `json:"op_p50_ms,omitempty"`
 	OpP99MS      float64 `json:"op_p99_ms,omitempty"`
 	OpMaxMS      float64 `json:"op_max_ms,omitempty"`
