@@ -75,6 +75,7 @@ type scenarioBar struct {
 
 	mu         sync.Mutex
 	opsPerSec  float64
+	interval   time.Duration // each timeline entry's (--interval; 0: 1 s)
 	seconds    int
 	errors     int64
 	violations int64
@@ -121,11 +122,15 @@ func (b *scenarioBar) status(decor.Statistics) string {
 	return fmt.Sprintf("%v elapsed, %.0f ops/s, errors %d, overlap %d", el, b.opsPerSec, b.errors, b.violations)
 }
 
-// second takes one whole second of the timeline (engine.Scenario.OnSecond).
+// second takes one whole interval of the timeline (engine.Scenario.OnSecond).
 func (b *scenarioBar) second(s report.Second) {
 	b.mu.Lock()
 	b.seconds++
-	b.opsPerSec = float64(s.Ops) // a whole second: ops are ops/s
+	iv := b.interval
+	if iv <= 0 {
+		iv = engine.DefaultInterval
+	}
+	b.opsPerSec = float64(s.Ops) / iv.Seconds() // a whole interval
 	b.errors += s.Errors + s.AcquireFailures
 	b.violations += s.Violations
 	b.mu.Unlock()
@@ -212,6 +217,7 @@ func scenarioSummary(res report.Scenario) string {
 
 func (lp *liveProgress) start(i int, sc *engine.Scenario, planned time.Duration) {
 	b := lp.scenario(i, scenarioName(sc), planned)
+	b.interval = sc.Interval
 	sc.OnSecond = b.second
 	lp.mu.Lock()
 	lp.cur = b
