@@ -32,6 +32,7 @@ type runFlags struct {
 	rate                                    float64
 	repeat                                  int
 	format                                  string
+	columns                                 string // --columns: the table's columns (printResults)
 	metricsAddr                             string
 	arrivals                                string
 	maxClients                              int
@@ -176,7 +177,8 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's where the workload runs it: fencing->fence, multilevel->cas; else none), none, cas (flash-sale, hot-key, long-task, nested), decr (flash-sale only)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
-	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv or benchstat (the JSON file is written either way)")
+	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv, benchstat or markdown (the JSON file is written either way)")
+	fl.StringVar(&f.columns, "columns", "", columnsFlagDoc)
 	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
 	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")

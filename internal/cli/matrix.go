@@ -247,12 +247,8 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		return namedPath(out, err)
 	}
 	files.release()
-	if p.sweep != nil && f.format == "table" {
-		err = report.SweepTable(stdout, run.Scenarios)
-	} else {
-		err = report.Write(stdout, f.format, run)
-	}
-	if err != nil {
+	// lockbench show prints a result file through the same call.
+	if err = printResults(stdout, f.format, f.columns, termWidth(stdout), run); err != nil {
 		return err
 	}
 	if len(p.thresholds) > 0 {

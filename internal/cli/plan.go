@@ -148,6 +148,8 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	if !contains(report.Formats, f.format) {
 		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
+	} else if err := checkColumns(f.columns, f.format, f.sweep); err != nil {
+		bad("%v", err)
 	}
 	if f.repeat < 1 || f.repeat > 1000 {
 		bad("--repeat must be from 1 to 1000, got %d", f.repeat)

@@ -310,6 +310,9 @@ func ReadFile(path string) (*Run, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if r.Schema == 0 {
+		return nil, fmt.Errorf("%s: not a lockbench result file (no \"schema\" field)", path)
+	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %d, this lockbench reads %d", path, r.Schema, Schema)
 	}
