@@ -142,7 +142,9 @@ func termWidth(w io.Writer) int {
 // --columns, a table wider than width (the terminal's columns; 0: not a
 // terminal, never narrowed) is printed with the compact columns
 // (report.CompactColumns, report.SweepCompactColumns) instead, followed
-// by a line that names --columns.
+// by a line that names --columns; when even that is wider than width,
+// the scenario-naming columns whose value every row shares
+// (report.FoldColumns) leave the table for an "every row:" line.
 func printResults(stdout io.Writer, format, columns string, width int, run *report.Run) error {
 	if format != "table" && format != "markdown" {
 		return report.Write(stdout, format, run)
@@ -177,13 +179,49 @@ func printResults(stdout io.Writer, format, columns string, width int, run *repo
 	if sweep {
 		compact = report.SweepCompactColumns
 	}
-	cols, err = report.SelectColumns(full, extra, compact)
-	if err != nil {
+	if cols, err = report.SelectColumns(full, extra, compact); err != nil {
 		return err
 	}
-	if err := render(stdout, cols); err != nil {
+	b.Reset()
+	if err := render(&b, cols); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "compact table to fit %d columns; --columns all for every column, or a,b,c\n", width)
+	var same []string
+	if report.Width(b.Bytes()) > width {
+		cols, same = foldSame(cols, run.Scenarios)
+		b.Reset()
+		if err := render(&b, cols); err != nil {
+			return err
+		}
+	}
+	if len(same) > 0 {
+		fmt.Fprintf(&b, "every row: %s\n", strings.Join(same, ", "))
+	}
+	fmt.Fprintf(&b, "compact table to fit %d columns; --columns all for every column, or a,b,c\n", width)
+	_, err = stdout.Write(b.Bytes())
 	return err
+}
+
+// foldSame takes out of cols the columns of report.FoldColumns whose cell
+// is the same in every scenario, and returns them as "key value" texts
+// (the column's header and the shared cell).
+func foldSame(cols []report.Column, scenarios []report.Scenario) (kept []report.Column, same []string) {
+	for _, c := range cols {
+		if len(scenarios) > 0 && contains(report.FoldColumns, c.Key) && allSame(c, scenarios) {
+			same = append(same, c.Header+" "+c.Cell(scenarios[0]))
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept, same
+}
+
+// allSame reports whether c's cell is the same in every scenario.
+func allSame(c report.Column, scenarios []report.Scenario) bool {
+	for _, s := range scenarios[1:] {
+		if c.Cell(s) != c.Cell(scenarios[0]) {
+			return false
+		}
+	}
+	return true
 }

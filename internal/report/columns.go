@@ -41,6 +41,9 @@ func opsCell(s Scenario) string {
 	return ops
 }
 
+// Cell is the column's text for s, as the table shows it.
+func (c Column) Cell(s Scenario) string { return c.cell(s) }
+
 func col(key, header, doc string, cell func(Scenario) string) Column {
 	return Column{Key: key, Header: header, Doc: doc, cell: cell}
 }
@@ -120,8 +123,14 @@ func TableExtras() []Column {
 
 // CompactColumns are the run table's columns on a terminal too narrow
 // for the full table: strategy, driver, workload, retry, clients, ops/s,
-// p50 and p99 ms, violations (every kind summed) and errors.
+// p50 and p99 ms, violations (every kind summed) and errors; FoldColumns
+// those of them that a table still too wide shows in one line instead
+// when every row has the same value.
 var CompactColumns = []string{"strategy", "driver", "workload", "retry", "clients", "ops", "p50", "p99", "violations", "errors"}
+
+// FoldColumns are the compact table's columns that name the scenario
+// (never a figure), in the order a "every row:" line names them.
+var FoldColumns = []string{"strategy", "driver", "workload", "retry", "clients"}
 
 // SweepColumns are the columns of the sweep table (SweepTable), in
 // order: strategy, driver, workload, retry, clients, ops/s, ceiling,
