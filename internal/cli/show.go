@@ -29,7 +29,8 @@ On a terminal narrower than the full table, the table is the compact one
 (strategy, driver, workload, retry, clients, ops/s, p50, p99, violations,
 errors) with a line naming --columns; piped or redirected it is the full
 table. --columns a,b,c chooses the columns (all: the full table) of the
-table and markdown formats. Columns: ` + wrap(columnsDoc(), 70) + `
+table and markdown formats, by these names:
+` + wrap(columnsDoc(), 76) + `
 
 Exit codes: 0 printed; 2 bad input (a file that is missing or not a
 lockbench result, an unknown format or column).`,
@@ -73,20 +74,10 @@ lockbench result, an unknown format or column).`,
 const columnsFlagDoc = "table and markdown: the columns to show, comma-separated, or all (default: all, or a compact set on a terminal narrower than the table; see 'lockbench show --help')"
 
 // columnsDoc lists the --columns keys of the run table, then those of
-// the sweep table that it lacks.
+// the sweep table.
 func columnsDoc() string {
-	keys := report.ColumnKeys(append(report.TableColumns(), report.TableExtras()...))
-	var sweepOnly []string
-	for _, k := range report.ColumnKeys(append(report.SweepColumns(), report.SweepExtras()...)) {
-		if !contains(keys, k) {
-			sweepOnly = append(sweepOnly, k)
-		}
-	}
-	doc := strings.Join(keys, ", ") + "."
-	if len(sweepOnly) > 0 {
-		doc += " A sweep's table also has " + strings.Join(sweepOnly, ", ") + "."
-	}
-	return doc
+	return strings.Join(report.ColumnKeys(append(report.TableColumns(), report.TableExtras()...)), ", ") +
+		"; of a sweep's table: " + strings.Join(report.ColumnKeys(append(report.SweepColumns(), report.SweepExtras()...)), ", ") + "."
 }
 
 // tableColumns are the full and the extra columns of the run table, or
