@@ -174,7 +174,7 @@ func SelectColumns(full, extra []Column, keys []string) ([]Column, error) {
 		return full, nil
 	}
 	all := append(slices.Clone(full), extra...)
-	var out, bad []string
+	var bad []string
 	var cols []Column
 	for _, k := range keys {
 		k = strings.TrimSpace(k)
@@ -183,7 +183,6 @@ func SelectColumns(full, extra []Column, keys []string) ([]Column, error) {
 			bad = append(bad, strconv.Quote(k))
 			continue
 		}
-		out = append(out, k)
 		cols = append(cols, all[i])
 	}
 	if len(bad) > 0 {
