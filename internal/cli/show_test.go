@@ -32,6 +32,21 @@ func TestShowReproducesRun(t *testing.T) {
 		t.Fatalf("show: exit %d, stdout differs from the run's table:\n%q\nwant\n%q\n%s", s.code, s.stdout, table, s.stderr)
 	}
 
+	// merge prints the table show prints of the merged file.
+	copyOut := filepath.Join(filepath.Dir(out), "copy.json")
+	merged := filepath.Join(filepath.Dir(out), "merged.json")
+	if b, err := os.ReadFile(out); err != nil || os.WriteFile(copyOut, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	m := lockbench(t, "merge", out, copyOut, "--out", merged)
+	mergedTable, ok := strings.CutSuffix(m.stdout, "merged 2 files into "+merged+"\n")
+	if m.code != 0 || !ok {
+		t.Fatalf("merge: exit %d\n%s%s", m.code, m.stdout, m.stderr)
+	}
+	if s := lockbench(t, "show", merged); s.code != 0 || s.stdout != mergedTable {
+		t.Errorf("show of the merged file differs from merge's table:\n%q\nwant\n%q", s.stdout, mergedTable)
+	}
+
 	s = lockbench(t, "show", out, "--format", "json")
 	if file, err := os.ReadFile(out); err != nil || s.code != 0 || s.stdout != string(file) {
 		t.Fatalf("show --format json: exit %d (%v), not the file:\n%s", s.code, err, s.stdout)
