@@ -211,7 +211,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			run.Meta.Topology, run.Meta.Servers = topos.describe()
 			run.Thresholds = thresholds.Evaluate(p.thresholds, run.Scenarios) // recorded; the exit stays 1
 			if len(run.Scenarios) > 0 {
-				_ = report.Table(stdout, run.Scenarios)
+				_ = printResults(stdout, "table", f.columns, termWidth(stdout), run)
 			}
 			if werr := files.write(run); werr == nil {
 				fmt.Fprintf(stdout, "partial results written to %s\n", out)
