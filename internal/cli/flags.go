@@ -140,6 +140,7 @@ Exit codes: ` + exitCodesDoc,
 		},
 	}
 	registerRunFlags(cmd.Flags(), f, false)
+	registerNameCompletions(cmd)
 	return cmd, f
 }
 
