@@ -216,8 +216,8 @@ func (f *figure) layout(c draw.Canvas) layout {
 	}
 	rows, cols := len(f.panels), len(f.panels[0])
 	if rows == 1 && cols == 1 {
-		// Room on the right and at the top for the last tick label.
-		lo.panels = []draw.Canvas{draw.Crop(area, 0, -2*figPad, 0, -figPad)}
+		// Room at the sides and the top for the outermost labels.
+		lo.panels = []draw.Canvas{draw.Crop(area, figPad, -2*figPad, 0, -figPad)}
 		return lo
 	}
 	pad := vg.Points(12)
