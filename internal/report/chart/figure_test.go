@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/palette/brewer"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -160,6 +161,20 @@ func TestLineStyleDistinct(t *testing.T) {
 	}
 	if len(pairs) != 20 || len(colours) != 20 {
 		t.Fatalf("%d distinct styles, %d distinct colours, want 20 each", len(pairs), len(colours))
+	}
+	// The first 11 are ColorBrewer's Paired, dark hues then light, without
+	// its pale yellow (index 10).
+	paired, err := brewer.GetPalette(brewer.TypeQualitative, "Paired", 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := paired.Colors()
+	for i, j := range []int{1, 3, 5, 7, 9, 11, 0, 2, 4, 6, 8} {
+		got := color.NRGBAModel.Convert(seriesColor(i)).(color.NRGBA)
+		want := color.NRGBAModel.Convert(pc[j]).(color.NRGBA)
+		if got != want {
+			t.Errorf("seriesColor(%d) = %v, want Paired[%d] %v", i, got, j, want)
+		}
 	}
 	// Bars have no dashes: colours stay distinct far beyond a chart's needs.
 	seen := map[color.NRGBA]bool{}
