@@ -141,6 +141,7 @@ Exit codes: ` + exitCodesDoc,
 		},
 	}
 	registerRunFlags(cmd.Flags(), f, false)
+	registerNameCompletions(cmd)
 	return cmd, f
 }
 

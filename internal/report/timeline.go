@@ -22,6 +22,24 @@ type Second struct {
 	// Oversell and lost updates are only known at the end check, so they
 	// are not here.
 	Violations int64 `json:"violations"`
+	// OpP50MS, OpP99MS and OpMaxMS are the median, 99th percentile and
+	// maximum latency (ms) of the operations completed in the interval
+	// (acquire with retries, critical section, release); absent (0) when
+	// it completed none.
+	OpP50MS float64 `json:"op_p50_ms,omitempty"`
+	OpP99MS float64 `json:"op_p99_ms,omitempty"`
+	OpMaxMS float64 `json:"op_max_ms,omitempty"`
+	// AcquireP50MS, AcquireP99MS and AcquireMaxMS are the same of the
+	// acquires that succeeded in the interval (retries included); absent
+	// (0) when none did.
+	AcquireP50MS float64 `json:"acquire_p50_ms,omitempty"`
+	AcquireP99MS float64 `json:"acquire_p99_ms,omitempty"`
+	AcquireMaxMS float64 `json:"acquire_max_ms,omitempty"`
+	// Offered are the arrivals due in the interval by the open-loop
+	// arrival shape (--rate); absent in closed-loop runs. Achieved is Ops.
+	Offered int64 `json:"offered,omitempty"`
+	// Dropped are the arrivals dropped in the interval (open loop).
+	Dropped int64 `json:"dropped,omitempty"`
 }
 
 // OpsPerSec is the interval's rate, Ops / its length in s; prev is the
