@@ -322,7 +322,7 @@ func TestPrometheusMetrics(t *testing.T) {
 		Params: workloads.Params{}, Options: registry.Values{"stock": int64(50), "skus": 1}, Seed: 8,
 	}, {
 		Strategy: "naive", Driver: "rueidis", Workload: "flash-sale", Retry: policy(t, "none"),
-		Clients: 8, Duration: 1500 * time.Millisecond, TTL: 5 * time.Millisecond, Prom: prom, Number: 2,
+		Clients: 8, Duration: 3 * time.Second, TTL: 5 * time.Millisecond, Prom: prom, Number: 2,
 		Params: workloads.Params{Work: workloads.Fixed(20 * time.Millisecond)}, Options: registry.Values{"stock": int64(1_000_000), "skus": 1}, Seed: 8,
 	}}
 	// liveOverlaps is the naive scenario's overlap series as the sampler's
