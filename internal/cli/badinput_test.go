@@ -74,6 +74,8 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--metrics-addr", "127.0.0.1:99999"}, code: 2, want: "--metrics-addr \"127.0.0.1:99999\": the port must be a number"},
 	{args: []string{"run", "--metrics-addr", "garbage"}, code: 2, want: "want [host]:port"},
 	{args: []string{"run", "--metrics-addr", "{busy}", "--strategy", "atomic", "--driver", "goredis"}, code: 2, want: "address already in use"},
+	{args: []string{"run", "--metrics-linger", "5s"}, code: 2, want: "--metrics-linger goes with --metrics-addr"},
+	{args: []string{"run", "--metrics-addr", "127.0.0.1:0", "--metrics-linger", "-1s"}, code: 2, want: "--metrics-linger must be from 0 to 24h, got -1s"},
 	// Scenario files: a wrong type is refused even when the command line
 	// gives the flag too.
 	{args: []string{"run", "--clients", "5"}, file: "clients: \"ten\"\n", code: 2, want: `clients: invalid argument "ten"`},

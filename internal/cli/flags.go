@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/dockertopo"
+	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 )
@@ -34,6 +35,7 @@ type runFlags struct {
 	format                                  string
 	columns                                 string // --columns: the table's columns (printResults)
 	metricsAddr                             string
+	metricsLinger                           time.Duration
 	arrivals                                string
 	maxClients                              int
 	dropAfter                               time.Duration
@@ -177,7 +179,8 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
 	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's where the workload runs it: fencing->fence, multilevel->cas; else none), none, cas (flash-sale, hot-key, long-task, nested), decr (flash-sale only)")
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): redis_lock_wait_duration_seconds, redis_lock_hold_duration_seconds, redis_lock_failed_total, ...")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): "+strings.Join(export.Names, ", ")+"; labels strategy, driver, workload, retry, clients, scenario (docs/observability.md)")
+	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "with --metrics-addr: keep serving the metrics this long after the run, so that the final values are scraped (Ctrl-C ends it early); 0 = stop at exit")
 	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv, benchstat or markdown (the JSON file is written either way)")
 	fl.StringVar(&f.columns, "columns", "", columnsFlagDoc)
 	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")

@@ -146,6 +146,9 @@ func validate(f *runFlags) (*plan, error) {
 			bad("--metrics-addr %q: %v", f.metricsAddr, err)
 		}
 	}
+	if f.metricsLinger < 0 || f.metricsLinger > 24*time.Hour {
+		bad("--metrics-linger must be from 0 to 24h, got %v", f.metricsLinger)
+	}
 	if !contains(report.Formats, f.format) {
 		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
 	} else if err := checkColumns(f.columns, f.format, f.sweep); err != nil {

@@ -105,6 +105,10 @@ type Scenario struct {
 	DropAfter time.Duration
 	// Prom, when set, publishes the scenario's figures as it runs.
 	Prom *export.Prom
+	// Number is the scenario's number in the run's plan, from 1: the
+	// scenario label of its Prometheus series (export.Labels). 0: none
+	// given.
+	Number int
 	// Faults to inject, and the servers they act on (the scenario's
 	// topology, replica included; nil with --addr).
 	Faults  []faults.Spec
