@@ -22,6 +22,17 @@ type Second struct {
 	// Oversell and lost updates are only known at the end check, so they
 	// are not here.
 	Violations int64 `json:"violations"`
+	// Offered are, in an open loop (--rate), the arrivals due in the
+	// interval by the arrival shape: the shape's integral over it, within
+	// one arrival (the expected count with Poisson arrivals), up to the
+	// moment the arrivals stopped. Absent in a closed loop (and for an
+	// interval with none due).
+	Offered int64 `json:"offered,omitempty"`
+	// Dropped are, in an open loop, the arrivals dropped in the interval
+	// for want of a free client within --drop-after (counted when dropped,
+	// --drop-after after their intended start). Warm-up drops are in the
+	// scenario's dropped but in no interval. Absent when none.
+	Dropped int64 `json:"dropped,omitempty"`
 }
 
 // OpsPerSec is the interval's rate, Ops / its length in s; prev is the
