@@ -34,19 +34,19 @@ type runFlags struct {
 	// (arrival.Parse). validate sets rate (the constant, or the shape's
 	// mean over the measured window; 0 = closed loop) and shape (nil for a
 	// constant).
-	rateSpec string
-	rate     float64
-	shape    *arrival.Shape
-	repeat                                  int
-	format                                  string
-	metricsAddr                             string
-	arrivals                                string
-	maxClients                              int
-	dropAfter                               time.Duration
-	token                                   string
-	release                                 string
-	livenessInterval, errorStreak           time.Duration
-	loadSample                              time.Duration
+	rateSpec                      string
+	rate                          float64
+	shape                         *arrival.Shape
+	repeat                        int
+	format                        string
+	metricsAddr                   string
+	arrivals                      string
+	maxClients                    int
+	dropAfter                     time.Duration
+	token                         string
+	release                       string
+	livenessInterval, errorStreak time.Duration
+	loadSample                    time.Duration
 	// Redis driver settings: --pool-size, --dial-timeout, --read-timeout,
 	// --write-timeout (0 = the default).
 	poolSize                               int
