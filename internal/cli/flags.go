@@ -30,23 +30,17 @@ type runFlags struct {
 	allowNonempty, keepKeys                 bool
 	faults                                  []string
 	topology                                string
-	// rateSpec is --rate as given: a constant or an arrival shape
-	// (arrival.Parse). validate sets rate (the constant, or the shape's
-	// mean over the measured window; 0 = closed loop) and shape (nil for a
-	// constant).
-	rateSpec                      string
-	rate                          float64
-	shape                         *arrival.Shape
-	repeat                        int
-	format                        string
-	metricsAddr                   string
-	arrivals                      string
-	maxClients                    int
-	dropAfter                     time.Duration
-	token                         string
-	release                       string
-	livenessInterval, errorStreak time.Duration
-	loadSample                    time.Duration
+	rate                                    float64
+	repeat                                  int
+	format                                  string
+	metricsAddr                             string
+	arrivals                                string
+	maxClients                              int
+	dropAfter                               time.Duration
+	token                                   string
+	release                                 string
+	livenessInterval, errorStreak           time.Duration
+	loadSample                              time.Duration
 	// Redis driver settings: --pool-size, --dial-timeout, --read-timeout,
 	// --write-timeout (0 = the default).
 	poolSize                               int
@@ -80,6 +74,13 @@ type runFlags struct {
 	// counts (parseClientList), each a scenario of every matrix cell.
 	sweep      bool
 	clientList string
+
+	// rateSpec is --rate as given: a constant or an arrival shape
+	// (arrival.Parse). validate sets rate (the constant, or the shape's
+	// mean over the measured window; 0 = closed loop) and shape (nil for
+	// a constant).
+	rateSpec string
+	shape    *arrival.Shape
 }
 
 func newRunCmd() *cobra.Command {
