@@ -170,7 +170,10 @@ func (r *run) measure() error {
 	<-smpDone
 	r.timeline = smp.finish(r.end)
 	if sc.Rate > 0 {
-		fillOffered(r.timeline, sc.arrivals(), sc.Warmup.Seconds(), schedEnd.Seconds())
+		// The arrivals due up to the scheduler's stop, and not the one due
+		// on the duration's last instant, which it may or may not have
+		// reached before the run context ended.
+		fillOffered(r.timeline, sc.arrivals(), sc.Warmup.Seconds(), min(schedEnd, sc.Warmup+sc.Duration).Seconds())
 	}
 	hardStop()
 	if inj != nil {
