@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/arrival"
@@ -143,5 +144,33 @@ duration: 3s
 	}
 	if s := run.Scenarios[0]; s.OfferedRate != 40 || s.Params["rate_shape"] != "" {
 		t.Fatalf("with --rate 40: offered_rate %v, rate_shape %q; want 40 and none", s.OfferedRate, s.Params["rate_shape"])
+	}
+}
+
+// validate turns --rate's shape into each scenario's Shape, with Rate its
+// mean over the measured window (warm-up excluded, on the scenario's
+// clock), leaving the flags as they were; the open-loop flags go with a
+// shape.
+func TestValidateRateShape(t *testing.T) {
+	cmd, f := newRunCmdFlags()
+	if err := cmd.Flags().Parse([]string{"--rate", "ramp:from=100,to=400,over=4s", "--warmup", "1s", "--duration", "5s",
+		"--arrivals", "poisson", "--max-clients", "7", "--out", filepath.Join(t.TempDir(), "r.json")}); err != nil {
+		t.Fatal(err)
+	}
+	before := *f
+	p, err := validate(f)
+	if err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if !reflect.DeepEqual(*f, before) {
+		t.Errorf("validate changed its runFlags")
+	}
+	sc := p.scenarios[0]
+	// Cum(6) - Cum(1) = (1000 + 400*2) - 137.5 over 5 s.
+	if sc.Shape == nil || sc.Shape.String() != "ramp:from=100,to=400,over=4s" || sc.Rate != (1800-137.5)/5 || !sc.Poisson || sc.Clients != 7 {
+		t.Fatalf("scenario: shape %v, rate %v, poisson %v, %d clients; want the ramp, 332.5, poisson, 7", sc.Shape, sc.Rate, sc.Poisson, sc.Clients)
+	}
+	if sc.ParamsMap()["rate_shape"] != "ramp:from=100,to=400,over=4s" {
+		t.Errorf("params %v lack rate_shape", sc.ParamsMap())
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
@@ -30,7 +29,7 @@ type runFlags struct {
 	allowNonempty, keepKeys                 bool
 	faults                                  []string
 	topology                                string
-	rate                                    float64
+	rateSpec                                string // --rate: a constant or an arrival shape (parseRate)
 	repeat                                  int
 	format                                  string
 	metricsAddr                             string
@@ -74,13 +73,6 @@ type runFlags struct {
 	// counts (parseClientList), each a scenario of every matrix cell.
 	sweep      bool
 	clientList string
-
-	// rateSpec is --rate as given: a constant or an arrival shape
-	// (arrival.Parse). validate sets rate (the constant, or the shape's
-	// mean over the measured window; 0 = closed loop) and shape (nil for
-	// a constant).
-	rateSpec string
-	shape    *arrival.Shape
 }
 
 func newRunCmd() *cobra.Command {
