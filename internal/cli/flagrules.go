@@ -118,7 +118,7 @@ const (
 )
 
 func usesTLS(_ *runFlags, m matrixUse) bool  { return m.tls }
-func openLoop(f *runFlags, _ matrixUse) bool { return f.rate > 0 }
+func openLoop(f *runFlags, _ matrixUse) bool { return rateOpen(f) }
 
 // unusedFlags applies flagRules: a flag given that does not apply to any
 // scenario of the matrix would be silently ignored, so the run is refused.

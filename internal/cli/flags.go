@@ -30,7 +30,7 @@ type runFlags struct {
 	allowNonempty, keepKeys                 bool
 	faults                                  []string
 	topology                                string
-	rate                                    float64
+	rateSpec                                string // --rate: a constant or an arrival shape (parseRate)
 	repeat                                  int
 	format                                  string
 	columns                                 string // --columns: the table's columns (printResults)
@@ -184,7 +184,7 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv, benchstat or markdown (the JSON file is written either way)")
 	fl.StringVar(&f.columns, "columns", "", columnsFlagDoc)
 	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys; report median, min, max and a 95% bootstrap interval of ops/s and p99")
-	fl.Float64Var(&f.rate, "rate", 0, "open loop: start operations at this rate (ops/s) whatever their latency; 0 = closed loop")
+	fl.StringVar(&f.rateSpec, "rate", "0", "open loop: start operations at this rate (ops/s) whatever their latency, 0 = closed loop; or a shape: ramp:from=R1,to=R2,over=D, sine:mean=R,amp=A,period=P (0 <= A <= R), stages:[start=R0,]D1=R1,D2=R2,... (k6 stages; stages: in a scenario file); a shape shorter than the run holds its last rate")
 	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")
 	fl.IntVar(&f.maxClients, "max-clients", 0, "open loop: clients available to serve arrivals (default --clients)")
 	fl.DurationVar(&f.dropAfter, "drop-after", 100*time.Millisecond, "open loop: an arrival that finds no free client within this is dropped")

@@ -102,6 +102,8 @@ func mergeTimeline(a, b []Second) []Second {
 		o.Errors += e.Errors
 		o.AcquireFailures += e.AcquireFailures
 		o.Violations += e.Violations
+		o.Offered += e.Offered
+		o.Dropped += e.Dropped
 	}
 	return out
 }
