@@ -65,11 +65,12 @@ func readDashboard(t *testing.T) dashboard {
 func exported(t *testing.T) (series map[string]string, labels map[string]bool) {
 	t.Helper()
 	p := export.New()
-	o := p.For("atomic", "goredis", "flash-sale")
-	o.Wait(time.Millisecond)
+	o := p.For(export.Labels{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: "fixed", Clients: 1, Scenario: 1})
+	o.Acquired(1, time.Millisecond)
 	o.Hold(time.Millisecond)
-	o.Failed()
+	o.AcquireFailed(1, false)
 	o.Op()
+	o.Error("timeout")
 	o.TTL(100 * time.Millisecond)
 	o.Violations(report.Violations{Overlap: 1})
 	fams, err := p.Gatherer().Gather()
@@ -92,8 +93,8 @@ func exported(t *testing.T) (series map[string]string, labels map[string]bool) {
 			}
 		}
 	}
-	if len(fams) < 6 {
-		t.Fatalf("the exporter gathered %d families, want at least 6", len(fams))
+	if len(fams) != len(export.Names) {
+		t.Fatalf("the exporter gathered %d families, want %d (export.Names)", len(fams), len(export.Names))
 	}
 	return series, labels
 }

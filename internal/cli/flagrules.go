@@ -97,6 +97,8 @@ var flagRules = []flagRule{
 	{"tls-server-name", func(f *runFlags) bool { return f.tlsServerName != "" }, usesTLS, tlsNote},
 	{"tls-insecure-skip-verify", func(f *runFlags) bool { return f.tlsInsecure }, usesTLS, tlsNote},
 	{"arrivals", func(f *runFlags) bool { return f.arrivals != "constant" }, openLoop, rateNote},
+	{"metrics-linger", func(f *runFlags) bool { return f.metricsLinger != 0 },
+		func(f *runFlags, _ matrixUse) bool { return f.metricsAddr != "" }, "--metrics-addr (the endpoint it keeps up after the run)"},
 	{"max-clients", func(f *runFlags) bool { return f.maxClients != 0 }, openLoop, rateNote},
 	{"drop-after", func(f *runFlags) bool { return false }, openLoop, rateNote},
 	{"nodes", func(f *runFlags) bool { return f.nodes != 5 },
@@ -116,7 +118,7 @@ const (
 )
 
 func usesTLS(_ *runFlags, m matrixUse) bool  { return m.tls }
-func openLoop(f *runFlags, _ matrixUse) bool { return f.rate > 0 }
+func openLoop(f *runFlags, _ matrixUse) bool { return rateOpen(f) }
 
 // unusedFlags applies flagRules: a flag given that does not apply to any
 // scenario of the matrix would be silently ignored, so the run is refused.

@@ -1,5 +1,5 @@
-// Package cli is lockbench's command line: run, list, claims, report,
-// compare, merge, clean, harness and version. cmd/lockbench and
+// Package cli is lockbench's command line: run, sweep, list, claims,
+// report, show, compare, merge, clean, harness and version. cmd/lockbench and
 // lockbench.Main call Main; every strategy, driver, workload, fault and
 // retry policy registered in the process before Main is called is
 // available to it by name. See README.md.
@@ -103,7 +103,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		}
 		return usageError{err}
 	})
-	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newCleanCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newShowCmd(), newCleanCmd(), newVersionCmd())
 	return root
 }
 

@@ -806,6 +806,41 @@ func TestReportCommand(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// The file predates latency per interval: the report says so.
+	if !strings.Contains(r.stdout, "latency: not drawn: no scenario's timeline has latency per interval") {
+		t.Errorf("report does not say why there is no latency chart:\n%s", r.stdout)
+	}
+	// The same run with latency in its timeline (made up: 2 and 20 ms in
+	// every interval with operations): a latency chart per scenario.
+	run, err := report.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for si := range run.Scenarios {
+		for i := range run.Scenarios[si].Timeline {
+			if e := &run.Scenarios[si].Timeline[i]; e.Ops > 0 {
+				e.OpP50MS, e.OpP99MS, e.OpMaxMS, e.AcquireP50MS, e.AcquireP99MS, e.AcquireMaxMS = 2, 20, 20, 1, 10, 10
+			}
+		}
+	}
+	withLat := filepath.Join(t.TempDir(), "lat.json")
+	raw, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(withLat, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir2 := filepath.Join(t.TempDir(), "rep")
+	r = lockbench(t, "report", withLat, "-o", dir2)
+	if r.code != 0 || !strings.Contains(r.stdout, "6 charts (PNG and SVG) and index.html written to "+dir2) || strings.Contains(r.stdout, "not drawn") {
+		t.Fatalf("report with latency: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, name := range []string{"latency-1.png", "latency-1.svg", "latency-2.png", "latency-2.svg"} {
+		if _, err := os.Stat(filepath.Join(dir2, name)); err != nil {
+			t.Error(err)
+		}
+	}
 	tmp := t.TempDir()
 	notJSON := filepath.Join(tmp, "x.json")
 	os.WriteFile(notJSON, []byte("hello"), 0o644)

@@ -42,6 +42,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 		defer prom.Close()
 	}
+	// After the rest of the clean-up (deferred later, run earlier): the
+	// endpoint stays up --metrics-linger longer, once the run got to its
+	// scenarios and was not stopped by a signal.
+	var ran, signalled atomic.Bool
+	if prom != nil && f.metricsLinger > 0 {
+		defer func() {
+			if ran.Load() && !signalled.Load() {
+				linger(parent, prom, f.metricsLinger, f.quiet, stderr)
+			}
+		}()
+	}
 	runID := randomID()
 	// Stale temporary and reservation files of killed runs, in the output
 	// directory only.
@@ -117,6 +128,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			return
 		}
 		interruptCode.Store(int32(signalExit(sig)))
+		signalled.Store(true)
 		fmt.Fprintf(prog, "\nlockbench: %s; finishing the current operations and writing results (Ctrl-C again to quit now)\n", signalName(sig))
 		cancel()
 		if _, ok := <-sigs; ok {
@@ -147,6 +159,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if prom != nil {
 		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
+	ran.Store(true)
 	out := p.out
 	var aborted []string // scenarios the failure-streak guard stopped
 	for i, sc := range p.scenarios {
@@ -185,7 +198,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}
 		sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
 		sc.Backends = lay.backends
-		sc.Prom = prom
+		sc.Prom, sc.Number = prom, i+1
 		touched = true
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
@@ -211,7 +224,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			run.Meta.Topology, run.Meta.Servers = topos.describe()
 			run.Thresholds = thresholds.Evaluate(p.thresholds, run.Scenarios) // recorded; the exit stays 1
 			if len(run.Scenarios) > 0 {
-				_ = report.Table(stdout, run.Scenarios)
+				_ = printResults(stdout, "table", f.columns, termWidth(stdout), run)
 			}
 			if werr := files.write(run); werr == nil {
 				fmt.Fprintf(stdout, "partial results written to %s\n", out)
@@ -247,12 +260,8 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		return namedPath(out, err)
 	}
 	files.release()
-	if p.sweep != nil && f.format == "table" {
-		err = report.SweepTable(stdout, run.Scenarios)
-	} else {
-		err = report.Write(stdout, f.format, run)
-	}
-	if err != nil {
+	// lockbench show prints a result file through the same call.
+	if err = printResults(stdout, f.format, f.columns, termWidth(stdout), run); err != nil {
 		return err
 	}
 	if len(p.thresholds) > 0 {
@@ -275,6 +284,27 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, n, len(run.Thresholds))
 	}
 	return nil
+}
+
+// linger keeps the metrics endpoint up for d after the run, so that a
+// scraper gets the final values, saying so on stderr (unless quiet). A
+// signal (SIGINT, SIGTERM, SIGHUP: Ctrl-C) or parent's end stops it
+// early; the run's exit status stays its own.
+func linger(parent context.Context, prom *export.Prom, d time.Duration, quiet bool, stderr io.Writer) {
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if !quiet {
+		fmt.Fprintf(stderr, "lockbench: run done; keeping the Prometheus metrics on http://%s/metrics for %v (--metrics-linger) so that the final values are scraped; Ctrl-C ends it\n", prom.Addr(), d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // printThresholds shows the thresholds' results: with --format table, a

@@ -17,7 +17,8 @@ func newMergeCmd() *cobra.Command {
 the same scenarios against the same Redis at the same time, the way to
 scale load past one machine: latency histograms are merged (from each
 file's latency_hist), ops, rates, counters and violations summed. It prints
-the table and writes the merged file (--out).`,
+the table (the sweep table for sweeps' files; compact on a narrow terminal,
+as lockbench show prints it) and writes the merged file (--out).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOut(out); err != nil {
@@ -35,7 +36,9 @@ the table and writes the merged file (--out).`,
 			if err != nil {
 				return usageError{err}
 			}
-			if err := report.Table(cmd.OutOrStdout(), m.Scenarios); err != nil {
+			// The table lockbench show prints of the merged file (a
+			// sweep's for sweeps; compact on a narrow terminal).
+			if err := printResults(cmd.OutOrStdout(), "table", "", termWidth(cmd.OutOrStdout()), m); err != nil {
 				return err
 			}
 			if err := report.WriteFile(out, m); err != nil {

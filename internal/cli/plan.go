@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/faults"
@@ -146,14 +147,20 @@ func validate(f *runFlags) (*plan, error) {
 			bad("--metrics-addr %q: %v", f.metricsAddr, err)
 		}
 	}
+	if f.metricsLinger < 0 || f.metricsLinger > 24*time.Hour {
+		bad("--metrics-linger must be from 0 to 24h, got %v", f.metricsLinger)
+	}
 	if !contains(report.Formats, f.format) {
 		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
+	} else if err := checkColumns(f.columns, f.format, f.sweep); err != nil {
+		bad("%v", err)
 	}
 	if f.repeat < 1 || f.repeat > 1000 {
 		bad("--repeat must be from 1 to 1000, got %d", f.repeat)
 	}
-	if f.rate < 0 || f.rate > 10_000_000 || f.rate != f.rate {
-		bad("--rate must be from 0 (closed loop) to 10000000 ops/s, got %v", f.rate)
+	rate, shape, err := parseRate(f)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if f.arrivals != "constant" && f.arrivals != "poisson" {
 		bad("--arrivals %q is not constant or poisson", f.arrivals)
@@ -261,7 +268,7 @@ func validate(f *runFlags) (*plan, error) {
 	// The scenarios, each checked by engine.Validate (a problem common to
 	// several of them is reported once).
 	clients := f.clients
-	if f.rate > 0 && f.maxClients > 0 {
+	if rate > 0 && f.maxClients > 0 {
 		clients = f.maxClients
 	}
 	if len(counts) > 0 {
@@ -287,7 +294,7 @@ func validate(f *runFlags) (*plan, error) {
 						Liveness: liveness, ErrorStreak: streak,
 						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: f.interval,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
-						Rate: f.rate, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+						Rate: rate, Shape: shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 						Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
 							ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
 					}
@@ -553,4 +560,41 @@ func parseConn(f *runFlags) ([]string, drivers.Endpoint, []error) {
 	}
 	return addrs, drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
 		MasterName: f.sentinelMaster, SentinelPassword: sentinelPassword}, errs
+}
+
+// rateOpen reports whether --rate makes an open loop: a constant above 0
+// or a shape (a --rate that does not parse is refused on its own, by
+// parseRate).
+func rateOpen(f *runFlags) bool {
+	r, err := strconv.ParseFloat(strings.TrimSpace(f.rateSpec), 64)
+	return err != nil || r > 0
+}
+
+// parseRate reads --rate (f.rateSpec): a constant from 0 (closed loop)
+// to arrival.MaxRate ops/s (shape nil), or an arrival shape
+// (arrival.Parse), whose rate is its mean over the measured window
+// (--warmup to --warmup + --duration on the shape's clock, which starts
+// with the scenario). Errors: a constant out of range, a shape that does
+// not parse, or one with no arrival due in the measured window.
+func parseRate(f *runFlags) (rate float64, shape *arrival.Shape, err error) {
+	spec := strings.TrimSpace(f.rateSpec)
+	if r, err := strconv.ParseFloat(spec, 64); err == nil {
+		if r < 0 || r > arrival.MaxRate || r != r {
+			return 0, nil, fmt.Errorf("--rate must be from 0 (closed loop) to %d ops/s, got %v", arrival.MaxRate, r)
+		}
+		return r, nil, nil
+	}
+	sh, err := arrival.Parse(spec)
+	if err != nil {
+		return 0, nil, fmt.Errorf("--rate %q: %w", f.rateSpec, err)
+	}
+	if sh.IsConstant() {
+		return sh.Rate(0), nil, nil
+	}
+	from := f.warmup.Seconds()
+	mean := sh.Mean(from, from+f.duration.Seconds())
+	if f.duration > 0 && mean <= 0 {
+		return 0, nil, fmt.Errorf("--rate %q: no arrival is due in the measured window (--warmup %v to --warmup + --duration %v): the shape's rate is 0 there", f.rateSpec, f.warmup, f.warmup+f.duration)
+	}
+	return mean, sh, nil
 }

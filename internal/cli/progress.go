@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
 	"github.com/vbauerster/mpb/v8"
@@ -72,6 +73,8 @@ type scenarioBar struct {
 	start   time.Time
 	planned time.Duration
 	stop    chan struct{}
+	// prefix is "[i/n] ", name the scenario's name.
+	prefix, name string
 
 	mu         sync.Mutex
 	opsPerSec  float64
@@ -79,16 +82,31 @@ type scenarioBar struct {
 	seconds    int
 	errors     int64
 	violations int64
-	final      string
+	// final is the finished bar's text, finalShort its narrow form.
+	final, finalShort string
+	// shown is the status of the line being drawn (head sets it, tail
+	// prints it).
+	shown string
 }
+
+// Bar layout: at most barMax columns of bar, fewer on a narrow terminal;
+// a name cut to no fewer than nameMin columns; the short status below
+// narrowAt columns.
+const (
+	barMax   = 24
+	barMin   = 8
+	nameMin  = 16
+	narrowAt = 100
+)
 
 // scenario adds the bar of scenario i (0-based) named name, expected to
 // take planned.
 func (lp *liveProgress) scenario(i int, name string, planned time.Duration) *scenarioBar {
-	b := &scenarioBar{start: time.Now(), planned: max(planned, time.Millisecond), stop: make(chan struct{})}
-	b.bar = lp.p.New(b.planned.Milliseconds(), mpb.BarStyle(), mpb.BarWidth(24),
-		mpb.PrependDecorators(decor.Name(fmt.Sprintf("[%d/%d] %s ", i+1, lp.n, name))),
-		mpb.AppendDecorators(decor.Any(b.status)),
+	b := &scenarioBar{start: time.Now(), planned: max(planned, time.Millisecond), stop: make(chan struct{}),
+		prefix: fmt.Sprintf("[%d/%d] ", i+1, lp.n), name: name}
+	b.bar = lp.p.New(b.planned.Milliseconds(), mpb.BarStyle(), mpb.BarWidth(barMax),
+		mpb.PrependDecorators(decor.Any(b.head)),
+		mpb.AppendDecorators(decor.Any(b.tail)),
 	)
 	lp.mu.Lock()
 	lp.bars = append(lp.bars, b)
@@ -108,16 +126,58 @@ func (lp *liveProgress) scenario(i int, name string, planned time.Duration) *sce
 	return b
 }
 
-// status is the text after the bar.
-func (b *scenarioBar) status(decor.Statistics) string {
+// head is the text before the bar, "[i/n] name", fitted to the line's
+// width (the terminal's, stat.AvailableWidth): the status after the bar
+// keeps its room, then the name, cut with "…" down to nameMin columns,
+// then the bar (mpb fills what is left, up to barMax). Below narrowAt
+// columns the status is the short one.
+func (b *scenarioBar) head(stat decor.Statistics) string {
+	width := stat.AvailableWidth
+	st := b.status(width < narrowAt)
+	b.mu.Lock()
+	b.shown = st
+	b.mu.Unlock()
+	// prefix, name, a space, the bar, a space, the status
+	room := width - utf8.RuneCountInString(b.prefix) - 2 - utf8.RuneCountInString(st)
+	nameW := max(min(utf8.RuneCountInString(b.name), room-barMin), nameMin)
+	return b.prefix + truncate(b.name, nameW)
+}
+
+// truncate cuts s to n runes, the last of them "…", when it is longer.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:max(n-1, 0)]) + "…"
+}
+
+// tail is the text after the bar: the status head chose.
+func (b *scenarioBar) tail(decor.Statistics) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.shown
+}
+
+// status is the text after the bar; short drops "elapsed" and commas
+// (a narrow terminal).
+func (b *scenarioBar) status(short bool) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.final != "" {
+		if short {
+			return b.finalShort
+		}
 		return b.final
 	}
 	el := time.Since(b.start).Round(time.Second)
-	if b.seconds == 0 {
+	switch {
+	case b.seconds == 0 && short:
+		return fmt.Sprintf("%v starting", el)
+	case b.seconds == 0:
 		return fmt.Sprintf("%v elapsed, starting", el)
+	case short:
+		return fmt.Sprintf("%v %.0f ops/s errors %d overlap %d", el, b.opsPerSec, b.errors, b.violations)
 	}
 	return fmt.Sprintf("%v elapsed, %.0f ops/s, errors %d, overlap %d", el, b.opsPerSec, b.errors, b.violations)
 }
@@ -137,9 +197,13 @@ func (b *scenarioBar) second(s report.Second) {
 }
 
 // finish completes the bar showing summary.
-func (b *scenarioBar) finish(summary string) {
+func (b *scenarioBar) finish(summary string) { b.finishShort(summary, summary) }
+
+// finishShort completes the bar showing summary, or short on a narrow
+// terminal.
+func (b *scenarioBar) finishShort(summary, short string) {
 	b.mu.Lock()
-	b.final = summary
+	b.final, b.finalShort = summary, short
 	b.mu.Unlock()
 	select {
 	case <-b.stop:
@@ -215,6 +279,14 @@ func scenarioSummary(res report.Scenario) string {
 		res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
 }
 
+// shortSummary is scenarioSummary for a narrow terminal: the table's
+// short names, the stop reason left out.
+func shortSummary(res report.Scenario) string {
+	v := res.Violations
+	return fmt.Sprintf("%.0f ops/s overlap %d oversell %d lost upd %d %.1fs",
+		res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS)
+}
+
 func (lp *liveProgress) start(i int, sc *engine.Scenario, planned time.Duration) {
 	b := lp.scenario(i, scenarioName(sc), planned)
 	b.interval = sc.Interval
@@ -230,7 +302,7 @@ func (lp *liveProgress) skipped(int) {}
 func (lp *liveProgress) stopped(_ int, why string) { lp.current().finish(why) }
 
 func (lp *liveProgress) done(_ int, res report.Scenario) {
-	lp.current().finish(scenarioSummary(res))
+	lp.current().finishShort(scenarioSummary(res), shortSummary(res))
 }
 
 // current is the bar of the scenario started last.

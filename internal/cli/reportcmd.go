@@ -17,12 +17,14 @@ func newReportCmd() *cobra.Command {
 		Short: "Draw result files as PNG and SVG charts with an index.html",
 		Long: `report draws one or more result files into DIR: a latency percentile
 spectrum (latency in ms by percentile on a log "nines" axis, from each
-scenario's latency_hist), ops/s bars, violation bars, and ops/s over time
-with the fault windows shaded (from each scenario's timeline), each as
-NAME.png and NAME.svg, and an index.html that shows them above the summary
-table. Several files overlay on one chart, each series labelled with its
-file name. DIR defaults to the first file's path without .json, plus
-"-report".`,
+scenario's latency_hist), ops/s bars, violation bars (one per kind, never
+summed), ops/s over time (offered beside achieved in open-loop runs) and,
+per scenario, the operation's and the acquire's p50/p99/max over time
+(latency-N), both with the fault windows shaded (from each scenario's
+timeline), each as NAME.png and NAME.svg, and an index.html that shows them
+above the summary table. Several files overlay on one chart, each series
+labelled with its file name; legends sit below the plotting area. DIR
+defaults to the first file's path without .json, plus "-report".`,
 		Example: `  lockbench report results/20261130T012233Z.json -o report
   lockbench report before.json after.json -o compare-report`,
 		Args: cobra.MinimumNArgs(1),

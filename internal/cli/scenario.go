@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/lockbench/lockbench/internal/arrival"
 )
 
 // listFlags take comma-separated lists on the command line; in a scenario
@@ -22,6 +24,11 @@ var notInFile = map[string]bool{"file": true, "help": true}
 // fileAliases are field names a scenario file may use for a flag:
 // thresholds sets --fail-on (as k6 calls them).
 var fileAliases = map[string]string{"thresholds": "fail-on"}
+
+// stageFields are the scenario file's fields of k6-style stages, which
+// together set --rate (stagesField): stages, a list of {duration, target},
+// and start-rate, the rate the first stage starts from (default 0).
+var stageFields = []string{"stages", "start-rate"}
 
 // applyFile reads the YAML scenario file at path, a mapping whose keys are
 // the run flags' long names (strategy, clients, ttl, fault, ...), and sets
@@ -62,6 +69,7 @@ func applyFile(fs, scratch *pflag.FlagSet, path string) error {
 	for alias := range fileAliases {
 		names = append(names, alias)
 	}
+	names = append(names, stageFields...)
 	sort.Strings(names)
 	// Flags the command line set, before this file sets any.
 	changed := map[string]bool{}
@@ -72,12 +80,26 @@ func applyFile(fs, scratch *pflag.FlagSet, path string) error {
 		errs = append(errs, fmt.Errorf("%s:%d: %s", path, n.Line, fmt.Sprintf(format, a...)))
 	}
 	seen := map[string]bool{}
+	var stages, startRate, stagesKey *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if v.Kind == yaml.AliasNode && v.Alias != nil {
 			v = v.Alias
 		}
 		name := k.Value
+		if k.Kind == yaml.ScalarNode && (name == "stages" || name == "start-rate") {
+			if seen[name] {
+				bad(k, "%s is given twice", name)
+				continue
+			}
+			seen[name] = true
+			if name == "stages" {
+				stages, stagesKey = v, k
+			} else {
+				startRate = v
+			}
+			continue
+		}
 		if flag, ok := fileAliases[name]; ok {
 			name = flag
 		}
@@ -154,10 +176,95 @@ func applyFile(fs, scratch *pflag.FlagSet, path string) error {
 			}
 		}
 	}
+	switch {
+	case stages != nil && seen["rate"]:
+		bad(stagesKey, "stages and rate both set the arrival rate (--rate): give one")
+	case stages != nil:
+		if spec, ok := stagesField(stages, startRate, bad); ok {
+			target := fs
+			if changed["rate"] {
+				target = scratch // the command line's --rate wins; the stages are still checked
+			}
+			if target != nil {
+				if err := target.Set("rate", spec); err != nil {
+					bad(stages, "stages: %v", err)
+				}
+			}
+		}
+	case startRate != nil:
+		bad(startRate, "start-rate goes with stages (the rate the first stage starts from)")
+	}
 	if len(errs) > 0 {
 		return usageError{errors.Join(errs...)}
 	}
 	return nil
+}
+
+// stagesField reads a scenario file's stages (a list of {duration: D,
+// target: R}, k6's ramping-arrival-rate stages) and start-rate (nil: 0)
+// into --rate's form, stages:[start=R0,]D1=R1,..., and checks it as --rate
+// does (arrival.Parse). Problems go to bad, with their line; ok is false
+// after any.
+func stagesField(stages, startRate *yaml.Node, bad func(*yaml.Node, string, ...any)) (spec string, ok bool) {
+	ok = true
+	fail := func(n *yaml.Node, format string, a ...any) {
+		bad(n, format, a...)
+		ok = false
+	}
+	start := ""
+	if startRate != nil {
+		if startRate.Kind != yaml.ScalarNode || (startRate.Tag != "!!int" && startRate.Tag != "!!float") {
+			fail(startRate, "start-rate: want a rate in ops/s (a number), not %q", startRate.Value)
+		}
+		start = startRate.Value
+	}
+	if stages.Kind != yaml.SequenceNode || len(stages.Content) == 0 {
+		fail(stages, "stages: want a list of {duration: D, target: R} (k6's stages), e.g. - {duration: 30s, target: 100}")
+		return "", false
+	}
+	var list []arrival.Stage
+	for _, item := range stages.Content {
+		if item.Kind != yaml.MappingNode {
+			fail(item, "stages: a stage is a mapping {duration: D, target: R}, not a %s", kindName(item))
+			continue
+		}
+		var st arrival.Stage
+		var hasD, hasT bool
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			k, v := item.Content[j], item.Content[j+1]
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+				fail(v, "stages: %s: want a plain value", k.Value)
+				continue
+			}
+			switch k.Value {
+			case "duration":
+				if v.Tag != "!!str" {
+					fail(v, "stages: duration: want a duration with its unit (30s, 1m), not the %s %s", tagName(v), v.Value)
+				}
+				st.Duration, hasD = v.Value, true
+			case "target":
+				if v.Tag != "!!int" && v.Tag != "!!float" {
+					fail(v, "stages: target: want a rate in ops/s (a number), not %q", v.Value)
+				}
+				st.Target, hasT = v.Value, true
+			default:
+				fail(k, "stages: unknown key %q in a stage (keys: duration, target)", k.Value)
+			}
+		}
+		if !hasD || !hasT {
+			fail(item, "stages: a stage needs both duration and target")
+		}
+		list = append(list, st)
+	}
+	if !ok {
+		return "", false
+	}
+	spec = arrival.StagesSpec(start, list)
+	if _, err := arrival.Parse(spec); err != nil {
+		fail(stages, "%v", err)
+		return "", false
+	}
+	return spec, true
 }
 
 // aliasNote names the other field names of flag, for "given twice".

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 )
@@ -199,6 +200,39 @@ var exampleEffects = map[string]struct {
 	// hot-key: 100 counters": an open loop at 300/s whose arrivals are
 	// the rate times the window (generously), its latency at least its
 	// service time, and every increment counted.
+	// "an open loop whose arrival rate climbs in k6-style stages, from
+	// 100/s to 1500/s over 2 s and then held, against 10 clients that each
+	// hold the lock 20 ms (at most 500 operations/s between them) ...
+	// offered (the stages' arrivals due) beside ops (achieved) and dropped":
+	// the stages recorded, each second offering their integral, and the
+	// arrivals above 500/s dropped (the third second offers 1,150), every
+	// drop in the timeline.
+	"stages.yaml": {"3s", func(t *testing.T, run *report.Run) {
+		const spec = "stages:start=100,1s=100,2s=1500"
+		sh, err := arrival.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range run.Scenarios {
+			if sc.Loop != "open" || sc.Params["rate_shape"] != spec {
+				t.Fatalf("loop %q, rate_shape %q; want open, %q", sc.Loop, sc.Params["rate_shape"], spec)
+			}
+			checkOffered(t, sc, sh, 0, 3)
+			var dropped, ops, offered int64
+			for _, e := range sc.Timeline {
+				dropped += e.Dropped
+				ops += e.Ops
+				offered += e.Offered
+			}
+			last := sc.Timeline[len(sc.Timeline)-1]
+			// The last second offers 1,150; at most about 500 are served and
+			// those due in its last 100 ms (150) may be undecided at the end.
+			if dropped != sc.Dropped || last.Dropped < 450 || ops > 500*3 || ops+dropped > offered {
+				t.Errorf("timeline: %d dropped (the scenario %d; %d in the last interval, want 450 or more), %d ops, %d offered",
+					dropped, sc.Dropped, last.Dropped, ops, offered)
+			}
+		}
+	}},
 	"open-loop.yaml": {"1s", func(t *testing.T, run *report.Run) {
 		for _, sc := range run.Scenarios {
 			name := sc.Strategy + "/" + sc.Driver

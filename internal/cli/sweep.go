@@ -63,6 +63,7 @@ Exit codes: ` + exitCodesDoc,
 		},
 	}
 	registerRunFlags(cmd.Flags(), f, true)
+	registerNameCompletions(cmd)
 	return cmd
 }
 

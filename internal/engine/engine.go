@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
@@ -103,8 +104,18 @@ type Scenario struct {
 	Rate      float64
 	Poisson   bool
 	DropAfter time.Duration
+	// Shape, when set (with Rate > 0), is the open loop's arrival rate
+	// over time (arrival.Parse: a ramp, a sine, k6-style stages), its
+	// clock the scenario's (warm-up included); Rate is then its mean over
+	// the measured window (the result's offered_rate) and the result's
+	// params record it as rate_shape. nil: a constant Rate.
+	Shape *arrival.Shape
 	// Prom, when set, publishes the scenario's figures as it runs.
 	Prom *export.Prom
+	// Number is the scenario's number in the run's plan, from 1: the
+	// scenario label of its Prometheus series (export.Labels). 0: none
+	// given.
+	Number int
 	// Faults to inject, and the servers they act on (the scenario's
 	// topology, replica included; nil with --addr).
 	Faults  []faults.Spec
@@ -193,6 +204,9 @@ func (s Scenario) ParamsMap() map[string]string {
 		"guard":           s.guard(),
 		"token":           map[bool]string{false: "random", true: "constant"}[s.ConstantToken],
 		"interval_s":      strconv.FormatFloat(s.interval().Seconds(), 'f', -1, 64),
+	}
+	if s.Shape != nil && s.Rate > 0 { // absent: a constant rate or a closed loop
+		m["rate_shape"] = s.Shape.String()
 	}
 	if s.Params.Release == workloads.ReleaseCaller { // absent: detached
 		m["release"] = s.Params.Release
@@ -334,4 +348,12 @@ func StartBackend(ctx context.Context, kind strategies.Backend) (*topology.Serve
 // Missing reports whether err says a baseline server is not installed.
 func Missing(err error) bool {
 	return errors.Is(err, topology.ErrNoMariaDB) || errors.Is(err, topology.ErrNoZooKeeper) || errors.Is(err, topology.ErrNoEtcd)
+}
+
+// arrivals is the open loop's arrival shape: Shape, or a constant Rate.
+func (s Scenario) arrivals() *arrival.Shape {
+	if s.Shape != nil {
+		return s.Shape
+	}
+	return arrival.Constant(s.Rate)
 }

@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
 	_ "github.com/lockbench/lockbench/drivers/all"
@@ -295,16 +298,20 @@ func TestOpenLoopStall(t *testing.T) {
 }
 
 // The exported metrics carry the scenario's figures: per scenario (its
-// strategy/driver/workload labels) lockbench_operations_total is the
-// result's ops, redis_lock_failed_total its acquires given up or timed
-// out (less those ended by the run's stop), the wait and hold histograms count its acquires and holds (their
-// sums the result's mean times count), lockbench_violations_total has one
-// series per non-zero violation kind with the result's count and none for
-// the others, and lockbench_lock_ttl_seconds is the TTL. Two scenarios
-// share the exporter: a safe one (atomic) and one whose 5 ms lease runs
-// out in a 20 ms section (naive, no retry: busy locks are failures), so
-// that failures and violations are not zero. /metrics serves the same
-// registry.
+// labels: strategy, driver, workload, retry, clients and its number)
+// redis_lock_operations_total is the result's ops,
+// redis_lock_acquired_total and the wait histogram's count its granted
+// acquires, redis_lock_failed_total its failed acquires (acquire_failed_ms:
+// those the run's stop ended are left out of both),
+// redis_lock_attempts_total its attempts, the hold histogram counts its
+// holds (the histograms' sums the result's mean times count),
+// redis_lock_violations_total has a series for every kind with the
+// result's count, zeros included, and redis_lock_ttl_seconds is the TTL.
+// Two scenarios share the exporter: a safe one (atomic) and one whose 5 ms
+// lease runs out in a 20 ms section (naive, no retry: busy locks are
+// failures), so that failures and violations are not zero; the overlaps
+// are exported while the naive scenario runs, not only at its end.
+// /metrics serves the same registry.
 func TestPrometheusMetrics(t *testing.T) {
 	prom := export.New()
 	if err := prom.Serve("127.0.0.1:0"); err != nil {
@@ -313,13 +320,22 @@ func TestPrometheusMetrics(t *testing.T) {
 	defer prom.Close()
 	scs := []engine.Scenario{{
 		Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: policy(t, "fixed:interval=1ms"),
-		Clients: 4, Duration: time.Minute, TTL: time.Second, Prom: prom,
+		Clients: 4, Duration: time.Minute, TTL: time.Second, Prom: prom, Number: 1,
 		Params: workloads.Params{}, Options: registry.Values{"stock": int64(50), "skus": 1}, Seed: 8,
 	}, {
 		Strategy: "naive", Driver: "rueidis", Workload: "flash-sale", Retry: policy(t, "none"),
-		Clients: 8, Duration: time.Minute, TTL: 5 * time.Millisecond, Prom: prom,
-		Params: workloads.Params{Work: workloads.Fixed(20 * time.Millisecond)}, Options: registry.Values{"stock": int64(30), "skus": 1}, Seed: 8,
+		Clients: 8, Duration: 3 * time.Second, TTL: 5 * time.Millisecond, Prom: prom, Number: 2,
+		Params: workloads.Params{Work: workloads.Fixed(20 * time.Millisecond)}, Options: registry.Values{"stock": int64(1_000_000), "skus": 1}, Seed: 8,
 	}}
+	// liveOverlaps is the naive scenario's overlap series as the sampler's
+	// first second of it reads it, while its clients still run.
+	liveOverlaps := make(chan float64, 1)
+	scs[1].OnSecond = func(report.Second) {
+		select {
+		case liveOverlaps <- gathered(t, prom, "redis_lock_violations_total", map[string]string{"scenario": "2", "kind": "overlap"}):
+		default:
+		}
+	}
 	var results []report.Scenario
 	for i, sc := range scs {
 		res, err := engine.Run(context.Background(), sc, nodes, fmt.Sprintf("lockbench:test:prom%d:", i))
@@ -334,57 +350,57 @@ func TestPrometheusMetrics(t *testing.T) {
 	if results[1].Counters.Failures == 0 {
 		t.Fatalf("naive without retry: no failed acquire to export (counters %+v)", results[1].Counters)
 	}
+	select {
+	case n := <-liveOverlaps:
+		if n <= 0 || n > float64(results[1].Violations.Overlap) {
+			t.Errorf("naive: overlap series %v during the run, want from 1 to the run's %d", n, results[1].Violations.Overlap)
+		}
+	default:
+		t.Errorf("naive: the sampler read no second of its run (duration %.2f s)", results[1].DurationS)
+	}
 
 	families, err := prom.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// find returns the metrics of family name whose labels include want.
-	find := func(name string, want map[string]string) []*dto.Metric {
-		var out []*dto.Metric
-		for _, f := range families {
-			if f.GetName() != name {
-				continue
-			}
-		next:
-			for _, m := range f.GetMetric() {
-				have := map[string]string{}
-				for _, l := range m.GetLabel() {
-					have[l.GetName()] = l.GetValue()
-				}
-				for k, v := range want {
-					if have[k] != v {
-						continue next
-					}
-				}
-				out = append(out, m)
-			}
-		}
-		return out
-	}
 	for i, res := range results {
 		sc := scs[i]
 		name := sc.Strategy + "/" + sc.Driver
-		lv := map[string]string{"strategy": sc.Strategy, "driver": res.Driver, "workload": sc.Workload}
-		one := func(metric string) *dto.Metric {
+		lv := map[string]string{"strategy": sc.Strategy, "driver": res.Driver, "workload": sc.Workload,
+			"retry": res.Retry, "clients": strconv.Itoa(sc.Clients), "scenario": strconv.Itoa(sc.Number)}
+		one := func(metric string, extra ...string) *dto.Metric {
 			t.Helper()
-			ms := find(metric, lv)
+			want := maps.Clone(lv)
+			for j := 0; j+1 < len(extra); j += 2 {
+				want[extra[j]] = extra[j+1]
+			}
+			ms := findMetrics(families, metric, want)
 			if len(ms) != 1 {
-				t.Fatalf("%s: %d series of %s, want 1", name, len(ms), metric)
+				t.Fatalf("%s: %d series of %s%v, want 1", name, len(ms), metric, want)
 			}
 			return ms[0]
 		}
-		if got := one("lockbench_operations_total").GetCounter().GetValue(); got != float64(res.Ops) || res.Ops == 0 {
-			t.Errorf("%s: lockbench_operations_total %v, result ops %d", name, got, res.Ops)
+		for _, c := range []struct {
+			metric string
+			want   int64
+		}{
+			{"redis_lock_operations_total", res.Ops},
+			{"redis_lock_acquired_total", res.AcquireMS.Count},
+			{"redis_lock_attempts_total", res.Counters.Attempts},
+		} {
+			if got := one(c.metric).GetCounter().GetValue(); got != float64(c.want) || c.want == 0 {
+				t.Errorf("%s: %s %v, result %d", name, c.metric, got, c.want)
+			}
 		}
-		// The exporter leaves out an acquire that ended because the run
-		// was stopping (AcquireFailed's stopping); the result counts a
-		// busy lock given up then among its failures: at most one such
-		// acquire per client, when the sale ends.
-		failed := res.Counters.Failures + res.Counters.Timeouts
-		if got := one("redis_lock_failed_total").GetCounter().GetValue(); got > float64(failed) || got < float64(failed-int64(sc.Clients)) {
-			t.Errorf("%s: redis_lock_failed_total %v, result failures + timeouts %d (%+v): want at most that and at least %d less",
-				name, got, failed, res.Counters, sc.Clients)
+		var failed int64
+		if res.AcquireFailedMS != nil {
+			failed = res.AcquireFailedMS.Count
+		}
+		if got := one("redis_lock_failed_total").GetCounter().GetValue(); got != float64(failed) {
+			t.Errorf("%s: redis_lock_failed_total %v, result acquire_failed_ms count %d", name, got, failed)
+		}
+		if i == 1 && failed == 0 {
+			t.Errorf("%s: no failed acquire exported (counters %+v)", name, res.Counters)
 		}
 		for _, h := range []struct {
 			metric string
@@ -400,22 +416,17 @@ func TestPrometheusMetrics(t *testing.T) {
 				t.Errorf("%s: %s sum %.6f s, result mean x count %.6f s", name, h.metric, got, wantSum)
 			}
 		}
-		if got := one("lockbench_lock_ttl_seconds").GetGauge().GetValue(); got != sc.TTL.Seconds() {
-			t.Errorf("%s: lockbench_lock_ttl_seconds %v, want %v", name, got, sc.TTL.Seconds())
+		if got := one("redis_lock_ttl_seconds").GetGauge().GetValue(); got != sc.TTL.Seconds() {
+			t.Errorf("%s: redis_lock_ttl_seconds %v, want %v", name, got, sc.TTL.Seconds())
 		}
 		for _, k := range report.ViolationKinds {
-			kl := map[string]string{"kind": k.Key}
-			for l, v := range lv {
-				kl[l] = v
-			}
-			ms, want := find("lockbench_violations_total", kl), k.Of(res.Violations)
-			switch {
-			case want == 0 && len(ms) != 0:
-				t.Errorf("%s: lockbench_violations_total{kind=%q} = %v, want no series for a zero count", name, k.Key, ms[0].GetCounter().GetValue())
-			case want != 0 && (len(ms) != 1 || ms[0].GetCounter().GetValue() != float64(want)):
-				t.Errorf("%s: lockbench_violations_total{kind=%q}: %v, want %d", name, k.Key, ms, want)
+			if got, want := one("redis_lock_violations_total", "kind", k.Key).GetCounter().GetValue(), k.Of(res.Violations); got != float64(want) {
+				t.Errorf("%s: redis_lock_violations_total{kind=%q} %v, want %d", name, k.Key, got, want)
 			}
 		}
+	}
+	if problems, err := testutil.GatherAndLint(prom.Gatherer()); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
 	}
 
 	resp, err := http.Get("http://" + prom.Addr() + "/metrics")
@@ -425,14 +436,54 @@ func TestPrometheusMetrics(t *testing.T) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	for _, want := range []string{
-		fmt.Sprintf(`lockbench_operations_total{driver="goredis",strategy="atomic",workload="flash-sale"} %d`, results[0].Ops),
-		fmt.Sprintf(`redis_lock_hold_duration_seconds_count{driver="goredis",strategy="atomic",workload="flash-sale"} %d`, results[0].HoldMS.Count),
-		fmt.Sprintf(`lockbench_violations_total{driver="rueidis",kind="overlap",strategy="naive",workload="flash-sale"} %d`, results[1].Violations.Overlap),
+		fmt.Sprintf(`redis_lock_operations_total{clients="4",driver="goredis",retry="fixed:interval=1ms",scenario="1",strategy="atomic",workload="flash-sale"} %d`, results[0].Ops),
+		fmt.Sprintf(`redis_lock_hold_duration_seconds_count{clients="4",driver="goredis",retry="fixed:interval=1ms",scenario="1",strategy="atomic",workload="flash-sale"} %d`, results[0].HoldMS.Count),
+		fmt.Sprintf(`redis_lock_violations_total{clients="8",driver="rueidis",kind="overlap",retry="none",scenario="2",strategy="naive",workload="flash-sale"} %d`, results[1].Violations.Overlap),
+		`redis_lock_violations_total{clients="4",driver="goredis",kind="overlap",retry="fixed:interval=1ms",scenario="1",strategy="atomic",workload="flash-sale"} 0`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+}
+
+// findMetrics returns the metrics of family name whose labels include want.
+func findMetrics(families []*dto.MetricFamily, name string, want map[string]string) []*dto.Metric {
+	var out []*dto.Metric
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if have[k] != v {
+					continue next
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// gathered is the value of the one counter of family name whose labels
+// include want, as prom serves it now (-1: not exactly one such series).
+func gathered(t *testing.T, prom *export.Prom, name string, want map[string]string) float64 {
+	families, err := prom.Gatherer().Gather()
+	if err != nil {
+		t.Error(err)
+		return -1
+	}
+	ms := findMetrics(families, name, want)
+	if len(ms) != 1 {
+		return -1
+	}
+	return ms[0].GetCounter().GetValue()
 }
 
 // A run of known length has one timeline entry per second of its measured

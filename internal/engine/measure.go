@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -107,13 +108,18 @@ func (r *run) measure() error {
 		}
 		return env.Oracle.Overlaps()
 	}
+	var liveDropped atomic.Int64
 	smp := &sampler{slots: live, overlaps: overlaps, offset: sc.Warmup, interval: sc.Interval, onSecond: sc.OnSecond,
 		recs: r.recs, scenarioStart: start}
+	if sc.Rate > 0 {
+		smp.dropped = &liveDropped
+	}
 	smpStop, smpDone := make(chan struct{}), make(chan struct{})
 	go smp.run(smpStop, smpDone)
 	var wg sync.WaitGroup
 	var jobs chan time.Time
 	schedDone := make(chan struct{})
+	var schedEnd time.Duration // when the scheduler stopped, after start
 	if sc.Rate > 0 {
 		jobs = make(chan time.Time)
 		dropAfter := sc.DropAfter
@@ -122,7 +128,9 @@ func (r *run) measure() error {
 		}
 		go func() {
 			defer close(schedDone)
-			r.offered, r.dropped = schedule(runCtx, NewPacer(start, sc.Rate, sc.Poisson, rand.New(rand.NewPCG(sc.Seed, 1<<40))), jobs, dropAfter)
+			p := NewShapePacer(start, sc.arrivals(), sc.Poisson, rand.New(rand.NewPCG(sc.Seed, 1<<40)))
+			r.offered, r.dropped = schedule(runCtx, p, jobs, dropAfter, &liveDropped)
+			schedEnd = time.Since(start)
 		}()
 	} else {
 		close(schedDone)
@@ -164,6 +172,12 @@ func (r *run) measure() error {
 	<-smpDone
 	r.timeline = smp.finish(r.end)
 	r.ivOp, r.ivAcq = smp.intervals()
+	if sc.Rate > 0 {
+		// The arrivals due up to the scheduler's stop, and not the one due
+		// on the duration's last instant, which it may or may not have
+		// reached before the run context ended.
+		fillOffered(r.timeline, sc.arrivals(), sc.Warmup.Seconds(), min(schedEnd, sc.Warmup+sc.Duration).Seconds())
+	}
 	hardStop()
 	if inj != nil {
 		stop(nil) // faults not yet triggered stay unarmed

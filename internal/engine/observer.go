@@ -57,14 +57,12 @@ func (o *observer) measured() bool { return o.rec == o.real }
 
 func (o *observer) Acquired(attempts int, wait time.Duration) {
 	o.rec.Acquired(attempts, wait)
-	o.prom.Wait(wait)
+	o.prom.Acquired(attempts, wait)
 }
 
 func (o *observer) AcquireFailed(attempts int, wait time.Duration, stopping bool) {
 	o.rec.AcquireFailed(attempts, wait, stopping)
-	if !stopping {
-		o.prom.Failed()
-	}
+	o.prom.AcquireFailed(attempts, stopping)
 }
 
 func (o *observer) Held(d time.Duration) {
@@ -75,12 +73,15 @@ func (o *observer) Held(d time.Duration) {
 func (o *observer) Released(d time.Duration, notOwner bool) { o.rec.Released(d, notOwner) }
 func (o *observer) Overshot()                               { o.rec.Overshot() }
 func (o *observer) Cancelled()                              { o.rec.Cancelled() }
-func (o *observer) LeaseLost()                              { o.rec.LeaseLost() }
-func (o *observer) ForeignRelease()                         { o.rec.ForeignRelease() }
-func (o *observer) WroteAfterLoss()                         { o.rec.WroteAfterLoss() }
-func (o *observer) FalseExtend()                            { o.rec.FalseExtend() }
 func (o *observer) WriteRejected()                          { o.rec.WriteRejected() }
 func (o *observer) Read()                                   { o.rec.Read() }
+
+// The clients' violations, also exported as they happen.
+
+func (o *observer) LeaseLost()      { o.rec.LeaseLost(); o.prom.LeaseLost() }
+func (o *observer) ForeignRelease() { o.rec.ForeignRelease(); o.prom.ForeignRelease() }
+func (o *observer) WroteAfterLoss() { o.rec.WroteAfterLoss(); o.prom.WroteAfterLoss() }
+func (o *observer) FalseExtend()    { o.rec.FalseExtend(); o.prom.FalseExtend() }
 
 // The loop's events.
 
@@ -106,7 +107,11 @@ func (o *observer) timedOut() { o.rec.TimedOut() }
 func (o *observer) gaveUp()   { o.rec.GaveUp() }
 
 // errored counts an operation's error by its kind (drivers.ErrorKind).
-func (o *observer) errored(err error) { o.rec.Errored(drivers.ErrorKind(err), err) }
+func (o *observer) errored(err error) {
+	kind := drivers.ErrorKind(err)
+	o.rec.Errored(kind, err)
+	o.prom.Error(kind)
+}
 
 // flushIfDue flushes the recorder's batch when it is Due (FlushDue: at an
 // interval's end, the values of the operations that ended before it), and

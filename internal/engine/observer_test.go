@@ -12,11 +12,13 @@ import (
 
 // A client's observer passes every event to its recorder (the warm-up's
 // until the window starts), the timeline's slot (measured outcomes only)
-// and Prometheus, and allocates nothing per event on the hot path.
+// and Prometheus (warm-up included), and allocates nothing per event on
+// the hot path.
 func TestObserverFansOut(t *testing.T) {
 	real, scratch := metrics.NewRecorder(), metrics.NewRecorder()
 	var slot liveSlot
-	prom := export.New().For("atomic", "goredis", "flash-sale")
+	exp := export.New()
+	prom := exp.For(export.Labels{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: "fixed", Clients: 1, Scenario: 1})
 	o := newObserver(real, scratch, &slot, prom)
 	var obs workloads.Observer = o // as the worker holds it
 	op := func() {
@@ -58,5 +60,43 @@ func TestObserverFansOut(t *testing.T) {
 	}
 	if slot.ops.Load() != runs {
 		t.Fatalf("live ops %d, want %d", slot.ops.Load(), runs)
+	}
+	// Prometheus saw the warm-up's operation too.
+	families, err := exp.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			name := f.GetName()
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "kind" {
+					name += "{" + l.GetValue() + "}"
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				got[name] = m.GetCounter().GetValue()
+			case m.GetHistogram() != nil:
+				got[name] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	all := runs + 1
+	for name, want := range map[string]float64{
+		"redis_lock_operations_total": float64(all), "redis_lock_acquired_total": float64(all),
+		"redis_lock_attempts_total": float64(3 * all), "redis_lock_failed_total": float64(all),
+		"redis_lock_wait_duration_seconds": float64(all), "redis_lock_hold_duration_seconds": float64(all),
+		"redis_lock_errors_total{readonly}":              1,
+		"redis_lock_violations_total{lost_leases}":       1,
+		"redis_lock_violations_total{foreign_releases}":  1,
+		"redis_lock_violations_total{worked_after_loss}": 1,
+		"redis_lock_violations_total{false_extends}":     0,
+		"redis_lock_violations_total{overlap}":           0,
+	} {
+		if v, ok := got[name]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", name, v, ok, want)
+		}
 	}
 }

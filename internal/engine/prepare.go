@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
@@ -111,8 +112,10 @@ func (r *run) prepare() error {
 		env.Live = r.tracker
 	}
 	if sc.Prom != nil {
-		r.prom = sc.Prom.For(sc.Strategy, r.out.Driver, sc.Workload)
+		r.prom = sc.Prom.For(export.Labels{Strategy: sc.Strategy, Driver: r.out.Driver, Workload: sc.Workload,
+			Retry: r.out.Retry, Clients: sc.Clients, Scenario: sc.Number})
 		r.prom.TTL(sc.TTL)
+		r.deferred(r.prom.Stop) // a run that ends without its end check
 	}
 	if sc.Retry.NeedsNotifier() {
 		hctx, hcancel := context.WithCancel(r.bg)
@@ -138,6 +141,9 @@ func (r *run) prepare() error {
 	cancel()
 	if err != nil {
 		return fmt.Errorf("%s setup: %w", sc.Workload, err)
+	}
+	if env.Oracle != nil { // its overlaps, live at each scrape
+		r.prom.Overlaps(env.Oracle.Overlaps)
 	}
 	r.liveSampler()
 

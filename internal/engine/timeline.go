@@ -7,6 +7,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
 )
@@ -59,6 +60,9 @@ func (s *liveSlot) count(o outcome) {
 type sampler struct {
 	slots    []liveSlot
 	overlaps func() int64
+	// dropped, when set, is the open loop's live count of dropped
+	// arrivals (schedule's live).
+	dropped *atomic.Int64
 	// offset is the warm-up: the measured window starts offset after the
 	// scenario, and TS counts from the scenario's start.
 	offset time.Duration
@@ -101,6 +105,9 @@ func (s *sampler) totals() report.Second {
 	if s.overlaps != nil {
 		t.Violations = s.overlaps()
 	}
+	if s.dropped != nil {
+		t.Dropped = s.dropped.Load()
+	}
 	return t
 }
 
@@ -108,16 +115,18 @@ func (s *sampler) totals() report.Second {
 func (s *sampler) diff() report.Second {
 	t := s.totals()
 	d := report.Second{Ops: t.Ops - s.last.Ops, Errors: t.Errors - s.last.Errors,
-		AcquireFailures: t.AcquireFailures - s.last.AcquireFailures, Violations: t.Violations - s.last.Violations}
+		AcquireFailures: t.AcquireFailures - s.last.AcquireFailures, Violations: t.Violations - s.last.Violations,
+		Dropped: t.Dropped - s.last.Dropped}
 	s.last = t
 	return d
 }
 
-// begin marks the start of the measured window: overlaps counted in the
-// warm-up are not the window's.
+// begin marks the start of the measured window: overlaps and drops
+// counted in the warm-up are not the window's.
 func (s *sampler) begin(now time.Time) {
 	s.start, s.started = now, true
-	s.last = report.Second{Violations: s.totals().Violations}
+	t := s.totals()
+	s.last = report.Second{Violations: t.Violations, Dropped: t.Dropped}
 	if s.recs != nil {
 		for i := range 2 {
 			s.cur[i], s.prev[i] = metrics.NewHistogram(), metrics.NewHistogram()
@@ -263,6 +272,7 @@ func (s *sampler) finish(end time.Time) []report.Second {
 		l.Errors += rest.Errors
 		l.AcquireFailures += rest.AcquireFailures
 		l.Violations += rest.Violations
+		l.Dropped += rest.Dropped
 		l.TS = endTS
 		if s.recs != nil {
 			s.prev[0].Merge(s.cur[0])
@@ -283,3 +293,19 @@ func (s *sampler) finish(end time.Time) []report.Second {
 // intervals returns the encoded interval histograms of the timeline
 // finish returned, one per entry (nil without recs).
 func (s *sampler) intervals() (op, acq [][]byte) { return s.op, s.acq }
+
+// fillOffered sets each entry's Offered: the arrivals the shape has due in
+// its interval (from the entry before's TS, or from, to its own TS), cut
+// at stop, when the scheduler stopped (arrivals due after it were never
+// offered); all times in s since the scenario's start. With constant
+// arrivals that is the arrivals the scheduler had due there; with Poisson
+// arrivals the shape's expected count, the draws differing from it by
+// about its square root.
+func fillOffered(tl []report.Second, shape *arrival.Shape, from, stop float64) {
+	prev := from
+	for i := range tl {
+		a, b := min(prev, stop), min(tl[i].TS, stop)
+		tl[i].Offered = shape.Due(b) - shape.Due(a)
+		prev = tl[i].TS
+	}
+}

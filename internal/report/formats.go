@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,15 +17,22 @@ import (
 )
 
 // Formats lists the run output formats.
-var Formats = []string{"table", "json", "csv", "benchstat"}
+var Formats = []string{"table", "json", "csv", "benchstat", "markdown"}
 
-// Write renders r to w in format: "table" (Table), "json" (the result
-// file), "csv" (one row per scenario) or "benchstat" (Go benchmark lines
-// that benchstat compares across runs). Errors: an unknown format.
+// Write renders r to w in format: "table" (Table, SweepTable for a
+// sweep's file), "json" (the result file), "csv" (one row per scenario,
+// every parameter a column: CSVHeader), "benchstat" (Go benchmark lines
+// that benchstat compares across runs) or "markdown" (the table as a
+// GitHub-flavoured markdown table: Markdown). Errors: an unknown format.
 func Write(w io.Writer, format string, r *Run) error {
 	switch format {
 	case "table", "":
+		if r.Meta.Sweep != nil {
+			return SweepTable(w, r.Scenarios)
+		}
 		return Table(w, r.Scenarios)
+	case "markdown":
+		return Markdown(w, r, nil)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -37,14 +45,50 @@ func Write(w io.Writer, format string, r *Run) error {
 	return fmt.Errorf("unknown format %q (valid: %s)", format, strings.Join(Formats, ", "))
 }
 
-func writeCSV(w io.Writer, scs []Scenario) error {
-	c := csv.NewWriter(w)
-	header := []string{"strategy", "driver", "workload", "retry", "clients", "loop", "ops", "ops_per_sec",
+// csvParams are the parameters every scenario records, as CSV columns
+// in this order after the figures; the others (driver settings, the
+// strategy's and the workload's own, any added later) follow sorted by
+// key.
+var csvParams = []string{"ttl", "work", "acquire_timeout", "duration", "warmup", "seed", "guard", "token"}
+
+// CSVHeader is writeCSV's header for scs: the figures' columns (strategy
+// ... jain_index, in their order since the format began), then
+// duration_s, stop_reason, topology, offered_rate, offered and dropped,
+// then one column per parameter (csvParams, then the other keys of the
+// scenarios' params, sorted), named by its key, or param_<key> where the
+// key is already a column's name.
+func CSVHeader(scs []Scenario) (header, params []string) {
+	header = []string{"strategy", "driver", "workload", "retry", "clients", "loop", "ops", "ops_per_sec",
 		"p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms", "acquire_p99_ms"}
 	for _, k := range ViolationKinds {
 		header = append(header, k.Key)
 	}
-	_ = c.Write(append(header, "errors", "commands_per_op", "jain_index"))
+	header = append(header, "errors", "commands_per_op", "jain_index",
+		"duration_s", "stop_reason", "topology", "offered_rate", "offered", "dropped")
+	params = slices.Clone(csvParams)
+	var rest []string
+	for _, s := range scs {
+		for k := range s.Params {
+			if !slices.Contains(params, k) && !slices.Contains(rest, k) {
+				rest = append(rest, k)
+			}
+		}
+	}
+	slices.Sort(rest)
+	params = append(params, rest...)
+	for _, k := range params {
+		if slices.Contains(header, k) {
+			k = "param_" + k
+		}
+		header = append(header, k)
+	}
+	return header, params
+}
+
+func writeCSV(w io.Writer, scs []Scenario) error {
+	c := csv.NewWriter(w)
+	header, params := CSVHeader(scs)
+	_ = c.Write(header)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, s := range scs {
@@ -54,7 +98,12 @@ func writeCSV(w io.Writer, scs []Scenario) error {
 		for _, k := range ViolationKinds {
 			row = append(row, i(k.Of(s.Violations)))
 		}
-		_ = c.Write(append(row, i(s.Counters.Errors), f(s.RedisCost.CommandsPerOp), f(s.Fairness.JainIndex)))
+		row = append(row, i(s.Counters.Errors), f(s.RedisCost.CommandsPerOp), f(s.Fairness.JainIndex),
+			f(s.DurationS), s.StopReason, s.Topology, f(s.OfferedRate), i(s.Offered), i(s.Dropped))
+		for _, k := range params {
+			row = append(row, s.Params[k])
+		}
+		_ = c.Write(row)
 	}
 	c.Flush()
 	return c.Error()

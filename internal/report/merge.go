@@ -103,6 +103,8 @@ func mergeTimeline(a, b []Second) []Second {
 		o.Errors += e.Errors
 		o.AcquireFailures += e.AcquireFailures
 		o.Violations += e.Violations
+		o.Offered += e.Offered
+		o.Dropped += e.Dropped
 	}
 	for i := range out { // percentiles do not add: no entry keeps its latency
 		o := &out[i]

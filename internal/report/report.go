@@ -13,9 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/lockbench/lockbench/internal/metrics"
 )
 
@@ -316,68 +313,22 @@ func ReadFile(path string) (*Run, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if r.Schema == 0 {
+		return nil, fmt.Errorf("%s: not a lockbench result file (no \"schema\" field)", path)
+	}
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("%s: schema %d, this lockbench reads %d", path, r.Schema, Schema)
 	}
 	return &r, nil
 }
 
-// Table writes one row per scenario: strategy, driver, workload, retry,
+// Table writes one row per scenario (the columns of TableColumns): strategy, driver, workload, retry,
 // clients, ops/s, the lock-bound ceiling (ops/s), p50, p99, p99.9 and max
 // in ms, Jain's fairness index, a column for each violation kind with
 // Column set (oversell, overlap, lost updates), the other kinds' non-zero
 // counts in one cell, and errors (acquire timeouts and give-ups included).
 func Table(w io.Writer, scenarios []Scenario) error {
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-	bound := false
-	header := []any{"strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling",
-		"p50 ms", "p99 ms", "p99.9 ms", "max ms", "jain"}
-	for _, k := range ViolationKinds {
-		if k.Column {
-			header = append(header, k.Short)
-		}
-	}
-	t.Header(append(header, "other violations", "errors")...)
-	for _, s := range scenarios {
-		ops := fmt.Sprintf("%.0f", s.OpsPerSec)
-		if s.ClientCPU.ClientBound {
-			ops += "*"
-			bound = true
-		}
-		clients := strconv.Itoa(s.Clients)
-		if s.Loop == "open" {
-			clients += fmt.Sprintf(" @%g/s", s.OfferedRate)
-			if s.Dropped > 0 {
-				clients += fmt.Sprintf(" (%d dropped)", s.Dropped)
-			}
-		}
-		ceiling := fmt.Sprintf("%.0f", s.CeilingOpsPerSec)
-		if !s.HasCeiling() {
-			ceiling = "-" // no lock held (a lock-free strategy), a hold too short to bound, or nothing measured
-		}
-		row := []any{
-			s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), clients,
-			ops, ceiling,
-			FormatMS(s.LatencyMS.P50), FormatMS(s.LatencyMS.P99), FormatMS(s.LatencyMS.P999), FormatMS(s.LatencyMS.Max),
-			fmt.Sprintf("%.2f", s.Fairness.JainIndex),
-		}
-		for _, k := range ViolationKinds {
-			if k.Column {
-				row = append(row, strconv.FormatInt(k.Of(s.Violations), 10))
-			}
-		}
-		if err := t.Append(append(row, otherCell(s.Violations, s.Liveness), errorCell(s.Counters))...); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	if bound {
-		_, err := fmt.Fprintln(w, "* client-bound: lockbench used over 90% of its CPU budget; that figure may measure the client, not Redis")
-		return err
-	}
-	return nil
+	return TableOf(w, scenarios, TableColumns())
 }
 
 // otherCell names the non-zero violation counts of the kinds without a

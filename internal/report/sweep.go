@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Sweep is meta.sweep: the parameter a lockbench sweep varies and its
@@ -64,52 +61,12 @@ func SweepSeries(scenarios []Scenario) (names []string, cells map[string][]Scena
 // SweepTable writes a sweep's table, one row per scenario grouped by
 // matrix cell: clients, ops/s, the lock-bound ceiling, efficiency, Jain's
 // index, the acquire wait's p99 (ms), the whole operation's p99 (ms),
-// Redis commands per operation, violations and errors ("-" for a figure
+// Redis commands per operation, violations (every kind not zero, by name)
+// and errors ("-" for a figure
 // not measured: no ceiling, no command count); then one line per cell:
 // its peak ops/s and what is left of it at the largest count.
 func SweepTable(w io.Writer, scenarios []Scenario) error {
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header("strategy", "driver", "workload", "retry", "clients", "ops/s", "ceiling", "efficiency", "jain",
-		"acquire p99 ms", "p99 ms", "cmds/op", "violations", "errors")
-	bound := false
-	names, cells := SweepSeries(scenarios)
-	for _, n := range names {
-		for _, s := range cells[n] {
-			ops := fmt.Sprintf("%.0f", s.OpsPerSec)
-			if s.ClientCPU.ClientBound {
-				ops += "*"
-				bound = true
-			}
-			ceiling, eff := "-", "-"
-			if s.HasCeiling() {
-				ceiling, eff = fmt.Sprintf("%.0f", s.CeilingOpsPerSec), fmt.Sprintf("%.2f", s.Efficiency)
-			}
-			cmds := "-"
-			if s.RedisCost.CommandsPerOp > 0 {
-				cmds = fmt.Sprintf("%.2f", s.RedisCost.CommandsPerOp)
-			}
-			if err := t.Append(s.Strategy, s.Driver, s.Workload, shortRetry(s.Retry), strconv.Itoa(s.Clients), ops, ceiling, eff,
-				fmt.Sprintf("%.2f", s.Fairness.JainIndex), FormatMS(s.AcquireMS.P99), FormatMS(s.LatencyMS.P99), cmds,
-				otherCell(s.Violations, nil), errorCell(s.Counters)); err != nil {
-				return err
-			}
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	for _, n := range names {
-		if line := peakLine(cells[n]); line != "" {
-			if _, err := fmt.Fprintf(w, "%s: %s\n", n, line); err != nil {
-				return err
-			}
-		}
-	}
-	if bound {
-		_, err := fmt.Fprintln(w, "* client-bound: lockbench used over 90% of its CPU budget; that figure may measure the client, not Redis")
-		return err
-	}
-	return nil
+	return SweepTableOf(w, scenarios, SweepColumns())
 }
 
 // peakLine is a cell's peak ops/s and its client count, and the ops/s at

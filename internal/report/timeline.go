@@ -46,6 +46,17 @@ type Second struct {
 	AcquireP50MS float64 `json:"acquire_p50_ms,omitempty"`
 	AcquireP99MS float64 `json:"acquire_p99_ms,omitempty"`
 	AcquireMaxMS float64 `json:"acquire_max_ms,omitempty"`
+	// Offered are, in an open loop (--rate), the arrivals due in the
+	// interval by the arrival shape: the shape's integral over it, within
+	// one arrival (the expected count with Poisson arrivals), up to the
+	// moment the arrivals stopped. Absent in a closed loop (and for an
+	// interval with none due).
+	Offered int64 `json:"offered,omitempty"`
+	// Dropped are, in an open loop, the arrivals dropped in the interval
+	// for want of a free client within --drop-after (counted when dropped,
+	// --drop-after after their intended start). Warm-up drops are in the
+	// scenario's dropped but in no interval. Absent when none.
+	Dropped int64 `json:"dropped,omitempty"`
 }
 
 // IntervalHists are a scenario's interval histograms, one of each kind per

@@ -1,19 +1,24 @@
 // Package chart draws result files as charts with gonum.org/v1/plot — a
 // latency percentile spectrum on a log "nines" axis (the HdrHistogram
-// plotter's view), ops/s bars, violation bars, ops/s over time with the
-// fault windows shaded and, for a sweep, the figures against clients on a
-// log axis — each as PNG and SVG, and an index.html (html/
-// template) that shows them above the summary table. Several result files
-// overlay on one chart, each line or bar labelled with its file.
+// plotter's view), ops/s bars, violation bars one per kind, ops/s over
+// time (offered beside achieved in open-loop runs) and, per scenario, the
+// operation's and the acquire's p50/p99/max over time, both with the fault
+// windows shaded, and, for a sweep, the figures against clients on a log
+// axis — each as PNG and SVG, and an index.html (html/template) that shows
+// them above the summary table. Several result files overlay on one chart,
+// each line or bar labelled with its file. Every legend sits in a strip
+// below the plotting area, and no two series of a chart share a colour.
 package chart
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +26,6 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -36,8 +40,15 @@ type Input struct {
 }
 
 // Charts names the charts Write draws, without extension (each is written
-// as NAME.png and NAME.svg).
-var Charts = []string{"spectrum", "ops", "violations", "timeline"}
+// as NAME.png and NAME.svg), except "latency", which is one chart per
+// scenario with latency in its timeline, written as latency-N.png and
+// latency-N.svg (N from 1, in the scenarios' order, files in the order
+// given).
+var Charts = []string{"spectrum", "ops", "violations", "timeline", LatencyChart}
+
+// LatencyChart is the name under which Result.Skipped gives the reason
+// when no latency-over-time chart was drawn.
+const LatencyChart = "latency"
 
 // Size of every chart: 9 x 5.5 inches (864 x 528 px in the PNG, 96 dpi).
 const (
@@ -66,12 +77,15 @@ func collect(in []Input) []series {
 	return out
 }
 
-// Result is what Write drew: the charts written (name -> note), and the
-// charts left out with the reason (no latency histogram, no timeline in
-// older files).
+// Result is what Write drew: the charts written, by name, in the order
+// index.html shows them, and the charts left out with the reason (no
+// latency histogram, no timeline in older files).
 type Result struct {
 	Written []string
 	Skipped map[string]string
+	// titles are the headings of the charts whose heading is not in the
+	// titles table (the per-scenario latency charts).
+	titles map[string]string
 }
 
 // Write draws every chart of in into dir (created if missing) as PNG and
@@ -91,13 +105,22 @@ func Write(dir string, in []Input) (*Result, error) {
 		return nil, err
 	}
 	ss := collect(in)
-	res := &Result{Skipped: map[string]string{}}
+	res := &Result{Skipped: map[string]string{}, titles: map[string]string{}}
+	save := func(name string, f *figure) error {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := f.save(filepath.Join(dir, name+ext)); err != nil {
+				return fmt.Errorf("%s chart: %w", name, err)
+			}
+		}
+		res.Written = append(res.Written, name)
+		return nil
+	}
 	draws := []struct {
 		name string
-		fn   func([]series) (*plot.Plot, error)
+		fn   func([]series) (*figure, error)
 	}{{"spectrum", spectrum}, {"ops", opsBars}, {"violations", violationBars}, {"timeline", timeline}}
 	for _, d := range draws {
-		p, err := d.fn(ss)
+		f, err := d.fn(ss)
 		var skip errSkip
 		if errors.As(err, &skip) {
 			res.Skipped[d.name] = string(skip)
@@ -106,24 +129,33 @@ func Write(dir string, in []Input) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s chart: %w", d.name, err)
 		}
-		for _, ext := range []string{".png", ".svg"} {
-			if err := p.Save(width, height, filepath.Join(dir, d.name+ext)); err != nil {
-				return nil, fmt.Errorf("%s chart: %w", d.name, err)
-			}
+		if err := save(d.name, f); err != nil {
+			return nil, err
 		}
-		res.Written = append(res.Written, d.name)
+	}
+	lat, err := latencyCharts(ss)
+	var skip errSkip
+	switch {
+	case errors.As(err, &skip):
+		res.Skipped[LatencyChart] = string(skip)
+	case err != nil:
+		return nil, fmt.Errorf("%s chart: %w", LatencyChart, err)
+	}
+	for i, l := range lat {
+		name := fmt.Sprintf("%s-%d", LatencyChart, i+1)
+		if err := save(name, l.fig); err != nil {
+			return nil, err
+		}
+		res.titles[name] = "Latency over time: " + l.label
 	}
 	g, err := sweep(ss)
 	if err != nil {
 		return nil, fmt.Errorf("%s chart: %w", SweepChart, err)
 	}
 	if g != nil {
-		for _, ext := range []string{".png", ".svg"} {
-			if err := g.save(filepath.Join(dir, SweepChart+ext)); err != nil {
-				return nil, fmt.Errorf("%s chart: %w", SweepChart, err)
-			}
+		if err := save(SweepChart, g); err != nil {
+			return nil, err
 		}
-		res.Written = append(res.Written, SweepChart)
 	}
 	if err := writeIndex(filepath.Join(dir, "index.html"), in, ss, res); err != nil {
 		return nil, err
@@ -141,16 +173,8 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
-	p.Legend.Top = true
-	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	return p
-}
-
-// lineStyle gives series i a colour and, past the palette, a dash pattern,
-// so that up to 35 lines stay apart.
-func lineStyle(i int) draw.LineStyle {
-	return draw.LineStyle{Color: plotutil.Color(i), Width: vg.Points(1.5), Dashes: plotutil.Dashes(i / len(plotutil.DefaultColors))}
 }
 
 // nines maps a percentile to the log "nines" axis: x = -log10(1 - q/100),
@@ -178,12 +202,13 @@ func (ninesTicks) Ticks(min, max float64) []plot.Tick {
 // spectrum is the latency percentile spectrum of every scenario with a
 // latency histogram: latency (ms, log) at each percentile up to the last
 // the sample size supports (1 - 1/count).
-func spectrum(ss []series) (*plot.Plot, error) {
+func spectrum(ss []series) (*figure, error) {
 	p := newPlot("Latency by percentile (whole operation)", "percentile", "latency (ms, log scale)")
 	p.X.Tick.Marker = ninesTicks{}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	n := 0
+	var legend []entry
 	lowest := math.Inf(1)
 	for _, s := range ss {
 		if s.s.LatencyHist == "" {
@@ -210,7 +235,7 @@ func spectrum(ss []series) (*plot.Plot, error) {
 		}
 		l.LineStyle = lineStyle(n)
 		p.Add(l)
-		p.Legend.Add(s.label, l)
+		legend = append(legend, entry{s.label, []plot.Thumbnailer{l}})
 		n++
 	}
 	if n == 0 {
@@ -219,11 +244,11 @@ func spectrum(ss []series) (*plot.Plot, error) {
 	// Start the axis at a power of ten, so that it carries a label below
 	// the lowest line.
 	p.Y.Min = math.Pow(10, math.Floor(math.Log10(lowest)))
-	return p, nil
+	return single(p, legend), nil
 }
 
 // names returns the distinct scenario names in order of first appearance
-// and, per file, the index of each of its scenarios in that order.
+// and the files in order of first appearance.
 func names(ss []series) (order []string, files []string) {
 	seen := map[string]bool{}
 	fseen := map[string]bool{}
@@ -240,50 +265,59 @@ func names(ss []series) (order []string, files []string) {
 	return order, files
 }
 
-// bars draws one horizontal bar per scenario, grouped by file, the first
-// scenario on top, each bar with its value written after it.
-func bars(ss []series, title, x string, value func(report.Scenario) float64, format string) (*plot.Plot, error) {
-	order, files := names(ss)
+// barData is a horizontal grouped bar chart's data: one row per name in
+// rows (the first on top), and in each row one bar per group (groups[g]
+// coloured seriesColor(g)); vals[g][r] is group g's value in row r, NaN
+// for no bar and no label.
+type barData struct {
+	rows, groups []string
+	vals         [][]float64
+}
+
+// bars draws d as horizontal bars, each row's bars side by side in its
+// band, each bar with its value (format) written after it; it returns the
+// legend entries of the groups.
+func bars(d barData, title, x, format string) (*plot.Plot, []entry, error) {
 	p := newPlot(title, x, "")
-	p.Legend.Top, p.Legend.Left = false, false
-	idx := map[string]int{}
-	rows := make([]string, len(order))
-	for i, n := range order {
-		idx[n] = len(order) - 1 - i
-		rows[len(order)-1-i] = n
+	nr := len(d.rows)
+	rows := make([]string, nr)
+	for i, n := range d.rows {
+		rows[nr-1-i] = n
 	}
-	// Bars of one scenario share a band; each file gets a slice of it.
-	band := vg.Length(math.Min(24, 300/float64(len(order))))
-	w := band / vg.Length(len(files))
+	// Bars of one row share a band; each group gets a slice of it.
+	band := vg.Length(math.Min(24, 300/float64(nr)))
+	w := band / vg.Length(max(len(d.groups), 1))
 	top := 0.0
-	for fi, f := range files {
-		vals := make(plotter.Values, len(order))
+	var legend []entry
+	for g, name := range d.groups {
+		vals := make(plotter.Values, nr)
 		var lxy plotter.XYs
 		var ltext []string
-		for _, s := range ss {
-			if s.file == f {
-				v := value(s.s)
-				vals[idx[s.s.Name()]] = v
-				top = math.Max(top, v)
-				lxy = append(lxy, plotter.XY{X: v, Y: float64(idx[s.s.Name()])})
-				ltext = append(ltext, fmt.Sprintf(format, v))
+		for r, v := range d.vals[g] {
+			if math.IsNaN(v) {
+				continue
 			}
+			vals[nr-1-r] = v
+			top = math.Max(top, v)
+			lxy = append(lxy, plotter.XY{X: v, Y: float64(nr - 1 - r)})
+			ltext = append(ltext, fmt.Sprintf(format, v))
 		}
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b.Horizontal = true
-		b.Color = plotutil.Color(fi)
+		b.Color = seriesColor(g)
 		b.LineStyle.Width = 0
-		b.Offset = -band/2 + w*vg.Length(fi) + w/2
+		b.Offset = band/2 - w*vg.Length(g) - w/2 // the first group on top
 		p.Add(b)
-		if len(files) > 1 {
-			p.Legend.Add(f, b)
+		legend = append(legend, entry{name, []plot.Thumbnailer{b}})
+		if len(lxy) == 0 {
+			continue
 		}
 		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: lxy, Labels: ltext})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for i := range lb.TextStyle {
 			lb.TextStyle[i].YAlign = draw.YCenter
@@ -292,11 +326,11 @@ func bars(ss []series, title, x string, value func(report.Scenario) float64, for
 		p.Add(lb)
 	}
 	p.NominalY(rows...)
-	p.Y.Min, p.Y.Max = -0.6, float64(len(order))-0.4
+	p.Y.Min, p.Y.Max = -0.6, float64(nr)-0.4
 	p.X.Min = 0
 	p.X.Max = math.Max(top*1.15, 1) // room for the value labels
 	p.X.Tick.Marker = numTicks{}
-	return p, nil
+	return p, legend, nil
 }
 
 // numTicks are plot.DefaultTicks with plain labels (500, not 500.00), and
@@ -318,25 +352,104 @@ func (t numTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-func opsBars(ss []series) (*plot.Plot, error) {
-	return bars(ss, "Throughput", "ops/s (operations per second, measured window)", func(s report.Scenario) float64 { return s.OpsPerSec }, "%.0f")
-}
-
-func violationBars(ss []series) (*plot.Plot, error) {
-	var total int64
+// opsBars are ops/s per scenario, a bar per file.
+func opsBars(ss []series) (*figure, error) {
+	order, files := names(ss)
+	d := barData{rows: order, groups: files}
+	idx := map[string]int{}
+	for i, n := range order {
+		idx[n] = i
+	}
+	fidx := map[string]int{}
+	for i, f := range files {
+		fidx[f] = i
+		d.vals = append(d.vals, nanValues(len(order)))
+	}
 	for _, s := range ss {
-		total += s.s.Violations.Total()
+		d.vals[fidx[s.file]][idx[s.s.Name()]] = s.s.OpsPerSec
 	}
-	title := "Safety violations (oversell + overlap + lost updates + other kinds)"
-	if total == 0 {
-		title = "Safety violations: none in any scenario"
-	}
-	p, err := bars(ss, title, "violations (count, whole scenario)", func(s report.Scenario) float64 { return float64(s.Violations.Total()) }, "%.0f")
+	p, legend, err := bars(d, "Throughput", "ops/s (operations per second, measured window)", "%.0f")
 	if err != nil {
 		return nil, err
 	}
+	if len(files) == 1 {
+		legend = nil // one file: the bars need no key
+	}
+	return single(p, legend), nil
+}
+
+func nanValues(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	return v
+}
+
+// violationData is the violations chart's data: a row per scenario of
+// each file (its label), a group per kind of report.ViolationKinds that
+// some row counted (kinds zero in every row are left out), each value the
+// kind's own count; kinds are never added together, since one event may
+// count as several (an overlap in flash-sale is also an oversell, a lost
+// update and a foreign release). A zero is NaN (no bar): a row without
+// any violation has no bar at all.
+func violationData(ss []series) barData {
+	var d barData
+	for _, s := range ss {
+		d.rows = append(d.rows, s.label)
+	}
+	for _, k := range report.ViolationKinds {
+		vals := nanValues(len(ss))
+		some := false
+		for r, s := range ss {
+			if n := k.Of(s.s.Violations); n != 0 {
+				vals[r], some = float64(n), true
+			}
+		}
+		if some {
+			d.groups = append(d.groups, k.Name)
+			d.vals = append(d.vals, vals)
+		}
+	}
+	return d
+}
+
+// violationBars are the violations of each scenario, one bar per kind,
+// "none" written in the rows without any.
+func violationBars(ss []series) (*figure, error) {
+	d := violationData(ss)
+	title := "Safety violations by kind (one event may count under several kinds)"
+	if len(d.groups) == 0 {
+		title = "Safety violations: none in any scenario"
+	}
+	p, legend, err := bars(d, title, "violations (count, whole scenario)", "%.0f")
+	if err != nil {
+		return nil, err
+	}
+	var none plotter.XYLabels
+	for r := range d.rows {
+		clean := true
+		for g := range d.groups {
+			clean = clean && math.IsNaN(d.vals[g][r])
+		}
+		if clean {
+			none.XYs = append(none.XYs, plotter.XY{X: 0, Y: float64(len(d.rows) - 1 - r)})
+			none.Labels = append(none.Labels, "none")
+		}
+	}
+	if len(none.XYs) > 0 {
+		lb, err := plotter.NewLabels(none)
+		if err != nil {
+			return nil, err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].YAlign = draw.YCenter
+		}
+		lb.Offset = vg.Point{X: vg.Points(3)}
+		p.Add(lb)
+	}
 	p.X.Tick.Marker = numTicks{whole: true}
-	return p, nil
+	return single(p, legend), nil
 }
 
 // shade fills the fault windows [x0, x1] (s) over the whole plot height.
@@ -365,41 +478,14 @@ func (sh shade) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(sh.color, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
-// timeline draws ops/s per second of the measured window for every
-// scenario with a timeline, the fault windows shaded behind.
-func timeline(ss []series) (*plot.Plot, error) {
-	p := newPlot("Throughput over time", "time since the scenario's start (s)", "ops/s")
-	sh := shade{color: color.NRGBA{R: 255, G: 140, B: 0, A: 90}}
+// faultShade is the shading of the fault windows that acted in the
+// scenarios of ss (s since each scenario's start), with the legend entry
+// that names the faults; ok false when none acted.
+func faultShade(ss ...report.Scenario) (sh shade, e entry, ok bool) {
+	sh.color = color.NRGBA{R: 255, G: 140, B: 0, A: 90}
 	var faultNames []string
-	var lines []*plotter.Line
-	var labels []string
-	top := 1.0
 	for _, s := range ss {
-		tl := s.s.Timeline
-		if len(tl) < 2 {
-			continue // one entry (a run under 2 s) draws a flat line, not a course over time
-		}
-		// The first interval starts where the measured window does, at
-		// the warm-up's end.
-		prev := 0.0
-		if d, err := time.ParseDuration(s.s.Params["warmup"]); err == nil {
-			prev = d.Seconds()
-		}
-		xys := plotter.XYs{}
-		for _, e := range tl {
-			r := e.OpsPerSec(prev)
-			top = math.Max(top, r)
-			xys = append(xys, plotter.XY{X: prev, Y: r}, plotter.XY{X: e.TS, Y: r}) // a step per interval
-			prev = e.TS
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, err
-		}
-		l.LineStyle = lineStyle(len(lines))
-		lines = append(lines, l)
-		labels = append(labels, s.label)
-		for _, f := range s.s.Faults {
+		for _, f := range s.Faults {
 			if f.StartMS < 0 {
 				continue // never triggered
 			}
@@ -410,27 +496,110 @@ func timeline(ss []series) (*plot.Plot, error) {
 			}
 		}
 	}
-	if len(lines) == 0 {
+	if len(sh.spans) == 0 {
+		return sh, e, false
+	}
+	sh.spans = union(sh.spans)
+	return sh, entry{"fault window: " + strings.Join(faultNames, ", "), []plot.Thumbnailer{sh}}, true
+}
+
+// union merges overlapping spans, so that scenarios sharing a fault
+// window shade it once, not once per scenario ever darker.
+func union(spans [][2]float64) [][2]float64 {
+	slices.SortFunc(spans, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	out := spans[:1]
+	for _, sp := range spans[1:] {
+		if last := &out[len(out)-1]; sp[0] <= last[1] {
+			last[1] = math.Max(last[1], sp[1])
+		} else {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// windowStart is the start of a scenario's measured window in s since its
+// start: its warm-up (params.warmup), where the first interval begins.
+func windowStart(s report.Scenario) float64 {
+	if d, err := time.ParseDuration(s.Params["warmup"]); err == nil {
+		return d.Seconds()
+	}
+	return 0
+}
+
+// offeredDash is the dash pattern of an offered-rate line (dotted), drawn
+// in its scenario's colour beside the achieved rate.
+var offeredDash = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
+
+// timeline draws ops/s per interval of the measured window for every
+// scenario with a timeline and, in open-loop runs (offered in the
+// timeline), the offered rate dotted in the same colour; the fault windows
+// shaded behind.
+func timeline(ss []series) (*figure, error) {
+	p := newPlot("Throughput over time", "time since the scenario's start (s)", "ops/s")
+	var lines []plot.Plotter
+	var legend []entry
+	var scen []report.Scenario
+	top := 1.0
+	n := 0
+	for _, s := range ss {
+		tl := s.s.Timeline
+		if len(tl) < 2 {
+			continue // one entry (a run under 2 s) draws a flat line, not a course over time
+		}
+		prev := windowStart(s.s)
+		achieved, offered := plotter.XYs{}, plotter.XYs{}
+		open := false
+		for _, e := range tl {
+			r := e.OpsPerSec(prev)
+			o := 0.0
+			if e.Offered > 0 && e.TS > prev {
+				o, open = float64(e.Offered)/(e.TS-prev), true
+			}
+			top = math.Max(top, math.Max(r, o))
+			achieved = append(achieved, plotter.XY{X: prev, Y: r}, plotter.XY{X: e.TS, Y: r}) // a step per interval
+			offered = append(offered, plotter.XY{X: prev, Y: o}, plotter.XY{X: e.TS, Y: o})
+			prev = e.TS
+		}
+		l, err := plotter.NewLine(achieved)
+		if err != nil {
+			return nil, err
+		}
+		l.LineStyle = lineStyle(n)
+		lines = append(lines, l)
+		label := s.label
+		if open {
+			label += " (achieved)"
+		}
+		legend = append(legend, entry{label, []plot.Thumbnailer{l}})
+		if open {
+			lo, err := plotter.NewLine(offered)
+			if err != nil {
+				return nil, err
+			}
+			lo.LineStyle = lineStyle(n)
+			lo.LineStyle.Width = vg.Points(1.2)
+			lo.LineStyle.Dashes = offeredDash
+			lines = append(lines, lo)
+			legend = append(legend, entry{s.label + " (offered)", []plot.Thumbnailer{lo}})
+		}
+		scen = append(scen, s.s)
+		n++
+	}
+	if n == 0 {
 		return nil, errSkip("no scenario has a timeline of two seconds or more (runs under 2 s, or files written before lockbench recorded one)")
 	}
-	if len(sh.spans) > 0 { // behind the lines
-		p.Add(sh)
+	if sh, e, ok := faultShade(scen...); ok {
+		p.Add(sh) // behind the lines
+		legend = append(legend, e)
 	}
-	for i, l := range lines {
-		p.Add(l)
-		p.Legend.Add(labels[i], l)
-	}
-	if len(sh.spans) > 0 {
-		p.Legend.Add("fault window: "+strings.Join(faultNames, ", "), sh)
-	}
-	// Head room above the highest step for the legend (about 5 % of the
-	// height per line of it).
-	p.Y.Max = top * (1.1 + 0.055*float64(len(lines)+min(len(sh.spans), 1)))
+	p.Add(lines...)
+	p.Y.Max = top * 1.05
 	p.Y.Tick.Marker = numTicks{}
 	p.X.Tick.Marker = secondTicks{}
 	p.X.Min = 0
 	p.Y.Min = 0
-	return p, nil
+	return single(p, legend), nil
 }
 
 func contains(xs []string, x string) bool {

@@ -1,14 +1,9 @@
 package chart
 
 import (
-	"fmt"
-	"image/color"
-	"io"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -94,14 +89,11 @@ func sweepLines(ss []series) []sweepLine {
 	return out
 }
 
-// sweepGrid is the sweep chart: its panels, two rows of three.
-type sweepGrid [][]*plot.Plot
-
 // sweep draws ops/s, efficiency, Jain's index, the acquire wait's and the
 // operation's p99 and commands per operation against clients on a log
-// axis, one line per matrix cell of each file; nil when no cell ran at two
-// or more client counts.
-func sweep(ss []series) (sweepGrid, error) {
+// axis, one line per matrix cell of each file, in two rows of three panels
+// above one legend; nil when no cell ran at two or more client counts.
+func sweep(ss []series) (*figure, error) {
 	lines := sweepLines(ss)
 	if len(lines) == 0 {
 		return nil, nil
@@ -115,11 +107,11 @@ func sweep(ss []series) (sweepGrid, error) {
 		}
 	}
 	slices.Sort(counts)
-	grid := sweepGrid{make([]*plot.Plot, 3), make([]*plot.Plot, 3)}
+	grid := [][]*plot.Plot{make([]*plot.Plot, 3), make([]*plot.Plot, 3)}
+	var legend []entry
 	for pi, panel := range sweepPanels {
 		p := newPlot(panel.title, "clients (log scale)", panel.y)
 		p.Title.TextStyle.Font.Size = vg.Points(11)
-		p.Legend.TextStyle.Font.Size = vg.Points(9)
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = clientTicks(counts)
 		p.X.Min, p.X.Max = float64(counts[0])/1.25, float64(counts[len(counts)-1])*1.25
@@ -146,7 +138,7 @@ func sweep(ss []series) (sweepGrid, error) {
 			pts.Shape = draw.CircleGlyph{}
 			p.Add(ln, pts)
 			if pi == 0 {
-				p.Legend.Add(l.label, ln, pts)
+				legend = append(legend, entry{l.label, []plot.Thumbnailer{ln, pts}})
 			}
 			n++
 		}
@@ -169,11 +161,6 @@ func sweep(ss []series) (sweepGrid, error) {
 		default:
 			p.Y.Min = 0
 			p.Y.Max = math.Max(hi*1.1, 1e-9)
-			if pi == 0 {
-				// Room above the lines for the legend, a row per line.
-				p.Y.Max = math.Max(hi, 1) * (1.15 + 0.09*float64(len(lines)))
-				p.Legend.Left = false
-			}
 			if pi == 1 || pi == 2 { // ratios: at least 0 to 1
 				p.Y.Max = math.Max(p.Y.Max, 1.05)
 			}
@@ -181,7 +168,7 @@ func sweep(ss []series) (sweepGrid, error) {
 		}
 		grid[pi/3][pi%3] = p
 	}
-	return grid, nil
+	return &figure{panels: grid, legend: legend, w: sweepWidth, h: sweepHeight}, nil
 }
 
 // clientTicks labels the clients axis: every swept count when there are
@@ -215,33 +202,4 @@ func (decadeTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ts
-}
-
-// save writes the grid to path as PNG or SVG (by its extension), on a white
-// background.
-func (g sweepGrid) save(path string) error {
-	format := strings.TrimPrefix(filepath.Ext(path), ".")
-	c, err := draw.NewFormattedCanvas(sweepWidth, sweepHeight, format)
-	if err != nil {
-		return err
-	}
-	dc := draw.New(c)
-	r := dc.Rectangle
-	dc.FillPolygon(color.White, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
-	pad := vg.Points(12)
-	tiles := draw.Tiles{Rows: len(g), Cols: len(g[0]), PadX: pad, PadY: pad, PadTop: pad / 2, PadBottom: pad / 2, PadLeft: pad / 2, PadRight: pad}
-	canvases := plot.Align(g, tiles, dc)
-	for j := range g {
-		for i := range g[j] {
-			if g[j][i] != nil {
-				g[j][i].Draw(canvases[j][i])
-			}
-		}
-	}
-	return report.WriteAtomic(path, func(w io.Writer) error {
-		if _, err := c.WriteTo(w); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Base(path), err)
-		}
-		return nil
-	})
 }

@@ -1,0 +1,320 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Column is one column of a summary table (Table, SweepTable): its name
+// for --columns, its header and how a scenario's cell reads.
+type Column struct {
+	// Key names the column in --columns (ops, p99, lost_updates).
+	Key string
+	// Header heads the column in the table.
+	Header string
+	// Doc is one line: what the cell shows.
+	Doc  string
+	cell func(Scenario) string
+	// clientBound: the cell marks a client-bound figure with "*", and the
+	// table then ends with the footnote that explains it.
+	clientBound bool
+}
+
+// clientBoundNote is the footnote of a table whose ops/s carries a "*".
+const clientBoundNote = "* client-bound: lockbench used over 90% of its CPU budget; that figure may measure the client, not Redis"
+
+// opsCell is ops/s with "*" when the client was the bound.
+func opsCell(s Scenario) string {
+	ops := fmt.Sprintf("%.0f", s.OpsPerSec)
+	if s.ClientCPU.ClientBound {
+		ops += "*"
+	}
+	return ops
+}
+
+// Cell is the column's text for s, as the table shows it.
+func (c Column) Cell(s Scenario) string { return c.cell(s) }
+
+func col(key, header, doc string, cell func(Scenario) string) Column {
+	return Column{Key: key, Header: header, Doc: doc, cell: cell}
+}
+
+// Shared columns of the run and sweep tables.
+var (
+	colStrategy = col("strategy", "strategy", "the lock strategy", func(s Scenario) string { return s.Strategy })
+	colDriver   = col("driver", "driver", "the Redis driver", func(s Scenario) string { return s.Driver })
+	colWorkload = col("workload", "workload", "the workload", func(s Scenario) string { return s.Workload })
+	colRetry    = col("retry", "retry", "the retry policy's name (its parameters are in the result file)", func(s Scenario) string { return shortRetry(s.Retry) })
+	colOps      = Column{Key: "ops", Header: "ops/s", Doc: "operations per second in the measured window (* client-bound)", cell: opsCell, clientBound: true}
+	colCeiling  = col("ceiling", "ceiling", "the lock-bound ceiling, ops/s (- when there is none)", func(s Scenario) string {
+		if !s.HasCeiling() {
+			return "-" // no lock held (a lock-free strategy), a hold too short to bound, or nothing measured
+		}
+		return fmt.Sprintf("%.0f", s.CeilingOpsPerSec)
+	})
+	colJain       = col("jain", "jain", "Jain's fairness index over the clients' operations", func(s Scenario) string { return fmt.Sprintf("%.2f", s.Fairness.JainIndex) })
+	colP50        = col("p50", "p50 ms", "operation latency p50, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.P50) })
+	colP99        = col("p99", "p99 ms", "operation latency p99, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.P99) })
+	colP999       = col("p999", "p99.9 ms", "operation latency p99.9, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.P999) })
+	colMax        = col("max", "max ms", "operation latency max, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.Max) })
+	colAcquireP99 = col("acquire_p99", "acquire p99 ms", "acquire wait p99, ms", func(s Scenario) string { return FormatMS(s.AcquireMS.P99) })
+	colErrors     = col("errors", "errors", "errors, acquire timeouts and give-ups: the total, the kinds in brackets", func(s Scenario) string { return errorCell(s.Counters) })
+	colViolations = col("violations", "violations", "every violation kind summed (the liveness figures are not violations)", func(s Scenario) string {
+		return strconv.FormatInt(s.Violations.Total(), 10)
+	})
+	colCmds = col("cmds_per_op", "cmds/op", "Redis commands per operation (- when not counted)", func(s Scenario) string {
+		if s.RedisCost.CommandsPerOp > 0 {
+			return fmt.Sprintf("%.2f", s.RedisCost.CommandsPerOp)
+		}
+		return "-"
+	})
+	colEfficiency = col("efficiency", "efficiency", "ops/s / the ceiling (- when there is none)", func(s Scenario) string {
+		if s.HasCeiling() {
+			return fmt.Sprintf("%.2f", s.Efficiency)
+		}
+		return "-"
+	})
+)
+
+// TableColumns are the columns of the run table (Table), in order:
+// strategy, driver, workload, retry, clients, ops/s, ceiling, p50, p99,
+// p99.9 and max ms, jain, a column per violation kind with Column set
+// (oversell, overlap, lost_updates), other violations and errors. Those
+// are the full table; the extra columns (TableExtras) are shown only
+// when --columns names them.
+func TableColumns() []Column {
+	cols := []Column{colStrategy, colDriver, colWorkload, colRetry,
+		col("clients", "clients", "clients; in an open loop also the offered rate and the arrivals dropped", func(s Scenario) string {
+			clients := strconv.Itoa(s.Clients)
+			if s.Loop == "open" {
+				clients += fmt.Sprintf(" @%g/s", s.OfferedRate)
+				if s.Dropped > 0 {
+					clients += fmt.Sprintf(" (%d dropped)", s.Dropped)
+				}
+			}
+			return clients
+		}),
+		colOps, colCeiling, colP50, colP99, colP999, colMax, colJain}
+	for _, k := range ViolationKinds {
+		if k.Column {
+			cols = append(cols, col(k.Key, k.Short, k.Doc, func(s Scenario) string { return strconv.FormatInt(k.Of(s.Violations), 10) }))
+		}
+	}
+	return append(cols,
+		col("other", "other violations", "the other violation kinds and the liveness figures that are not zero", func(s Scenario) string { return otherCell(s.Violations, s.Liveness) }),
+		colErrors)
+}
+
+// TableExtras are the run table's columns outside the full table, for
+// --columns: every violation kind summed, the acquire wait's p99,
+// commands per operation and efficiency.
+func TableExtras() []Column {
+	return []Column{colViolations, colAcquireP99, colCmds, colEfficiency}
+}
+
+// CompactColumns are the run table's columns on a terminal too narrow
+// for the full table: strategy, driver, workload, retry, clients, ops/s,
+// p50 and p99 ms, violations (every kind summed) and errors; FoldColumns
+// those of them that a table still too wide shows in one line instead
+// when every row has the same value.
+var CompactColumns = []string{"strategy", "driver", "workload", "retry", "clients", "ops", "p50", "p99", "violations", "errors"}
+
+// FoldColumns are the compact table's columns that name the scenario
+// (never a figure), in the order a "every row:" line names them.
+var FoldColumns = []string{"strategy", "driver", "workload", "retry", "clients"}
+
+// SweepColumns are the columns of the sweep table (SweepTable), in
+// order: strategy, driver, workload, retry, clients, ops/s, ceiling,
+// efficiency, jain, acquire p99 ms, p99 ms, cmds/op, violations and
+// errors; SweepExtras those shown only when --columns names them.
+func SweepColumns() []Column {
+	return []Column{colStrategy, colDriver, colWorkload, colRetry,
+		col("clients", "clients", "clients", func(s Scenario) string { return strconv.Itoa(s.Clients) }),
+		colOps, colCeiling, colEfficiency, colJain, colAcquireP99, colP99, colCmds,
+		col("violations", "violations", "every violation kind that is not zero, by name (0: none)", func(s Scenario) string { return violationsCell(s.Violations) }),
+		colErrors}
+}
+
+// SweepExtras are the sweep table's columns outside its full table.
+func SweepExtras() []Column {
+	return []Column{colP50, colP999, colMax}
+}
+
+// SweepCompactColumns are the sweep table's columns on a narrow terminal.
+var SweepCompactColumns = []string{"strategy", "driver", "workload", "retry", "clients", "ops", "p99", "violations", "errors"}
+
+// violationsCell names every non-zero violation count by its kind's Short
+// name ("overlap 3, lost upd 1"); "0" when there is none.
+func violationsCell(v Violations) string {
+	var parts []string
+	for _, k := range ViolationKinds {
+		if n := k.Of(v); n != 0 {
+			parts = append(parts, k.Short+" "+strconv.FormatInt(n, 10))
+		}
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SelectColumns picks, by key, from full and then extra: "all" (or an
+// empty list) is full. Errors: a key that is neither, with the valid ones.
+func SelectColumns(full, extra []Column, keys []string) ([]Column, error) {
+	if len(keys) == 0 || len(keys) == 1 && keys[0] == "all" {
+		return full, nil
+	}
+	all := append(slices.Clone(full), extra...)
+	var bad []string
+	var cols []Column
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		i := slices.IndexFunc(all, func(c Column) bool { return c.Key == k })
+		if i < 0 {
+			bad = append(bad, strconv.Quote(k))
+			continue
+		}
+		cols = append(cols, all[i])
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("unknown column %s (valid: all, %s)", strings.Join(bad, ", "), strings.Join(ColumnKeys(all), ", "))
+	}
+	return cols, nil
+}
+
+// ColumnKeys are the keys of cols, in order.
+func ColumnKeys(cols []Column) []string {
+	keys := make([]string, len(cols))
+	for i, c := range cols {
+		keys[i] = c.Key
+	}
+	return keys
+}
+
+// writeTable renders scenarios as a table of cols with tablewriter
+// (markdown: its GitHub-flavoured markdown renderer), then the
+// client-bound footnote when a shown cell carries its "*". Rows come in
+// the scenarios' order.
+func writeTable(w io.Writer, cols []Column, scenarios []Scenario, markdown bool) (bound bool, err error) {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	if markdown {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	header := make([]any, len(cols))
+	for i, c := range cols {
+		header[i] = c.Header
+	}
+	t.Header(header...)
+	for _, s := range scenarios {
+		row := make([]any, len(cols))
+		for i, c := range cols {
+			row[i] = c.cell(s)
+			if c.clientBound && s.ClientCPU.ClientBound {
+				bound = true
+			}
+		}
+		if err := t.Append(row...); err != nil {
+			return false, err
+		}
+	}
+	return bound, t.Render()
+}
+
+// TableOf is Table with the columns cols (TableColumns, TableExtras,
+// SelectColumns).
+func TableOf(w io.Writer, scenarios []Scenario, cols []Column) error {
+	bound, err := writeTable(w, cols, scenarios, false)
+	if err != nil {
+		return err
+	}
+	if bound {
+		_, err = fmt.Fprintln(w, clientBoundNote)
+	}
+	return err
+}
+
+// SweepTableOf is SweepTable with the columns cols (SweepColumns,
+// SweepExtras, SelectColumns): the table, in the cells' order, then each
+// cell's peak line and the client-bound footnote.
+func SweepTableOf(w io.Writer, scenarios []Scenario, cols []Column) error {
+	names, cells := SweepSeries(scenarios)
+	var ordered []Scenario
+	for _, n := range names {
+		ordered = append(ordered, cells[n]...)
+	}
+	bound, err := writeTable(w, cols, ordered, false)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if line := peakLine(cells[n]); line != "" {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", n, line); err != nil {
+				return err
+			}
+		}
+	}
+	if bound {
+		_, err = fmt.Fprintln(w, clientBoundNote)
+	}
+	return err
+}
+
+// Markdown writes r's table as a GitHub-flavoured markdown table with
+// cols (nil: the full table, the sweep table's for a sweep), then, as
+// paragraphs, a sweep's peak lines and the client-bound footnote.
+func Markdown(w io.Writer, r *Run, cols []Column) error {
+	scenarios := r.Scenarios
+	var names []string
+	var cells map[string][]Scenario
+	if r.Meta.Sweep != nil {
+		if cols == nil {
+			cols = SweepColumns()
+		}
+		names, cells = SweepSeries(scenarios)
+		scenarios = nil
+		for _, n := range names {
+			scenarios = append(scenarios, cells[n]...)
+		}
+	} else if cols == nil {
+		cols = TableColumns()
+	}
+	bound, err := writeTable(w, cols, scenarios, true)
+	if err != nil {
+		return err
+	}
+	var notes []string
+	for _, n := range names {
+		if line := peakLine(cells[n]); line != "" {
+			notes = append(notes, n+": "+line)
+		}
+	}
+	if bound {
+		notes = append(notes, `\`+clientBoundNote) // "* " would start a list
+	}
+	for _, n := range notes {
+		if _, err := fmt.Fprintf(w, "\n%s\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Width is the widest line of rendered text, in runes (the table's
+// box-drawing characters and lockbench's names are one column each).
+func Width(text []byte) int {
+	wide := 0
+	for line := range bytes.SplitSeq(text, []byte("\n")) {
+		wide = max(wide, utf8.RuneCount(line))
+	}
+	return wide
+}
