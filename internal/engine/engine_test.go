@@ -610,3 +610,42 @@ func TestTimelineLatencyMergesToRun(t *testing.T) {
 			got.TotalCount(), got.Max(), res.AcquireMS.Count, res.AcquireMS.Max)
 	}
 }
+
+// In an open loop the workers wait between arrivals: an interval that ends
+// while a worker waits gets its values then (metrics.Recorder.IntervalEnded),
+// so each entry's latency is of its own operations. Each entry's op
+// histogram holds its ops, give or take the operations in progress at its
+// end (at most one per client), and the entries merge to the run's.
+func TestOpenLoopTimelineLatency(t *testing.T) {
+	sc := engine.Scenario{
+		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=1ms"), Clients: 4, Interval: 250 * time.Millisecond,
+		Duration: 1500 * time.Millisecond, TTL: 2 * time.Second, Rate: 100, DropAfter: 10 * time.Second,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 4}, Seed: 5,
+	}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:openloop-latency:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, iv := res.Timeline, res.Intervals
+	if iv == nil || len(iv.Op) != len(tl) || len(tl) != 6 {
+		t.Fatalf("%d timeline entries, interval histograms %+v: want 6, one histogram each", len(tl), iv)
+	}
+	var total int64
+	for i, e := range tl {
+		h, err := hdrhistogram.Decode(iv.Op[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += h.TotalCount()
+		if d := h.TotalCount() - e.Ops; d < -int64(sc.Clients) || d > int64(sc.Clients) {
+			t.Errorf("entry %d: %d ops, %d op latencies; want within %d (the operations in progress at its end)", i, e.Ops, h.TotalCount(), sc.Clients)
+		}
+		if e.Ops > int64(sc.Clients) && e.OpMaxMS == 0 {
+			t.Errorf("entry %d: %d ops and no op latency: %+v", i, e.Ops, e)
+		}
+	}
+	if total != res.Ops {
+		t.Fatalf("interval histograms hold %d ops, the run %d", total, res.Ops)
+	}
+}

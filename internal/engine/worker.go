@@ -114,11 +114,26 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 	for ctx.Err() == nil {
 		var intended time.Duration
 		if jobs != nil {
-			select {
-			case at := <-jobs:
-				intended = metrics.Mono(at)
-			case <-ctx.Done():
-				return
+			// Between arrivals the worker is idle: an interval that ends
+			// meanwhile gets its buffered values (every one of an
+			// operation that ended before it) at once, not at the end of
+			// the next operation.
+			ended := o.rec.IntervalEnded()
+			if o.rec.Due() {
+				o.rec.Flush()
+			}
+		wait:
+			for {
+				select {
+				case at := <-jobs:
+					intended = metrics.Mono(at)
+					break wait
+				case <-ended:
+					o.rec.Flush()
+					ended = o.rec.IntervalEnded()
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
 		t0 := next

@@ -264,6 +264,24 @@ type epochs struct {
 	_    [60]byte
 	acks atomic.Int64
 	_    [56]byte
+	// ended is closed by EndInterval (and then set to nil; IntervalEnded
+	// makes the next one): an idle client waits on it to flush.
+	mu    sync.Mutex
+	ended chan struct{}
+}
+
+// endedChan returns the channel the next EndInterval closes (nil for
+// still, whose intervals never end).
+func (e *epochs) endedChan() <-chan struct{} {
+	if e == &still {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended == nil {
+		e.ended = make(chan struct{})
+	}
+	return e.ended
 }
 
 // still is the epochs of Recorders outside a Set: no interval ever ends.
@@ -290,6 +308,14 @@ func (r *Recorder) Observe(k Kind, d time.Duration) {
 // in progress, FlushDue keeps the values observed after the mark (this
 // operation's) for the next interval. One store.
 func (r *Recorder) Mark() { r.mark = r.n }
+
+// IntervalEnded returns a channel that the next EndInterval of r's Set
+// closes (nil, which never fires, for a Recorder outside a Set). A client
+// that waits for work (an open-loop worker between arrivals) selects on
+// it and then calls Flush, so that the values of its operations, all of
+// which ended before the interval did, reach that interval. Get the
+// channel before checking Due, so that no EndInterval falls between them.
+func (r *Recorder) IntervalEnded() <-chan struct{} { return r.epoch.endedChan() }
 
 // Due reports whether the buffered values should be flushed now: they
 // have reached this Recorder's batch size, or its Set's sampler has ended
@@ -493,6 +519,12 @@ func (s *Set) TrackIntervals() {
 func (s *Set) EndInterval() int64 {
 	before := s.epoch.acks.Load()
 	s.epoch.n.Add(1)
+	s.epoch.mu.Lock()
+	if s.epoch.ended != nil {
+		close(s.epoch.ended) // after n's increment: a woken client's Flush sees the new interval
+		s.epoch.ended = nil
+	}
+	s.epoch.mu.Unlock()
 	return before
 }
 
