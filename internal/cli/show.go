@@ -185,10 +185,11 @@ func printResults(stdout io.Writer, format, columns string, width int, run *repo
 			return err
 		}
 	}
+	// The notes wrap at the terminal's width too.
 	if len(same) > 0 {
-		fmt.Fprintf(&b, "every row: %s\n", strings.Join(same, ", "))
+		fmt.Fprintln(&b, wrap("every row: "+strings.Join(same, ", "), width))
 	}
-	fmt.Fprintf(&b, "compact table to fit %d columns; --columns all for every column, or a,b,c\n", width)
+	fmt.Fprintln(&b, wrap(fmt.Sprintf("compact table to fit %d columns; --columns all for every column, or a,b,c", width), width))
 	_, err = stdout.Write(b.Bytes())
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/lockbench/lockbench/internal/report"
 )
@@ -219,6 +220,11 @@ func TestCompactTableByWidth(t *testing.T) {
 	b.Reset()
 	if err := printResults(&b, "table", "", 80, run); err != nil {
 		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a line of %d characters at 80 columns: %q", n, l)
+		}
 	}
 	note := "compact table to fit 80 columns; --columns all for every column, or a,b,c\n"
 	if !strings.HasSuffix(b.String(), note) {
