@@ -117,7 +117,7 @@ func (o *observer) errored(err error) {
 // interval's end, the values of the operations that ended before it), and
 // reports whether it did (the caller then reads the clock afresh).
 func (o *observer) flushIfDue() bool {
-	if !o.rec.Due() {
+	if !o.rec.Due() && !o.rec.Stale(metrics.Now()) {
 		return false
 	}
 	o.rec.FlushDue()

@@ -159,7 +159,7 @@ func (s *sampler) take(final bool, base int64) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	s.recs.TakeInterval(s.cur[0], s.cur[1])
+	s.recs.TakeInterval(s.cur[0], s.cur[1], final)
 }
 
 // push appends d with cur's latency, and makes cur prev (encoding the

@@ -185,10 +185,11 @@ type Recorder struct {
 	// Set's sampler has ended an interval since. mark is n at the start of
 	// the operation in progress (Mark).
 	seen, mark uint32
-	Ops        int64   // operations completed
-	Attempts   int64   // acquire attempts (TryAcquire calls)
-	epoch      *epochs // the Set's interval count; never changes for NewRecorder's
-	shard      *Shard  // where Flush puts the values; nil: r's own Hists
+	Ops        int64         // operations completed
+	Attempts   int64         // acquire attempts (TryAcquire calls)
+	epoch      *epochs       // the Set's interval count; never changes for NewRecorder's
+	flushedAt  time.Duration // Now at the last flush (Stale)
+	shard      *Shard        // where Flush puts the values; nil: r's own Hists
 
 	// Hists are the Recorder's own histograms (NewRecorder, Merge's
 	// target); all nil in a Set's client Recorder.
@@ -230,7 +231,7 @@ type Recorder struct {
 	// client's Recorder, written by another core, never shares a line with
 	// this one (Set keeps its Recorders in one slice, which starts on a
 	// line, as does NewRecorder's allocation of that size class).
-	_ [recorderSize - 224]byte
+	_ [recorderSize - 232]byte
 }
 
 // recorderSize is a Recorder's size in bytes: 4 cache lines.
@@ -248,10 +249,13 @@ type Shard struct {
 	mu sync.Mutex
 	h  Hists
 	// iv are the interval histograms of Op and Acquire (Set.TrackIntervals;
-	// nil without): each Op and Acquire value flushed goes into h and into
-	// iv, which Set.TakeInterval swaps out at the end of each interval.
-	iv [2]*hdrhistogram.Histogram
-	_  [128 - 8 - 6*8 - 2*8]byte // two cache lines of its own (in Set's slice)
+	// nil without), one pair per parity of the interval count: each Op and
+	// Acquire value flushed goes into h and into iv[p], p the parity of
+	// the interval in which its client saw it end, and Set.TakeInterval
+	// swaps out the pair of the interval that ended while clients flush
+	// the next one's into the other.
+	iv [2][2]*hdrhistogram.Histogram
+	_  [128 - 8 - 6*8 - 4*8]byte // two cache lines of its own (in Set's slice)
 }
 
 // epochs is a Set's interval count, which its sampler advances at the end
@@ -268,6 +272,14 @@ type epochs struct {
 	// makes the next one): an idle client waits on it to flush.
 	mu    sync.Mutex
 	ended chan struct{}
+	// flushAge, with aged (Set.TrackIntervals): a client's buffered
+	// values are Stale once its last flush is this old.
+	flushAge time.Duration
+	aged     bool
+	// taken is the first interval whose histograms TakeInterval has not
+	// taken: a client that flushes values of an older interval (it missed
+	// the sampler's wait) puts them in this one's.
+	taken atomic.Uint32
 }
 
 // endedChan returns the channel the next EndInterval closes (nil for
@@ -324,6 +336,16 @@ func (r *Recorder) IntervalEnded() <-chan struct{} { return r.epoch.endedChan() 
 // flushes (FlushDue) between two operations, where no measured time runs.
 func (r *Recorder) Due() bool { return r.n >= r.limit || r.epoch.n.Load() != r.seen }
 
+// Stale reports whether r holds values and its last flush is at least
+// its Set's flush age old at now (metrics.Now; Set.TrackIntervals): the
+// engine's worker loop then flushes (FlushDue) at the end of the
+// operation, so that values do not wait in the buffer through the
+// client's next operation, however long that lasts, and miss their
+// interval. Never for a Recorder outside a Set.
+func (r *Recorder) Stale(now time.Duration) bool {
+	return r.epoch.aged && r.n > 0 && now-r.flushedAt >= r.epoch.flushAge
+}
+
 // FlushDue is the flush of the engine's worker loop at the end of an
 // operation, when Due. When the Set's sampler has ended an interval since
 // the last flush, it flushes the values observed before the last Mark
@@ -334,9 +356,12 @@ func (r *Recorder) Due() bool { return r.n >= r.limit || r.epoch.n.Load() != r.s
 func (r *Recorder) FlushDue() {
 	if e := r.epoch.n.Load(); e != r.seen {
 		r.flush(r.mark)
+		// The rest (the operation that ended after the interval did) goes
+		// to the new interval's histograms: the sampler takes the old ones.
+		r.seen = e
+		r.flush(r.n)
 		// Every client flushed at once: spread their next batches again.
 		r.stagger()
-		r.seen = e
 		r.epoch.acks.Add(1)
 		return
 	}
@@ -362,17 +387,25 @@ func (r *Recorder) flush(upto uint32) {
 	}
 	r.n = uint32(copy(r.pending, r.pending[upto:r.n]))
 	r.mark = 0
+	if r.epoch.aged {
+		r.flushedAt = Now()
+	}
 	r.limit = uint32(len(r.pending)) - headroom
 }
 
-// record adds vs to their histograms.
+// record adds vs to their histograms (the interval histograms of the
+// parity of r.seen, the interval of their operations' end).
 func (r *Recorder) record(vs []uint32) {
 	h := &r.Hists
 	var iv [2]*hdrhistogram.Histogram
 	if r.shard != nil {
 		r.shard.mu.Lock()
 		defer r.shard.mu.Unlock()
-		h, iv = &r.shard.h, r.shard.iv
+		e := r.seen
+		if t := r.epoch.taken.Load(); e < t {
+			e = t // its own interval was taken: the first one not yet
+		}
+		h, iv = &r.shard.h, r.shard.iv[e&1]
 	}
 	// In the order observed: the counts a batch touches (kilobytes per
 	// histogram when latencies spread over milliseconds) come into the
@@ -502,10 +535,13 @@ func NewSet(clients int) *Set {
 // values (µs, as NewHistogram: 4 histograms of about 140 KB per shard,
 // with the spares TakeInterval swaps in), which TakeInterval empties. Call
 // it before any client records.
-func (s *Set) TrackIntervals() {
+func (s *Set) TrackIntervals(flushAge time.Duration) {
+	s.epoch.flushAge, s.epoch.aged = flushAge, true
 	s.spare = make([][2]*hdrhistogram.Histogram, len(s.shards))
 	for i := range s.shards {
-		s.shards[i].iv = [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+		for p := range s.shards[i].iv {
+			s.shards[i].iv[p] = [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+		}
 		s.spare[i] = [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
 	}
 }
@@ -533,25 +569,37 @@ func (s *Set) EndInterval() int64 {
 // EndInterval). Safe to call while clients record.
 func (s *Set) Flushed() int64 { return s.epoch.acks.Load() }
 
-// TakeInterval merges the values flushed into the interval histograms
-// since the last TakeInterval (every Op and Acquire value flushed since,
-// in µs) into op and acq, and empties them: under each shard's mutex it
-// swaps the shard's interval histograms for empty spares, then merges and
-// resets them outside it. A value reaches the interval in which its
-// client flushes it (FlushDue holds back the values of an operation that
-// ended after EndInterval). Safe to call
-// while clients record, from one goroutine at a time; nothing without
+// TakeInterval merges the values flushed into the interval histograms of
+// the interval the last EndInterval ended (every Op and Acquire value,
+// µs, that its clients saw end in it) into op and acq, and empties them:
+// under each shard's mutex it swaps that interval's histograms for empty
+// spares, then merges and resets them outside it; meanwhile the clients
+// flush the next interval's values into the other pair. With final (every
+// client has stopped and flushed, no EndInterval since the last), it
+// takes both pairs: the current interval's and any late values. A value
+// flushed into an interval's pair after its take (a client that missed
+// the sampler's wait) goes to the first interval not yet taken. Safe to call while
+// clients record, from one goroutine at a time; nothing without
 // TrackIntervals.
-func (s *Set) TakeInterval(op, acq *hdrhistogram.Histogram) {
-	for i := range s.spare {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		sh.iv, s.spare[i] = s.spare[i], sh.iv
-		sh.mu.Unlock()
-		for k, dst := range []*hdrhistogram.Histogram{op, acq} {
-			if h := s.spare[i][k]; h.TotalCount() > 0 {
-				dst.Merge(h)
-				h.Reset()
+func (s *Set) TakeInterval(op, acq *hdrhistogram.Histogram, final bool) {
+	n := s.epoch.n.Load()
+	parities := []uint32{(n - 1) & 1} // the interval EndInterval ended
+	if final {
+		parities = []uint32{0, 1}
+	} else {
+		s.epoch.taken.Store(n) // late values of interval n-1 or before: into n's
+	}
+	for _, p := range parities {
+		for i := range s.spare {
+			sh := &s.shards[i]
+			sh.mu.Lock()
+			sh.iv[p], s.spare[i] = s.spare[i], sh.iv[p]
+			sh.mu.Unlock()
+			for k, dst := range []*hdrhistogram.Histogram{op, acq} {
+				if h := s.spare[i][k]; h.TotalCount() > 0 {
+					dst.Merge(h)
+					h.Reset()
+				}
 			}
 		}
 	}

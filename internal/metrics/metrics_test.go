@@ -527,7 +527,7 @@ func TestSetIntervalsMergeToTotal(t *testing.T) {
 	for _, clients := range []int{3, 300} {
 		const perClient = 3000
 		s := NewSet(clients)
-		s.TrackIntervals()
+		s.TrackIntervals(0)
 		var wg sync.WaitGroup
 		for c := 0; c < clients; c++ {
 			wg.Add(1)
@@ -548,9 +548,9 @@ func TestSetIntervalsMergeToTotal(t *testing.T) {
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
 		var ivs [][2]*hdrhistogram.Histogram
-		take := func() {
+		take := func(final bool) {
 			iv := [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
-			s.TakeInterval(iv[0], iv[1])
+			s.TakeInterval(iv[0], iv[1], final)
 			ivs = append(ivs, iv)
 		}
 	sample:
@@ -562,10 +562,10 @@ func TestSetIntervalsMergeToTotal(t *testing.T) {
 			}
 			s.EndInterval()
 			time.Sleep(time.Millisecond)
-			take()
+			take(false)
 		}
 		s.Flush() // every client stopped: what they buffered
-		take()
+		take(true)
 		total := s.Total()
 		merged := [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
 		for _, iv := range ivs {
@@ -589,13 +589,14 @@ func TestSetIntervalsMergeToTotal(t *testing.T) {
 // many intervals ended since. A NewRecorder is never Due for an interval.
 func TestEndIntervalMakesDue(t *testing.T) {
 	s := NewSet(4)
-	s.TrackIntervals()
+	s.TrackIntervals(0)
 	for i := 0; i < 4; i++ {
 		if s.Client(i).Due() {
 			t.Fatalf("client %d Due before any value or interval end", i)
 		}
 	}
 	base := s.EndInterval()
+	s.TakeInterval(NewHistogram(), NewHistogram(), false) // as the sampler takes each interval it ends
 	s.EndInterval()
 	if base != 0 {
 		t.Fatalf("Flushed before the first interval end = %d, want 0", base)
@@ -615,7 +616,7 @@ func TestEndIntervalMakesDue(t *testing.T) {
 		t.Fatalf("Flushed = %d, want 2 (two clients, once each)", n)
 	}
 	op, acq := NewHistogram(), NewHistogram()
-	s.TakeInterval(op, acq)
+	s.TakeInterval(op, acq, false)
 	if op.TotalCount() != 1 || acq.TotalCount() != 0 {
 		t.Fatalf("interval took %d op and %d acquire values, want 1 and 0", op.TotalCount(), acq.TotalCount())
 	}
@@ -633,7 +634,7 @@ func TestEndIntervalMakesDue(t *testing.T) {
 func TestFlushDueKeepsOperationInProgress(t *testing.T) {
 	maxOf := func(d time.Duration) int64 { h := NewHistogram(); Record(h, d); return h.Max() }
 	s := NewSet(2)
-	s.TrackIntervals()
+	s.TrackIntervals(0)
 	r := s.Client(0)
 	r.Mark()
 	r.Completed(time.Millisecond) // operation A, before the interval's end
@@ -649,7 +650,7 @@ func TestFlushDueKeepsOperationInProgress(t *testing.T) {
 		t.Fatalf("Due %v, Flushed %d after FlushDue; want false, 1", r.Due(), s.Flushed())
 	}
 	op, acq := NewHistogram(), NewHistogram()
-	s.TakeInterval(op, acq)
+	s.TakeInterval(op, acq, false)
 	if op.TotalCount() != 1 || op.Max() != maxOf(time.Millisecond) || acq.TotalCount() != 0 {
 		t.Fatalf("first interval: %d op values (max %d µs), %d acquire values; want A's 1 ms alone", op.TotalCount(), op.Max(), acq.TotalCount())
 	}
@@ -658,7 +659,8 @@ func TestFlushDueKeepsOperationInProgress(t *testing.T) {
 	r.Due()
 	r.FlushDue() // no interval's end: everything
 	op, acq = NewHistogram(), NewHistogram()
-	s.TakeInterval(op, acq)
+	s.EndInterval() // the second interval ends
+	s.TakeInterval(op, acq, false)
 	if op.TotalCount() != 2 || acq.TotalCount() != 1 || op.Max() != maxOf(7*time.Millisecond) {
 		t.Fatalf("second interval: %d op values (max %d µs), %d acquire values; want B's and C's 2 (7 ms max) and B's acquire", op.TotalCount(), op.Max(), acq.TotalCount())
 	}
