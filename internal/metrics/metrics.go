@@ -163,6 +163,11 @@ func (h *Hists) get(k Kind) *hdrhistogram.Histogram {
 // Ops and Attempts counters: an operation's recording touches two cache
 // lines, one of the Recorder and one of its buffer.
 //
+// In a Set with interval histograms (TrackIntervals) a client is also
+// Stale once its last flush is the Set's flush age old (0 in a run: at
+// the end of every operation), so that no value waits in the buffer
+// through the client's next operation and misses its interval.
+//
 // A Recorder from NewRecorder has histograms of its own (its Hists). One
 // from a Set (Set.Client) has none (its Hists are nil): its Flush adds
 // the buffered values to its shard's histograms, which a few other
