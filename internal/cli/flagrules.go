@@ -97,7 +97,7 @@ var flagRules = []flagRule{
 	{"tls-server-name", func(f *runFlags) bool { return f.tlsServerName != "" }, usesTLS, tlsNote},
 	{"tls-insecure-skip-verify", func(f *runFlags) bool { return f.tlsInsecure }, usesTLS, tlsNote},
 	{"arrivals", func(f *runFlags) bool { return f.arrivals != "constant" }, openLoop, rateNote},
-	{"metrics-linger", func(f *runFlags) bool { return f.metricsLinger != 0 },
+	{"metrics-linger", func(f *runFlags) bool { return f.metricsLinger > 0 },
 		func(f *runFlags, _ matrixUse) bool { return f.metricsAddr != "" }, "--metrics-addr (the endpoint it keeps up after the run)"},
 	{"max-clients", func(f *runFlags) bool { return f.maxClients != 0 }, openLoop, rateNote},
 	{"drop-after", func(f *runFlags) bool { return false }, openLoop, rateNote},

@@ -807,7 +807,7 @@ func TestReportCommand(t *testing.T) {
 		}
 	}
 	// The file predates latency per interval: the report says so.
-	if !strings.Contains(r.stdout, "latency: not drawn: no scenario's timeline has latency per interval") {
+	if !strings.Contains(r.stdout, "latency: not drawn: no scenario's timeline has two entries or more with latency") {
 		t.Errorf("report does not say why there is no latency chart:\n%s", r.stdout)
 	}
 	// The same run with latency in its timeline (made up: 2 and 20 ms in

@@ -587,7 +587,7 @@ func timeline(ss []series) (*figure, error) {
 		n++
 	}
 	if n == 0 {
-		return nil, errSkip("no scenario has a timeline of two seconds or more (runs under 2 s, or files written before lockbench recorded one)")
+		return nil, errSkip("no scenario has a timeline of two entries or more (runs shorter than two --interval, or files written before lockbench recorded one)")
 	}
 	if sh, e, ok := faultShade(scen...); ok {
 		p.Add(sh) // behind the lines

@@ -163,7 +163,7 @@ func latencyCharts(ss []series) ([]latencyFig, error) {
 		}})
 	}
 	if len(out) == 0 {
-		return nil, errSkip("no scenario's timeline has latency per interval (op_p50_ms ...: files written before lockbench recorded it, or runs under 2 s)")
+		return nil, errSkip("no scenario's timeline has two entries or more with latency (op_p50_ms ...): runs shorter than two --interval, or files written before lockbench recorded latency per interval")
 	}
 	return out, nil
 }
