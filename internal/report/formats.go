@@ -130,6 +130,37 @@ func BenchName(s Scenario) string {
 	return "Lock/strategy=" + s.Strategy + "/driver=" + s.Driver + "/workload=" + s.Workload + "/retry=" + shortRetry(s.Retry)
 }
 
+// benchNames are the benchmark names of scs: BenchName, with the whole
+// retry spec (commas as ';', which benchstat's names keep) when two
+// scenarios of one strategy, driver and workload share the policy's name
+// (fixed:interval=1ms beside fixed:interval=50ms), and a /clients=N key
+// when the scenarios run at more than one client count (a sweep), so that
+// no two scenarios share a name and benchstat never pools them.
+func benchNames(scs []Scenario) []string {
+	clients := map[int]bool{}
+	specs := map[string]map[string]bool{}
+	for _, s := range scs {
+		clients[s.Clients] = true
+		short := BenchName(s)
+		if specs[short] == nil {
+			specs[short] = map[string]bool{}
+		}
+		specs[short][s.Retry] = true
+	}
+	out := make([]string, len(scs))
+	for i, s := range scs {
+		name := BenchName(s)
+		if len(specs[name]) > 1 {
+			name = "Lock/strategy=" + s.Strategy + "/driver=" + s.Driver + "/workload=" + s.Workload + "/retry=" + strings.ReplaceAll(s.Retry, ",", ";")
+		}
+		if len(clients) > 1 {
+			name += "/clients=" + strconv.Itoa(s.Clients)
+		}
+		out[i] = name
+	}
+	return out
+}
+
 // samplesOf is every run's Sample of s: its Samples, or for a file
 // written before they existed its repeats' ops/s and p99 (the other
 // figures of the median run), or its own figures.
@@ -154,6 +185,7 @@ func samplesOf(s Scenario) []Sample {
 // WriteBenchstat writes r in the Go benchmark format with
 // golang.org/x/perf/benchfmt: one line per run of each scenario (every
 // --repeat), named BenchmarkLock/strategy=.../driver=.../workload=.../retry=...
+// (made distinct by benchNames: the whole retry spec, /clients=N)
 // with GOMAXPROCS as the -N suffix, the run's operations as the
 // iteration count, and ops/s, p50-ms, p99-ms, p999-ms, acquire-p99-ms and
 // violations as its values; "Unit" lines tell benchstat which direction
@@ -176,9 +208,10 @@ func WriteBenchstat(w io.Writer, r *Run, extra ...string) error {
 		config = append(config, benchfmt.Config{Key: extra[i], Value: []byte(extra[i+1]), File: true})
 	}
 	procs := max(r.Meta.GOMAXPROCS, 1)
-	for _, s := range r.Scenarios {
+	names := benchNames(r.Scenarios)
+	for si, s := range r.Scenarios {
 		for _, x := range samplesOf(s) {
-			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(fmt.Sprintf("%s-%d", BenchName(s), procs)), Iters: int(max(s.Ops, 1))}
+			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(fmt.Sprintf("%s-%d", names[si], procs)), Iters: int(max(s.Ops, 1))}
 			for _, u := range benchUnits {
 				res.Values = append(res.Values, benchfmt.Value{Value: u.of(x), Unit: u.unit})
 			}

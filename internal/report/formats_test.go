@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
@@ -76,5 +77,30 @@ func TestBenchstatFormat(t *testing.T) {
 	}
 	if u := rd.Units()[benchfmt.UnitMetadataKey{Unit: "ops/s", Key: "better"}]; u == nil || u.Value != "higher" {
 		t.Errorf("ops/s better = %+v, want higher", u)
+	}
+}
+
+// Scenarios that differ only in the retry policy's parameters, or only in
+// their client count (a sweep), get distinct benchmark names, so that
+// benchstat never pools them.
+func TestBenchNamesDistinct(t *testing.T) {
+	base := Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed:interval=1ms", Clients: 2}
+	other := base
+	other.Retry = "fixed:interval=50ms"
+	if got := benchNames([]Scenario{base, other}); got[0] == got[1] ||
+		got[0] != "Lock/strategy=atomic/driver=rueidis/workload=flash-sale/retry=fixed:interval=1ms" {
+		t.Errorf("two fixed intervals: %q", got)
+	}
+	wide := base
+	wide.Clients = 8
+	got := benchNames([]Scenario{base, wide})
+	want := []string{"Lock/strategy=atomic/driver=rueidis/workload=flash-sale/retry=fixed/clients=2",
+		"Lock/strategy=atomic/driver=rueidis/workload=flash-sale/retry=fixed/clients=8"}
+	if !slices.Equal(got, want) {
+		t.Errorf("a sweep's names %q, want %q", got, want)
+	}
+	// One policy per cell, one client count: the names of BenchName.
+	if got := benchNames([]Scenario{base}); got[0] != BenchName(base) {
+		t.Errorf("one scenario: %q, want %q", got[0], BenchName(base))
 	}
 }
