@@ -107,7 +107,7 @@ func TestWriteOneRun(t *testing.T) {
 		}
 	}
 	html := readIndex(t, dir)
-	if !strings.Contains(html, "Latency over time (fault windows shaded): not drawn: no scenario&#39;s timeline has latency") {
+	if !strings.Contains(html, "Latency over time (fault windows shaded): not drawn: no scenario&#39;s timeline has two entries or more with latency") {
 		t.Error("index.html does not say why the latency chart is missing")
 	}
 	for _, c := range res.Written {
