@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +23,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/lockbench/lockbench/internal/export/exporttest"
 	"github.com/lockbench/lockbench/internal/report"
 )
 
@@ -134,24 +137,8 @@ func TestPrometheusLinger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// series returns the metrics of family name whose labels include want.
-	series := func(name string, want map[string]string) []*dto.Metric {
-		var ms []*dto.Metric
-	next:
-		for _, m := range families[name].GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if have[k] != v {
-					continue next
-				}
-			}
-			ms = append(ms, m)
-		}
-		return ms
-	}
+	all := slices.Collect(maps.Values(families))
+	series := func(name string, want map[string]string) []*dto.Metric { return exporttest.Matching(all, name, want) }
 	if ops := series("redis_lock_operations_total", nil); len(ops) != 2 {
 		t.Fatalf("%d series of redis_lock_operations_total, want one per scenario (2):\n%s", len(ops), body)
 	}

@@ -22,6 +22,7 @@ import (
 	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/export/exporttest"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
@@ -374,7 +375,7 @@ func TestPrometheusMetrics(t *testing.T) {
 			for j := 0; j+1 < len(extra); j += 2 {
 				want[extra[j]] = extra[j+1]
 			}
-			ms := findMetrics(families, metric, want)
+			ms := exporttest.Matching(families, metric, want)
 			if len(ms) != 1 {
 				t.Fatalf("%s: %d series of %s%v, want 1", name, len(ms), metric, want)
 			}
@@ -447,30 +448,6 @@ func TestPrometheusMetrics(t *testing.T) {
 	}
 }
 
-// findMetrics returns the metrics of family name whose labels include want.
-func findMetrics(families []*dto.MetricFamily, name string, want map[string]string) []*dto.Metric {
-	var out []*dto.Metric
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if have[k] != v {
-					continue next
-				}
-			}
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // gathered is the value of the one counter of family name whose labels
 // include want, as prom serves it now (-1: not exactly one such series).
 func gathered(t *testing.T, prom *export.Prom, name string, want map[string]string) float64 {
@@ -479,7 +456,7 @@ func gathered(t *testing.T, prom *export.Prom, name string, want map[string]stri
 		t.Error(err)
 		return -1
 	}
-	ms := findMetrics(families, name, want)
+	ms := exporttest.Matching(families, name, want)
 	if len(ms) != 1 {
 		return -1
 	}
