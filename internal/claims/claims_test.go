@@ -225,7 +225,7 @@ func segmentsRepeats(global, segmented []float64) []Results {
 	for k := range global {
 		rs = append(rs, Results{"segments": {Scenarios: []report.Scenario{
 			sc("atomic", func(s *report.Scenario) { s.OpsPerSec = global[k] }),
-			sc("segmented", func(s *report.Scenario) { s.OpsPerSec, s.CeilingOpsPerSec = segmented[k], 1600 }),
+			sc("segmented", func(s *report.Scenario) { s.OpsPerSec, s.CeilingOpsPerSec = segmented[k], 3200 }),
 		}}})
 	}
 	return rs
