@@ -396,8 +396,10 @@ func TestNodePauseEndsWithScenario(t *testing.T) {
 // revived lease writes its stale stock value. The owner-checked extend
 // (extend=on) fails there: false_extends 0 and extend_failures >= 1, and
 // the holder, told of its loss, does not write. The others spin at 1 ms
-// with 50 ms of work, so the lock is held nearly all the time the paused
-// holder extends.
+// with 400 ms of work under a 1 s lease, so the lock is held (and its
+// holder registered) nearly all the time the paused holder extends: with
+// 50 ms of work the hand-over gaps of a loaded machine left the extend
+// between holders in one run of six (no false extend to count).
 func TestRedlockExtendUnderPause(t *testing.T) {
 	each(t, func(t *testing.T, d string) {
 		for _, mode := range []string{"unchecked", "on"} {
@@ -432,15 +434,15 @@ func extendScenario(t *testing.T, driver, mode string) report.Scenario {
 	for _, s := range topo.Servers {
 		nodes = append(nodes, engine.Node{Addr: s.Addr, Password: s.Password})
 	}
-	sp, err := faults.Parse("pause:for=800ms,at=300ms")
+	sp, err := faults.Parse("pause:for=2200ms,at=300ms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	pol, _ := retry.Parse("fixed:interval=1ms")
 	res, err := engine.Run(ctx, engine.Scenario{
 		Strategy: "redlock", Driver: driver, Workload: "flash-sale", Retry: pol, Clients: 6,
-		Duration: 1600 * time.Millisecond, TTL: 500 * time.Millisecond, AcquireTimeout: time.Second, Seed: 1,
-		Params:  workloads.Params{Work: workloads.Fixed(50 * time.Millisecond)},
+		Duration: 3500 * time.Millisecond, TTL: time.Second, AcquireTimeout: 3 * time.Second, Seed: 1,
+		Params:  workloads.Params{Work: workloads.Fixed(400 * time.Millisecond)},
 		Options: registry.Values{"stock": int64(1_000_000), "skus": 1, "extend": mode},
 		Faults:  []faults.Spec{sp}, Servers: topo.Servers,
 	}, nodes, "lockbench:faulttest:extend:"+mode+":")
