@@ -271,6 +271,16 @@ func (c *counter) enterNested(ctx context.Context, w *Worker, i int) (func(conte
 
 var noRetry, _ = retry.Parse("none")
 
+// Counts are the acknowledged increments (workloads.Pooled).
+func (c *counter) Counts() map[string]int64 { return map[string]int64{"done": c.done.Load()} }
+
+// SetCounts sets the acknowledged increments to the sum over every segment.
+func (c *counter) SetCounts(m map[string]int64) {
+	if v, ok := m["done"]; ok {
+		c.done.Store(v)
+	}
+}
+
 func (c *counter) Verify(ctx context.Context, env *Env) (Result, error) {
 	var sum int64
 	if c.rows != nil {

@@ -380,6 +380,16 @@ func (f *flashSale) verifyRows(ctx context.Context) (Result, error) {
 	return t.result(f.acked.Load()), nil
 }
 
+// Counts are the orders the store acknowledged (workloads.Pooled).
+func (f *flashSale) Counts() map[string]int64 { return map[string]int64{"acked": f.acked.Load()} }
+
+// SetCounts sets the acknowledged orders to the sum over every segment.
+func (f *flashSale) SetCounts(m map[string]int64) {
+	if v, ok := m["acked"]; ok {
+		f.acked.Store(v)
+	}
+}
+
 func (f *flashSale) Verify(ctx context.Context, env *Env) (Result, error) {
 	if f.rows != nil {
 		return f.verifyRows(ctx)

@@ -30,9 +30,10 @@ return #KEYS`)
 // with the safety TTL env.KeyTTL (none when 0), in one script call: the
 // keys must share a hash slot on a Cluster. Workloads write their data
 // keys afterwards with SET ... KEEPTTL and INCR, which keep the TTL, and
-// create no data key outside Setup.
+// create no data key outside Setup. With env.Follower set it writes
+// nothing: the leading execution segment wrote the keys.
 func SetData(ctx context.Context, env *Env, keys, vals []string) error {
-	if len(keys) == 0 {
+	if len(keys) == 0 || env.Follower {
 		return nil
 	}
 	args := make([]string, 0, len(vals)+1)

@@ -32,6 +32,20 @@ type Workload interface {
 	Verify(ctx context.Context, env *Env) (Result, error)
 }
 
+// Pooled is implemented by workloads whose end check compares the data
+// with what this process's clients were acknowledged (flash-sale's acked
+// orders, the counters' increments). When N processes run a scenario as
+// execution segments (internal/segment), each adds its Counts into Redis
+// at the end barrier, and the leader calls SetCounts with the sums of all
+// of them before Verify, so that its end check covers the whole run.
+type Pooled interface {
+	// Counts are the process's acknowledged counts, by name.
+	Counts() map[string]int64
+	// SetCounts replaces them with the sums over every process (names
+	// missing: left as they are).
+	SetCounts(map[string]int64)
+}
+
 // LockKeyer is implemented by workloads that can list their lock keys, for
 // the stuck-lock check at the end of a run.
 type LockKeyer interface {
@@ -141,6 +155,11 @@ type Env struct {
 	// driver's I/O timeout (5 s) bounds below Grace. A stop still ends
 	// acquires between attempts, and Work at Hard.
 	QuietIO bool
+	// Follower is set when this process runs a follower execution segment
+	// (internal/segment): the leading segment (1) writes the data, so
+	// Setup builds its in-memory state only (SetData writes nothing), and
+	// the engine skips the end check and the clean-up.
+	Follower bool
 	// Hard ends when the engine's grace period after a stop has passed: it
 	// interrupts critical-section work, and the Redis calls that the stop
 	// itself lets finish unless QuietIO (the I/O timeout ends those first).

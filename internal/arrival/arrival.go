@@ -435,3 +435,20 @@ func StagesSpec(start string, stages []Stage) string {
 	}
 	return "stages:" + strings.Join(parts, ",")
 }
+
+// Scale returns the shape with every rate multiplied by f (> 0): an
+// execution segment's share of the arrivals (internal/segment), so that N
+// shapes scaled by 1/N offer the whole shape's arrivals between them. Its
+// String is the original's, with " x<f>" after it.
+func (sh *Shape) Scale(f float64) *Shape {
+	out := *sh
+	out.spec = sh.spec + " x" + strconv.FormatFloat(f, 'g', 6, 64)
+	out.segs = make([]seg, len(sh.segs))
+	for i, p := range sh.segs {
+		p.r0, p.r1, p.c0 = p.r0*f, p.r1*f, p.c0*f
+		out.segs[i] = p
+	}
+	out.cEnd, out.hold = sh.cEnd*f, sh.hold*f
+	out.mean, out.amp = sh.mean*f, sh.amp*f
+	return &out
+}

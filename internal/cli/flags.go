@@ -77,6 +77,15 @@ type runFlags struct {
 	// counts (parseClientList), each a scenario of every matrix cell.
 	sweep      bool
 	clientList string
+	// Execution segments (segments.go): --segment i/N (or
+	// LOCKBENCH_SEGMENT), --segment-count N with JOB_COMPLETION_INDEX,
+	// --run-id, --barrier-timeout; --procs N runs N segments as child
+	// processes.
+	segment        string
+	segmentCount   int
+	runID          string
+	barrierTimeout time.Duration
+	procs          int
 }
 
 func newRunCmd() *cobra.Command {
@@ -162,6 +171,11 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 		f.sweep = true
 	} else {
 		fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
+		fl.StringVar(&f.segment, "segment", "", "run execution segment i of N (1-based, e.g. 2/4; env LOCKBENCH_SEGMENT): this process's share of every scenario's clients and rate, with the others started alike (--run-id, --addr; docs/distributed.md)")
+		fl.IntVar(&f.segmentCount, "segment-count", 0, "run segment JOB_COMPLETION_INDEX+1 of N (Kubernetes Indexed Jobs set JOB_COMPLETION_INDEX, 0-based)")
+		fl.StringVar(&f.runID, "run-id", "", "the run's id, the key namespace lockbench:<run-id>: (required with --segment: the same in every segment; default random)")
+		fl.DurationVar(&f.barrierTimeout, "barrier-timeout", time.Minute, "with segments: how long each barrier waits for every segment to arrive")
+		fl.IntVar(&f.procs, "procs", 0, "run the scenarios as N execution segments in N child processes of this binary on this machine, and merge their results (0 = one process)")
 	}
 	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time per scenario, after the warm-up (a scenario ends earlier when stock is sold out)")
 	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up time per scenario, excluded from ops/s and latency")

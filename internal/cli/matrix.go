@@ -31,6 +31,13 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	sp, err := parseSegment(f, p)
+	if err != nil {
+		return err
+	}
+	if f.procs > 0 {
+		return runProcs(parent, f, p, stdout, stderr)
+	}
 	warnPassword(stderr, commandLinePassword(f.cli, f))
 	// The metrics endpoint first: an address in use is bad input (exit
 	// 2), found before anything is written or started.
@@ -54,6 +61,12 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}()
 	}
 	runID := randomID()
+	if f.runID != "" {
+		runID = f.runID
+	}
+	if sp != nil {
+		p.segRunID = runID
+	}
 	// Stale temporary and reservation files of killed runs, in the output
 	// directory only.
 	for _, name := range sweepStale(filepath.Dir(p.out)) {
@@ -94,6 +107,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
 		ParamDefaults: paramDefaults(), Sweep: p.sweep,
 	}}
+	sp.segmentMeta(&run.Meta)
 	// measured is a copy of run as of the last scenario finished, for a
 	// second Ctrl-C to write while the run goroutine goes on.
 	var measured atomic.Pointer[report.Run]
@@ -159,6 +173,15 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if prom != nil {
 		fmt.Fprintf(prog, "lockbench: Prometheus metrics on http://%s/metrics\n", prom.Addr())
 	}
+	if sp != nil {
+		// Execution segments: claim this segment of the run (a plan or a
+		// segment that does not fit is refused: exit 2).
+		leave, err := sp.join(ctx, p, runID)
+		if err != nil {
+			return err
+		}
+		defer leave()
+	}
 	ran.Store(true)
 	out := p.out
 	var aborted []string // scenarios the failure-streak guard stopped
@@ -199,8 +222,17 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
 		sc.Backends = lay.backends
 		sc.Prom, sc.Number = prom, i+1
-		touched = true
-		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
+		touched = sp == nil || sp.seg.Leader() // the leader deletes the keys of a run of segments
+		var res report.Scenario
+		if sp != nil {
+			sc = sp.segmentScenario(sc, i)
+		}
+		if sp != nil && sc.Clients == 0 {
+			res, err = idleSegment(ctx, sc) // fewer clients than segments
+		} else {
+			res, err = runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
+		}
+		sp.segmentMeta(&run.Meta) // the run nonce, once the first barrier gave it
 		release()
 		if errors.Is(err, engine.ErrAborted) {
 			// The failure-streak guard stopped it: its figures are kept

@@ -18,7 +18,12 @@ the same scenarios against the same Redis at the same time, the way to
 scale load past one machine: latency histograms are merged (from each
 file's latency_hist), ops, rates, counters and violations summed. It prints
 the table (the sweep table for sweeps' files; compact on a narrow terminal,
-as lockbench show prints it) and writes the merged file (--out).`,
+as lockbench show prints it) and writes the merged file (--out).
+
+Files of execution segments (lockbench run --segment i/N, docs/distributed.md)
+must be of one run: the same run id, plan hash and run nonce, each segment
+once (else exit 2). The merged meta has segments N and killed_segments, the
+segments whose file is missing.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOut(out); err != nil {
@@ -32,7 +37,12 @@ as lockbench show prints it) and writes the merged file (--out).`,
 				}
 				runs = append(runs, r)
 			}
-			m, err := report.Merge(runs)
+			// Execution segments: of one run, each once (exit 2 else).
+			missing, err := checkSegmentFiles(runs, args)
+			if err != nil {
+				return usageError{err}
+			}
+			m, err := mergeSegments(runs, missing)
 			if err != nil {
 				return usageError{err}
 			}

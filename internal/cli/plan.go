@@ -47,6 +47,10 @@ type plan struct {
 	conn drivers.Endpoint
 	// sweep is lockbench sweep's meta.sweep (nil for run).
 	sweep *report.Sweep
+	// segRunID, for a run of execution segments, is its run id: the keys
+	// under lockbench:<segRunID>: (the barrier, the leader's data) do not
+	// make a database non-empty.
+	segRunID string
 }
 
 // validate checks every flag and returns all problems at once.

@@ -289,6 +289,7 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 				d.Close()
 				return fmt.Errorf("count the keys on %s to check that its database is empty (--allow-nonempty skips the check): %w", n.Addr, err)
 			}
+			keys -= ourKeys(ctx, d, t.plan.segRunID) // the other segments' of this run
 			if keys > 0 {
 				d.Close()
 				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keys)}

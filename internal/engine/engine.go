@@ -150,12 +150,43 @@ type Scenario struct {
 	// 0 takes liveness.DefaultInterval (5 ms), a negative value turns the
 	// oracle off (the result then has no liveness figures).
 	Liveness time.Duration
+	// Sync, when set, makes the scenario one execution segment of several
+	// processes (internal/segment): the clock starts at Sync.Start's
+	// moment, common to every segment, and after the measured window
+	// Sync.End pools the workload's acknowledged counts (workloads.Pooled)
+	// and, for the leader, waits for every segment to finish before the
+	// end check. nil: a scenario of this process alone.
+	Sync Sync
+	// Follower marks a follower segment (2..N): the leader writes the
+	// workload's data and checks and deletes it, so a follower writes no
+	// data in Setup, runs no end check (its result has no figures and no
+	// end-check violations; stuck locks are the leader's too) and deletes
+	// no key.
+	Follower bool
+	// ClientOffset is the number of the scenario's clients that other
+	// segments run before this one's (segment.Offset): client i here is
+	// client ClientOffset+i of the whole scenario, for its random seed
+	// and its owner name, so that no two processes share one.
+	ClientOffset int
 	// ErrorStreak stops the scenario, keeping what it measured (stop
 	// reason "aborted"), after this long of nothing but failed operations
 	// (at least 10), or MaxConsecutiveErrors of them in a row: 0 takes
 	// MaxErrorStreak (5 s), a negative value turns the guard off (outage
 	// experiments: the run goes on for its duration).
 	ErrorStreak time.Duration
+}
+
+// Sync is how one execution segment meets the other processes of its
+// scenario (internal/segment implements it with a barrier in Redis).
+type Sync interface {
+	// Start blocks until every segment is ready and returns the moment,
+	// on the local clock, at which all start the scenario's clock.
+	// Errors: a segment missing at the timeout, a cancelled ctx.
+	Start(ctx context.Context) (time.Time, error)
+	// End reports this segment's end with its acknowledged counts and
+	// returns the sums over every segment, after all have ended (the
+	// leader waits; a follower returns at once with nil).
+	End(ctx context.Context, counts map[string]int64) (map[string]int64, error)
 }
 
 // Client is the Redis driver's settings for a scenario. A zero field
@@ -301,6 +332,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	if err := r.measure(); err != nil {
 		return r.out, err
 	}
+	if err := r.endSegment(); err != nil {
+		return r.out, err
+	}
 	all := r.summarize()
 	err := r.verify(all)
 	if r.out.StopReason == "aborted" {
@@ -313,6 +347,29 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		return r.out, aerr
 	}
 	return r.out, err
+}
+
+// endSegment, for an execution segment (Sync set), reports the end of
+// this segment's measured window with its acknowledged counts and, on the
+// leader, sets the workload's counts to the sums over every segment once
+// all have ended, so that the end check covers the whole run.
+func (r *run) endSegment() error {
+	if r.sc.Sync == nil {
+		return nil
+	}
+	var counts map[string]int64
+	pooled, ok := r.wl.(workloads.Pooled)
+	if ok {
+		counts = pooled.Counts()
+	}
+	sums, err := r.sc.Sync.End(r.bg, counts)
+	if err != nil {
+		return err
+	}
+	if ok && sums != nil && !r.sc.Follower {
+		pooled.SetCounts(sums)
+	}
+	return nil
 }
 
 // StartBackend starts the server a baseline strategy needs besides Redis

@@ -43,6 +43,21 @@ func (r *run) measure() error {
 	// benchmark: otherwise this scenario's window pays for sweeping their
 	// heap (each shard's histograms are about 0.5 MB).
 	runtime.GC()
+	if sc.Sync != nil {
+		// Execution segments: every process starts its clock at the
+		// common moment of the barrier.
+		at, err := sc.Sync.Start(r.ctx)
+		if err != nil {
+			return err
+		}
+		t := time.NewTimer(time.Until(at))
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			t.Stop()
+			return r.ctx.Err()
+		}
+	}
 	before, err := commandStats(r.bg, ds)
 	if err != nil {
 		return fmt.Errorf("INFO commandstats: %w", err)
@@ -136,7 +151,7 @@ func (r *run) measure() error {
 		close(schedDone)
 	}
 	for i := 0; i < sc.Clients; i++ {
-		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(i))}
+		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(sc.ClientOffset+i))}
 		ws.rng = *rand.New(&ws.pcg)
 		ws.obs.init(r.recs.Client(i), r.scratch.Client(i), &live[i], r.prom)
 		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
@@ -145,7 +160,7 @@ func (r *run) measure() error {
 			w.Backoff = sc.Retry.NewNotified(r.hub, sc.TTL)
 		}
 		w.Gate = &strategies.Gate{}
-		client := strategies.Client{ID: i, Owner: r.prefix + strconv.Itoa(i), Gate: w.Gate}
+		client := strategies.Client{ID: i, Owner: r.prefix + strconv.Itoa(sc.ClientOffset+i), Gate: w.Gate}
 		if inj != nil {
 			client.Hooks = inj
 		}

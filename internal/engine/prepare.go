@@ -49,7 +49,7 @@ func (r *run) prepare() error {
 		}
 	})
 	r.deferred(func() {
-		if sc.KeepKeys {
+		if sc.KeepKeys || sc.Follower { // the leading segment deletes them
 			return
 		}
 		cctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
@@ -103,7 +103,7 @@ func (r *run) prepare() error {
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: r.prefix, Params: params,
 		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: r.nodes[0].Cluster,
-		KeyTTL: sc.Warmup + sc.Duration + workloads.SafetyMargin,
+		KeyTTL: sc.Warmup + sc.Duration + workloads.SafetyMargin, Follower: sc.Follower,
 		QuietIO: strategies.InfoOf(sc.Strategy).Backend == strategies.NoBackend &&
 			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
 	}

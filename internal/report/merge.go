@@ -12,7 +12,9 @@ import (
 // ran the same scenarios against the same Redis at the same time: per
 // scenario (matched by Key), ops, rates, counters, violations, figures and
 // cost are summed, latency histograms merged and re-summarised, and the
-// measured window is the longest. Errors: runs with no scenario in common
+// measured window is the longest. Files of execution segments
+// (Meta.Segments > 0) match scenarios whatever their clients (each ran its
+// share), and the merged file has every segment's clients. Errors: runs with no scenario in common
 // with the first, or a latency histogram that does not decode.
 func Merge(runs []*Run) (*Run, error) {
 	if len(runs) == 0 {
@@ -32,12 +34,18 @@ func Merge(runs []*Run) (*Run, error) {
 					return nil, fmt.Errorf("run %d, %s: %w", ri+1, s.Name(), err)
 				}
 			}
-			i, ok := idx[s.Key()]
+			key := s.Key()
+			if r.Meta.Segments > 0 {
+				c := s
+				c.Clients = 0
+				key = c.Key()
+			}
+			i, ok := idx[key]
 			if !ok {
 				if ri > 0 {
 					continue
 				}
-				idx[s.Key()] = len(out.Scenarios)
+				idx[key] = len(out.Scenarios)
 				out.Scenarios = append(out.Scenarios, s)
 				hists = append(hists, h)
 				matched++

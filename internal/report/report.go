@@ -68,6 +68,25 @@ type Meta struct {
 	// Sweep is set by lockbench sweep: the client counts each matrix cell
 	// ran at (nil for lockbench run).
 	Sweep *Sweep `json:"sweep,omitempty"`
+	// Segment and Segments: the file of execution segment Segment of
+	// Segments (--segment i/N, --segment-count, --procs' children; 1-based).
+	// A merged file of segments has Segment 0 and Segments N. Both 0 (absent):
+	// a run of one process.
+	Segment  int `json:"segment,omitempty"`
+	Segments int `json:"segments,omitempty"`
+	// PlanHash identifies the scenarios of a run of segments (every
+	// parameter, not the segment or the output paths): 16 hex digits, the
+	// same in every segment's file. lockbench merge refuses files whose
+	// hashes differ.
+	PlanHash string `json:"plan_hash,omitempty"`
+	// RunNonce is the leading segment's random nonce for this run, the
+	// same in every segment's file: two runs with one run id have
+	// different nonces (lockbench merge refuses to mix them).
+	RunNonce string `json:"run_nonce,omitempty"`
+	// KilledSegments lists the segments whose process died before writing
+	// its result (a proc-kill fault, a crash): a merged file lacks their
+	// figures.
+	KilledSegments []int `json:"killed_segments,omitempty"`
 }
 
 // ServerInfo is one started redis-server.

@@ -1,0 +1,317 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/segment"
+	"github.com/lockbench/lockbench/internal/thresholds"
+	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// procChildEnv is set in the environment of the children of --procs
+// (its value: the segment), so that they accept the process faults.
+const procChildEnv = "LOCKBENCH_PROCS_CHILD"
+
+// procFaultsWithout refuses process faults (proc-pause, proc-kill) unless
+// ok (a run with --procs, or one of its children).
+func procFaultsWithout(p *plan, ok bool) []error { return nil }
+
+// parentOnly are the run flags a --procs parent keeps to itself: the
+// children get their own --segment, --run-id and --out, serve no
+// metrics, and test no thresholds (the parent tests the merged result).
+var parentOnly = map[string]bool{"procs": true, "out": true, "run-id": true, "force": true, "metrics-addr": true,
+	"metrics-linger": true, "fail-on": true, "format": true, "columns": true, "quiet": true, "q": true}
+
+// childArgs is the parent's command line (without the program name) with
+// the parentOnly flags taken out (--flag value and --flag=value forms;
+// --force and -q/--quiet take no value).
+func childArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || !parentOnly[name] {
+			out = append(out, a)
+			continue
+		}
+		if !hasValue && name != "force" && name != "quiet" && name != "q" {
+			i++ // its value
+		}
+	}
+	return out
+}
+
+// runProcs runs the plan as f.procs execution segments in child processes
+// of this binary (os.Executable) and merges their results: it starts the
+// servers as run does (unless --addr), runs the children with the same
+// flags plus --segment i/N, --run-id and --out <tmp>/seg-i.json against
+// them, prefixes their stderr lines with "[segment i]", waits, merges the
+// files (report.Merge), writes --out and prints the table. Ctrl-C (SIGINT,
+// SIGTERM, SIGHUP) is forwarded to the children once; the run then exits
+// 130 (143, 129). A child exiting 2 makes the run exit 2 with its message;
+// a child that crashed or failed is named in the error (exit 1).
+func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Writer) error {
+	if parent == nil {
+		parent = context.Background()
+	}
+	n := f.procs
+	runID := f.runID
+	if runID == "" {
+		runID = randomID()
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--procs: the running binary: %w", err)
+	}
+	var addrArgs []string
+	var env []string
+	if len(p.addrs) == 0 {
+		if p.docker {
+			return usageError{errors.New("--procs does not go with --backend docker: give the servers with --addr")}
+		}
+		masters := 1
+		for _, sc := range p.scenarios {
+			switch k := layoutKind(sc, p.topology); k {
+			case strategies.Standalone:
+			case strategies.Masters:
+				masters = max(masters, p.nodes)
+			default:
+				return usageError{fmt.Errorf("--procs starts standalone servers or independent masters, and scenario %s/%s needs a %s layout: start it yourself and give --addr", sc.Strategy, sc.Workload, k)}
+			}
+		}
+		topo, err := topology.Start(parent, masters)
+		if err != nil {
+			return err
+		}
+		defer topo.Stop()
+		var urls []string
+		for _, s := range topo.Servers {
+			urls = append(urls, "redis://:"+s.Password+"@"+s.Addr)
+		}
+		if masters == 1 { // the password through the environment, out of ps
+			urls = []string{topo.Servers[0].Addr}
+			env = append(env, "LOCKBENCH_PASSWORD="+topo.Servers[0].Password)
+		}
+		addrArgs = []string{"--addr", strings.Join(urls, ",")}
+	}
+	// The result file first, as run reserves it: a name in use stops
+	// the run before anything starts.
+	var files *outFiles
+	if p.defaultOut {
+		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC(), runID)
+		if err != nil {
+			return fmt.Errorf("result file: %w", err)
+		}
+		files = &outFiles{path: out, placeholder: placeholder}
+	} else if files, err = reserveExplicit(p.out, f.force); err != nil {
+		return err
+	}
+	defer files.release()
+	tmp, err := os.MkdirTemp("", "lockbench-procs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	base := childArgs(os.Args[1:])
+	base = append(base, addrArgs...)
+	children := make([]*exec.Cmd, n)
+	var outs sync.WaitGroup
+	var mu sync.Mutex // one child's line at a time on stderr
+	lastLine := make([]string, n)
+	for i := 0; i < n; i++ {
+		seg := segment.Segment{Index: i + 1, Count: n}
+		args := append(append([]string(nil), base...), "--segment", seg.String(), "--run-id", runID,
+			"--out", filepath.Join(tmp, "seg-"+strconv.Itoa(i+1)+".json"), "--force", "-q", "--format", "json")
+		// TODO(hist): pass --history <tmp>/seg-i.history.jsonl.gz here once the
+		// hist branch registers --history.
+		c := exec.Command(self, args...)
+		c.Env = append(append(os.Environ(), env...), procChildEnv+"="+strconv.Itoa(i+1))
+		c.Stdout = io.Discard // its table: the parent prints the merged one
+		// Its own process group: a Ctrl-C at the terminal reaches the
+		// parent only, which forwards it once (twice would quit the child
+		// at once, without results). Parent death kills it.
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		pr, err := c.StderrPipe()
+		if err != nil {
+			return err
+		}
+		outs.Add(1)
+		go func(i int, r io.Reader) {
+			defer outs.Done()
+			sc := bufio.NewScanner(r)
+			sc.Buffer(make([]byte, 64*1024), 1024*1024)
+			for sc.Scan() {
+				line := sc.Text()
+				if strings.HasPrefix(line, "results written to ") {
+					continue // its temporary file: the parent says where the merged one is
+				}
+				mu.Lock()
+				if strings.HasPrefix(line, "lockbench: ") {
+					lastLine[i] = line // its error, for a usage error's exit
+				}
+				fmt.Fprintf(stderr, "[segment %d] %s\n", i+1, line)
+				mu.Unlock()
+			}
+		}(i, pr)
+		children[i] = c
+	}
+	started := 0
+	defer func() { // every exit path: no child outlives the run
+		for _, c := range children[:started] {
+			if c.ProcessState == nil && c.Process != nil {
+				_ = c.Process.Kill()
+			}
+		}
+	}()
+	for _, c := range children {
+		if err := c.Start(); err != nil {
+			return fmt.Errorf("--procs: start segment %d: %w", started+1, err)
+		}
+		started++
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var signalled atomicSignal
+	go func() {
+		for sig := range sigs {
+			if signalled.set(sig) {
+				interruptCode.Store(int32(signalExit(sig)))
+				for _, c := range children {
+					_ = c.Process.Signal(sig)
+				}
+			}
+		}
+	}()
+	codes := make([]int, n)
+	crashed := make([]string, n)
+	var wg sync.WaitGroup
+	for i, c := range children {
+		wg.Add(1)
+		go func(i int, c *exec.Cmd) {
+			defer wg.Done()
+			err := c.Wait()
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+			case errors.As(err, &ee):
+				codes[i] = ee.ExitCode()
+				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					codes[i] = -1
+					crashed[i] = ws.Signal().String()
+				}
+			default:
+				codes[i], crashed[i] = -1, err.Error()
+			}
+		}(i, c)
+	}
+	wg.Wait()
+	outs.Wait()
+	if signalled.get() != nil {
+		fmt.Fprintln(stderr, "lockbench: interrupted; the segments stopped")
+	}
+	var failed []string
+	for i, code := range codes {
+		switch code {
+		case exitOK, exitThresholds:
+		case exitUsage:
+			return usageError{fmt.Errorf("segment %d: %s", i+1, strings.TrimPrefix(lastLine[i], "lockbench: "))}
+		case -1:
+			failed = append(failed, fmt.Sprintf("segment %d crashed (%s)", i+1, crashed[i]))
+		case exitInterrupted, exitSIGTERM, exitSIGHUP:
+		default:
+			failed = append(failed, fmt.Sprintf("segment %d failed (exit %d)", i+1, code))
+		}
+	}
+	var runs []*report.Run
+	var names []string
+	for i := 0; i < n; i++ {
+		path := filepath.Join(tmp, "seg-"+strconv.Itoa(i+1)+".json")
+		r, err := readResult(path)
+		if err != nil {
+			continue // missing: a killed or failed segment
+		}
+		runs, names = append(runs, r), append(names, path)
+	}
+	if len(runs) == 0 {
+		if signalled.get() != nil {
+			return errInterrupted
+		}
+		return fmt.Errorf("--procs: no segment wrote a result: %s", strings.Join(failed, "; "))
+	}
+	missing, err := checkSegmentFiles(runs, names)
+	if err != nil {
+		return err
+	}
+	merged, err := mergeSegments(runs, missing)
+	if err != nil {
+		return err
+	}
+	merged.Meta.Args = redactArgs(os.Args[1:])
+	if len(failed) > 0 {
+		merged.Failed = strings.Join(failed, "; ")
+	}
+	merged.Thresholds = thresholds.Evaluate(p.thresholds, merged.Scenarios)
+	if err := files.write(merged); err != nil {
+		return namedPath(files.path, err)
+	}
+	files.release()
+	if err := printResults(stdout, f.format, f.columns, termWidth(stdout), merged); err != nil {
+		return err
+	}
+	if len(p.thresholds) > 0 {
+		if err := printThresholds(stdout, stderr, f.format, p.thresholds, merged.Thresholds); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "results of %d segments merged into %s\n", len(runs), files.path)
+	switch {
+	case signalled.get() != nil || merged.Interrupted:
+		return errInterrupted
+	case len(failed) > 0:
+		return errors.New(strings.Join(failed, "; "))
+	}
+	if k := thresholds.Failed(merged.Thresholds); k > 0 {
+		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(merged.Thresholds))
+	}
+	return nil
+}
+
+// atomicSignal holds the first signal received.
+type atomicSignal struct {
+	mu  sync.Mutex
+	sig os.Signal
+}
+
+// set records sig if none was, and reports whether it did.
+func (a *atomicSignal) set(sig os.Signal) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sig != nil {
+		return false
+	}
+	a.sig = sig
+	return true
+}
+
+func (a *atomicSignal) get() os.Signal {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sig
+}
