@@ -37,7 +37,7 @@ func TestSharesSumToClients(t *testing.T) {
 // 7); 2 over 4 are 1, 1, 0, 0; the rate is split evenly.
 func TestExactShares(t *testing.T) {
 	for _, tc := range []struct {
-		c, n          int
+		c, n         int
 		shares, offs []int
 	}{
 		{10, 3, []int{4, 3, 3}, []int{0, 4, 7}},
