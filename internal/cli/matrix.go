@@ -31,6 +31,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if checkOnly(parent) {
+		return nil // CheckArgs: the line is valid; nothing is started
+	}
 	warnPassword(stderr, commandLinePassword(f.cli, f))
 	// The metrics endpoint first: an address in use is bad input (exit
 	// 2), found before anything is written or started.
