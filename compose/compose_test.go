@@ -43,7 +43,10 @@ func TestComposeFilesLoadAndPublishOnLoopbackOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"monitoring.yaml": 2} // Prometheus and Grafana
+	want := map[string]int{
+		"monitoring.yaml":  2, // Prometheus and Grafana
+		"distributed.yaml": 6, // redis, lockbench-1..4, lockbench-merge (distributed_test.go)
+	}
 	for f, n := range layouts {
 		want[f] = n
 	}

@@ -35,6 +35,9 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if checkOnly(parent) {
+		return nil // CheckArgs: the line is valid; nothing is started
+	}
 	if f.procs > 0 {
 		return runProcs(parent, f, p, stdout, stderr)
 	}

@@ -29,6 +29,9 @@ segments whose file is missing.`,
 			if err := checkOut(out); err != nil {
 				return usageError{fmt.Errorf("--out %q: %v", out, err)}
 			}
+			if checkOnly(cmd.Context()) {
+				return nil // CheckArgs: no file is read
+			}
 			var runs []*report.Run
 			for _, a := range args {
 				r, err := readResult(a)
