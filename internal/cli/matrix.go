@@ -54,6 +54,10 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}()
 	}
 	runID := randomID()
+	hist, err := historyWriter(f.history, p.out, runID)
+	if err != nil {
+		return err
+	}
 	// Stale temporary and reservation files of killed runs, in the output
 	// directory only.
 	for _, name := range sweepStale(filepath.Dir(p.out)) {
@@ -199,6 +203,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
 		sc.Backends = lay.backends
 		sc.Prom, sc.Number = prom, i+1
+		sc.History = hist
 		touched = true
 		res, err := runRepeated(ctx, sc, nodes, fmt.Sprintf("lockbench:%s:%d:", run.Meta.RunID, i), p.repeat)
 		release()
@@ -241,6 +246,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if res.StopReason == "interrupted" {
 			run.Interrupted = true
 		}
+		res.HistoryFile = historyRef(hist, out)
 		run.Scenarios = append(run.Scenarios, res)
 		publish()
 	}

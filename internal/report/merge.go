@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/metrics"
 )
 
@@ -112,4 +114,67 @@ func mergeTimeline(a, b []Second) []Second {
 		o.AcquireP50MS, o.AcquireP99MS, o.AcquireMaxMS = 0, 0, 0
 	}
 	return out
+}
+
+// CrossCheck runs the cross-process oracle on a merge: for every
+// scenario of merged (Merge's result of runs) whose files carry a
+// history_file, it reads those histories (each path relative to dirs[i],
+// the directory of runs[i]'s result file), takes their records of the
+// scenario (matched by Key) and sets violations.cross_overlap,
+// violations.cross_overlap_possible and cross_check from history.Count.
+// The merged scenario's history_file is cleared (it has one per
+// process). Scenarios without histories are left as they are. Errors: a
+// history file missing, unreadable or without the scenario; a scenario
+// with a history in some files and not in others; what Count reports.
+func CrossCheck(merged *Run, runs []*Run, dirs []string) error {
+	files := map[string]*history.File{}
+	for i := range merged.Scenarios {
+		m := &merged.Scenarios[i]
+		key := m.Key()
+		var parts []history.Part
+		without := 0
+		for ri, r := range runs {
+			for _, s := range r.Scenarios {
+				if s.Key() != key {
+					continue
+				}
+				if s.HistoryFile == "" {
+					without++
+					continue
+				}
+				path := s.HistoryFile
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(dirs[ri], path)
+				}
+				f, ok := files[path]
+				if !ok {
+					var err error
+					if f, err = history.ReadFile(path); err != nil {
+						return fmt.Errorf("run %d, %s: history_file: %w", ri+1, s.Name(), err)
+					}
+					files[path] = f
+				}
+				recs := f.Scenario(key)
+				if len(recs) == 0 {
+					return fmt.Errorf("run %d, %s: history %s has no record of this scenario", ri+1, s.Name(), path)
+				}
+				parts = append(parts, history.Part{Header: f.Header, Scenarios: recs})
+			}
+		}
+		m.HistoryFile = ""
+		if len(parts) == 0 {
+			continue
+		}
+		if without > 0 {
+			return fmt.Errorf("%s: %d of the files have a history_file and %d have none; run every process with --history to check them together", m.Name(), len(parts), without)
+		}
+		c, err := history.Count(parts)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Name(), err)
+		}
+		certain, possible := c.Certain, c.Possible
+		m.Violations.CrossOverlap, m.Violations.CrossOverlapPossible = &certain, &possible
+		m.CrossCheck = c.Text()
+	}
+	return nil
 }
