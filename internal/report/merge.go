@@ -128,9 +128,24 @@ func mergeTimeline(a, b []Second) []Second {
 // with a history in some files and not in others; what Count reports.
 func CrossCheck(merged *Run, runs []*Run, dirs []string) error {
 	files := map[string]*history.File{}
+	// The merged scenarios are the first run's distinct keys, in order
+	// (Merge); their own Key differs (clients are summed).
+	var keys []string
+	seen := map[string]bool{}
+	if len(runs) > 0 {
+		for _, s := range runs[0].Scenarios {
+			if k := s.Key(); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) != len(merged.Scenarios) {
+		return fmt.Errorf("cross-check: %d merged scenarios, %d in the first file", len(merged.Scenarios), len(keys))
+	}
 	for i := range merged.Scenarios {
 		m := &merged.Scenarios[i]
-		key := m.Key()
+		key := keys[i]
 		var parts []history.Part
 		without := 0
 		for ri, r := range runs {
