@@ -12,7 +12,7 @@
 // appends one Entry per critical section (Buf.Add) to it: a slice append
 // into memory only that worker touches, no lock, no clock read of its
 // own (the section's times are the ones the worker already took), no
-// allocation but the slice's growth (about 56 bytes per section). A nil
+// copy as it grows (chunks of 4096 sections, about 56 bytes each). A nil
 // *Buf records nothing: with no history kept the cost is one nil check.
 // At the scenario's end Recorder.Finish gathers the buffers into a
 // Scenario, and Writer.Add appends it to the process's history file,
@@ -162,9 +162,15 @@ func TokenHash(token string) uint64 {
 // Buf is one worker's sections. Only its worker may call Add; a nil *Buf
 // records nothing.
 type Buf struct {
-	client  int32
-	entries []Entry
+	client int32
+	// full are filled chunks, cur the one being filled: sections are
+	// never copied as the buffer grows.
+	full [][]Entry
+	cur  []Entry
 }
+
+// chunk is the number of sections per allocation of a Buf (224 KiB).
+const chunk = 4096
 
 // Add records a section of lock key, held with token (hashed here) and
 // fence, from enter to leave (metrics.Now values). No-op on a nil Buf.
@@ -172,7 +178,13 @@ func (b *Buf) Add(key, token string, fence int64, enter, leave time.Duration, sh
 	if b == nil {
 		return
 	}
-	b.entries = append(b.entries, Entry{Key: key, Enter: int64(enter), Leave: int64(leave),
+	if len(b.cur) == cap(b.cur) {
+		if b.cur != nil {
+			b.full = append(b.full, b.cur)
+		}
+		b.cur = make([]Entry, 0, chunk)
+	}
+	b.cur = append(b.cur, Entry{Key: key, Enter: int64(enter), Leave: int64(leave),
 		Token: TokenHash(token), Fence: fence, Client: b.client, Shared: shared})
 }
 
@@ -207,12 +219,20 @@ func (r *Recorder) Finish(key, name string, number int, off Offset) *Scenario {
 	s.setOffset(off)
 	n := 0
 	for i := range r.bufs {
-		n += len(r.bufs[i].entries)
+		b := &r.bufs[i]
+		n += len(b.cur)
+		for _, c := range b.full {
+			n += len(c)
+		}
 	}
 	s.Entries = make([]Entry, 0, n)
 	for i := range r.bufs {
-		s.Entries = append(s.Entries, r.bufs[i].entries...)
-		r.bufs[i].entries = nil
+		b := &r.bufs[i]
+		for _, c := range b.full {
+			s.Entries = append(s.Entries, c...)
+		}
+		s.Entries = append(s.Entries, b.cur...)
+		b.full, b.cur = nil, nil
 	}
 	s.sort()
 	return s

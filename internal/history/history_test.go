@@ -196,3 +196,32 @@ func TestCombine(t *testing.T) {
 		t.Fatal("a failed measurement not left out")
 	}
 }
+
+// BenchmarkBufAdd is the hot path's cost of a kept history: one section
+// appended (token hashed) per op.
+func BenchmarkBufAdd(b *testing.B) {
+	r := NewRecorder(1)
+	w := r.Worker(0)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w.Add("lockbench:run:1:lock:42", "c2a1f0e9b8d7c6a5b4c3d2e1f0a9b8c7", 0, time.Duration(i), time.Duration(i+1), false)
+	}
+}
+
+// A buffer past one chunk keeps every section, in order of Enter.
+func TestRecorderChunks(t *testing.T) {
+	r := NewRecorder(2)
+	const n = 2*chunk + 7
+	for i := 0; i < n; i++ {
+		r.Worker(i%2).Add("k", "t", 0, time.Duration(i), time.Duration(i+1), false)
+	}
+	s := r.Finish("key", "", 0, Offset{})
+	if len(s.Entries) != n {
+		t.Fatalf("%d entries, want %d", len(s.Entries), n)
+	}
+	for i, e := range s.Entries {
+		if e.Enter != int64(i) || e.Client != int32(i%2) {
+			t.Fatalf("entry %d: %+v", i, e)
+		}
+	}
+}
