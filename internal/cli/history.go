@@ -12,9 +12,9 @@ import (
 
 // historyWriter returns the writer of --history path (nil without it),
 // for the run runID whose result file is out. Errors (usage, exit 2):
-// the result file's own name, a name without .gz, a directory, or a
-// directory that cannot be written.
-func historyWriter(path, out, runID string) (*history.Writer, error) {
+// the result file's own name, a name without .gz, a directory, a
+// directory that cannot be written, or an existing file without force.
+func historyWriter(path, out, runID string, force bool) (*history.Writer, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -31,6 +31,8 @@ func historyWriter(path, out, runID string) (*history.Writer, error) {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, bad(errors.New("is a directory"))
+	} else if err == nil && !force {
+		return nil, bad(errors.New("exists (--force overwrites it)"))
 	}
 	return history.NewWriter(path, history.Header{RunID: runID}), nil
 }

@@ -66,7 +66,11 @@ func TestHistoryRunAndMerge(t *testing.T) {
 func TestHistoryFlagRefused(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	for hist, want := range map[string]string{out: "is the result file", filepath.Join(dir, "h.jsonl"): "must end in .gz"} {
+	exists := filepath.Join(dir, "old.history.jsonl.gz")
+	if err := os.WriteFile(exists, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for hist, want := range map[string]string{out: "is the result file", filepath.Join(dir, "h.jsonl"): "must end in .gz", exists: "exists (--force overwrites it)"} {
 		r := lockbench(t, "run", "--strategy", "atomic", "--out", out, "--history", hist, "-q")
 		if r.code != 2 || !strings.Contains(r.stderr, want) {
 			t.Errorf("--history %s: exit %d, want 2 and %q:\n%s", hist, r.code, want, r.stderr)

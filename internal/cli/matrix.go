@@ -54,7 +54,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		}()
 	}
 	runID := randomID()
-	hist, err := historyWriter(f.history, p.out, runID)
+	hist, err := historyWriter(f.history, p.out, runID, f.force)
 	if err != nil {
 		return err
 	}
