@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
@@ -193,9 +194,13 @@ type Worker struct {
 	Env     *Env
 	Rng     *rand.Rand
 	Backoff retry.Backoff
-	Obs     Observer        // told the worker's events (required)
-	orders  uint64          // order ids issued by this worker
-	io      context.Context // see IO
+	Obs     Observer // told the worker's events (required)
+	// Hist, when set, records every critical section Hold runs (the
+	// cross-process oracle's history, internal/history); nil: none kept,
+	// at the cost of one nil check per section.
+	Hist   *history.Buf
+	orders uint64          // order ids issued by this worker
+	io     context.Context // see IO
 	// granted is when the last successful acquire returned (metrics.Now):
 	// the start of its hold (one clock read serves both figures).
 	granted time.Duration
@@ -379,6 +384,16 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		o.Leave(i) // before the release: the next holder may enter at once
 	}
 	left := metrics.Now()
+	if h := w.Hist; h != nil {
+		// Enter is when the acquire returned, Leave before the release is
+		// sent: a safe lock's recorded sections never overlap (see
+		// internal/history). Read sides are recorded as shared.
+		var fence int64
+		if f, ok := lease.(strategies.Fenced); ok {
+			fence = f.Fence()
+		}
+		h.Add(lease.Key(), lease.Token(), fence, start, left, read)
+	}
 	held := left - start
 	w.Obs.Held(held)
 	lost := false

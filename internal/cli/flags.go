@@ -44,6 +44,7 @@ type runFlags struct {
 	livenessInterval, errorStreak           time.Duration
 	loadSample                              time.Duration
 	interval                                time.Duration // --interval: the timeline's entries
+	history                                 string        // --history: this process's critical-section history
 	// Redis driver settings: --pool-size, --dial-timeout, --read-timeout,
 	// --write-timeout (0 = the default).
 	poolSize                               int
@@ -189,7 +190,8 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	connFlags(fl, f)
 	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json); an existing file is refused unless --force")
-	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm and .hlog files)")
+	fl.StringVar(&f.history, "history", "", "write this process's critical-section history (gzip'd JSON lines, e.g. results/a.history.jsonl.gz) for lockbench merge's cross-process check (docs/distributed.md); the result's scenarios name it in history_file")
+	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm and .hlog files) and --history file")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
 	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")

@@ -70,6 +70,10 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if sp != nil {
 		p.segRunID = runID
 	}
+	hist, err := historyWriter(f.history, p.out, runID, f.force, sp)
+	if err != nil {
+		return err
+	}
 	// Stale temporary and reservation files of killed runs, in the output
 	// directory only.
 	for _, name := range sweepStale(filepath.Dir(p.out)) {
@@ -226,6 +230,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		sc.Backends = lay.backends
 		sc.Prom, sc.Number = prom, i+1
 		touched = sp == nil || sp.seg.Leader() // the leader deletes the keys of a run of segments
+		sc.History = hist
 		var res report.Scenario
 		if sp != nil {
 			sc = sp.segmentScenario(sc, i)
@@ -276,6 +281,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		if res.StopReason == "interrupted" {
 			run.Interrupted = true
 		}
+		res.HistoryFile = historyRef(hist, out)
 		run.Scenarios = append(run.Scenarios, res)
 		publish()
 	}

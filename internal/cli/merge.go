@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +17,11 @@ func newMergeCmd() *cobra.Command {
 		Long: `merge combines result files from several load-generator machines that ran
 the same scenarios against the same Redis at the same time, the way to
 scale load past one machine: latency histograms are merged (from each
-file's latency_hist), ops, rates, counters and violations summed. It prints
+file's latency_hist), ops, rates, counters and violations summed. When the
+files carry history_file (run --history), the processes' critical-section
+histories are compared on one clock and the sections of different
+processes that overlapped on one lock are counted (violations.cross_overlap,
+cross_overlap_possible, cross_check; docs/distributed.md). It prints
 the table (the sweep table for sweeps' files; compact on a narrow terminal,
 as lockbench show prints it) and writes the merged file (--out).
 
@@ -49,6 +54,9 @@ segments whose file is missing.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if err := crossCheck(m, runs, args); err != nil {
+				return err
+			}
 			// The table lockbench show prints of the merged file (a
 			// sweep's for sweeps; compact on a narrow terminal).
 			if err := printResults(cmd.OutOrStdout(), "table", "", termWidth(cmd.OutOrStdout()), m); err != nil {
@@ -63,4 +71,18 @@ segments whose file is missing.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "results/merged.json", "merged result file")
 	return cmd
+}
+
+// crossCheck runs the cross-process oracle on merged (report.CrossCheck),
+// each history relative to its result file's directory. A history file
+// missing or unreadable is bad input (exit 2).
+func crossCheck(merged *report.Run, runs []*report.Run, paths []string) error {
+	dirs := make([]string, len(paths))
+	for i, p := range paths {
+		dirs[i] = filepath.Dir(p)
+	}
+	if err := report.CrossCheck(merged, runs, dirs); err != nil {
+		return usageError{fmt.Errorf("cross-process check: %w", err)}
+	}
+	return nil
 }

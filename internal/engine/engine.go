@@ -22,6 +22,7 @@ import (
 	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
@@ -174,6 +175,12 @@ type Scenario struct {
 	// MaxErrorStreak (5 s), a negative value turns the guard off (outage
 	// experiments: the run goes on for its duration).
 	ErrorStreak time.Duration
+	// History, when set, keeps this process's critical-section history
+	// (internal/history): every section of every worker, warm-up
+	// included, is added to it as one scenario at the scenario's end,
+	// with the Redis server's clock offset measured (TIME round trips)
+	// before and after the run. nil: no history, no cost.
+	History *history.Writer
 }
 
 // Sync is how one execution segment meets the other processes of its
@@ -329,6 +336,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 	if err := r.prepare(); err != nil {
 		return r.out, err
 	}
+	r.clockBefore = r.historyClock()
 	if err := r.measure(); err != nil {
 		return r.out, err
 	}
@@ -336,6 +344,9 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 		return r.out, err
 	}
 	all := r.summarize()
+	if err := r.writeHistory(); err != nil {
+		return r.out, err
+	}
 	err := r.verify(all)
 	if r.out.StopReason == "aborted" {
 		// Stopped on failures alone: what was measured is kept, with why.

@@ -154,7 +154,8 @@ func (r *run) measure() error {
 		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(sc.ClientOffset+i))}
 		ws.rng = *rand.New(&ws.pcg)
 		ws.obs.init(r.recs.Client(i), r.scratch.Client(i), &live[i], r.prom)
-		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
+		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs,
+			Hist: r.hist.Worker(i)}
 		w := &ws.w
 		if r.hub != nil {
 			w.Backoff = sc.Retry.NewNotified(r.hub, sc.TTL)

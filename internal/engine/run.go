@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
@@ -61,6 +63,42 @@ type run struct {
 	ivOp, ivAcq         [][]byte // the timeline's interval histograms, encoded
 	offered, dropped    int64
 	faultWindows        []faults.Window
+
+	// history (nil: none kept): the workers' sections and the server
+	// clock's offset before the run
+	hist        *history.Recorder
+	clockBefore history.Offset
+}
+
+// historyClock starts the scenario's history when one is kept: it makes
+// the workers' recorder and returns the server clock's offset (not
+// Measured when TIME failed; the history then says so).
+func (r *run) historyClock() history.Offset {
+	if r.sc.History == nil {
+		return history.Offset{}
+	}
+	r.hist = history.NewRecorder(r.sc.Clients)
+	ctx, cancel := context.WithTimeout(r.bg, 5*time.Second)
+	defer cancel()
+	off, _ := history.MeasureOffset(ctx, r.ds[0], 0)
+	return off
+}
+
+// writeHistory measures the server clock's offset again and adds the
+// scenario's sections to the history file (history.Writer.Add), under the
+// result's scenario key. Errors: the file's.
+func (r *run) writeHistory() error {
+	if r.hist == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.bg, 5*time.Second)
+	after, _ := history.MeasureOffset(ctx, r.ds[0], 0)
+	cancel()
+	s := r.hist.Finish(r.out.Key(), r.out.Name(), r.sc.Number, history.Combine(r.clockBefore, after))
+	if err := r.sc.History.Add(s); err != nil {
+		return fmt.Errorf("history %s: %w", r.sc.History.Path(), err)
+	}
+	return nil
 }
 
 // deferred adds f to the clean-up.

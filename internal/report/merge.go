@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/metrics"
 )
 
@@ -34,12 +36,7 @@ func Merge(runs []*Run) (*Run, error) {
 					return nil, fmt.Errorf("run %d, %s: %w", ri+1, s.Name(), err)
 				}
 			}
-			key := s.Key()
-			if r.Meta.Segments > 0 {
-				c := s
-				c.Clients = 0
-				key = c.Key()
-			}
+			key := mergeKey(r, s)
 			i, ok := idx[key]
 			if !ok {
 				if ri > 0 {
@@ -120,4 +117,95 @@ func mergeTimeline(a, b []Second) []Second {
 		o.AcquireP50MS, o.AcquireP99MS, o.AcquireMaxMS = 0, 0, 0
 	}
 	return out
+}
+
+// CrossCheck runs the cross-process oracle on a merge: for every
+// scenario of merged (Merge's result of runs) whose files carry a
+// history_file, it reads those histories (each path relative to dirs[i],
+// the directory of runs[i]'s result file), takes their records of the
+// scenario (matched by Key) and sets violations.cross_overlap,
+// violations.cross_overlap_possible and cross_check from history.Count.
+// The merged scenario's history_file is cleared (it has one per
+// process). Scenarios without histories are left as they are. Errors: a
+// history file missing, unreadable or without the scenario; a scenario
+// with a history in some files and not in others; what Count reports.
+func CrossCheck(merged *Run, runs []*Run, dirs []string) error {
+	files := map[string]*history.File{}
+	// The merged scenarios are the first run's distinct keys, in order
+	// (Merge); their own Key differs (clients are summed).
+	var keys []string
+	seen := map[string]bool{}
+	if len(runs) > 0 {
+		for _, s := range runs[0].Scenarios {
+			if k := mergeKey(runs[0], s); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) != len(merged.Scenarios) {
+		return fmt.Errorf("cross-check: %d merged scenarios, %d in the first file", len(merged.Scenarios), len(keys))
+	}
+	for i := range merged.Scenarios {
+		m := &merged.Scenarios[i]
+		key := keys[i]
+		var parts []history.Part
+		without := 0
+		for ri, r := range runs {
+			for _, s := range r.Scenarios {
+				if mergeKey(r, s) != key {
+					continue
+				}
+				if r.Meta.Segments > 0 && s.Clients == 0 {
+					continue // a segment without clients in this scenario: no sections
+				}
+				if s.HistoryFile == "" {
+					without++
+					continue
+				}
+				path := s.HistoryFile
+				if !filepath.IsAbs(path) {
+					path = filepath.Join(dirs[ri], path)
+				}
+				f, ok := files[path]
+				if !ok {
+					var err error
+					if f, err = history.ReadFile(path); err != nil {
+						return fmt.Errorf("run %d, %s: history_file: %w", ri+1, s.Name(), err)
+					}
+					files[path] = f
+				}
+				recs := f.Scenario(s.Key()) // the process's own key: its clients
+				if len(recs) == 0 {
+					return fmt.Errorf("run %d, %s: history %s has no record of this scenario", ri+1, s.Name(), path)
+				}
+				parts = append(parts, history.Part{Header: f.Header, Scenarios: recs})
+			}
+		}
+		m.HistoryFile = ""
+		if len(parts) == 0 {
+			continue
+		}
+		if without > 0 {
+			return fmt.Errorf("%s: %d of the files have a history_file and %d have none; run every process with --history to check them together", m.Name(), len(parts), without)
+		}
+		c, err := history.Count(parts)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Name(), err)
+		}
+		certain, possible := c.Certain, c.Possible
+		m.Violations.CrossOverlap, m.Violations.CrossOverlapPossible = &certain, &possible
+		m.CrossCheck = c.Text()
+	}
+	return nil
+}
+
+// mergeKey is the key Merge matches s of run r by: its Key, but in a file
+// of an execution segment (Meta.Segments > 0) without its clients, since
+// each segment ran its own share of them.
+func mergeKey(r *Run, s Scenario) string {
+	if r.Meta.Segments > 0 {
+		s.Clients = 0
+	}
+	return s.Key()
 }

@@ -181,6 +181,14 @@ type Scenario struct {
 	// Timeline is the measured window second by second (absent in files
 	// written before it existed, and when nothing was measured).
 	Timeline []Second `json:"timeline,omitempty"`
+	// HistoryFile is this process's critical-section history of the
+	// scenario (run --history; internal/history), relative to the result
+	// file's directory; absent when none was kept.
+	HistoryFile string `json:"history_file,omitempty"`
+	// CrossCheck says how lockbench merge compared the processes'
+	// histories ("4 histories, same host: exact", "3 histories on 2 hosts:
+	// offset uncertainty up to 0.30 ms"); set with violations.cross_overlap.
+	CrossCheck string `json:"cross_check,omitempty"`
 	// Intervals are the timeline's interval histograms, for the .hlog file
 	// (nil when the engine kept none, and in a file read back).
 	Intervals *IntervalHists `json:"-"`
@@ -358,6 +366,13 @@ func otherCell(v Violations, l *Liveness) string {
 		if n := k.Of(v); !k.Column && n != 0 {
 			parts = append(parts, k.Short+" "+strconv.FormatInt(n, 10))
 		}
+	}
+	if v.CrossOverlap != nil { // lockbench merge checked the histories
+		c := "cross-proc " + strconv.FormatInt(*v.CrossOverlap, 10)
+		if p := v.CrossOverlapPossible; p != nil && *p != 0 {
+			c += " (+" + strconv.FormatInt(*p, 10) + " possible)"
+		}
+		parts = append(parts, c)
 	}
 	if l != nil {
 		for _, f := range LivenessFigures {

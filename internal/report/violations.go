@@ -27,6 +27,16 @@ type Violations struct {
 	// LostAckedWrites are operations the server acknowledged that the
 	// final state does not contain (a failover to a lagging replica).
 	LostAckedWrites int64 `json:"lost_acked_writes"`
+	// CrossOverlap and CrossOverlapPossible are the cross-process oracle's
+	// counts (internal/history.Count), set by lockbench merge from the
+	// processes' critical-section histories (history_file): pairs of
+	// sections of different processes that overlapped on the same lock by
+	// more than (certain) or at most (possible) the two processes' clock
+	// uncertainty. Absent (nil) when no history was checked. They are not
+	// ViolationKinds: a single process's file never has them, and Total
+	// leaves them out.
+	CrossOverlap         *int64 `json:"cross_overlap,omitempty"`
+	CrossOverlapPossible *int64 `json:"cross_overlap_possible,omitempty"`
 }
 
 // ViolationSource is what counts a kind of violation.
