@@ -138,8 +138,8 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		seg := segment.Segment{Index: i + 1, Count: n}
 		args := append(append([]string(nil), base...), "--segment", seg.String(), "--run-id", runID,
 			"--out", filepath.Join(tmp, "seg-"+strconv.Itoa(i+1)+".json"), "--force", "-q", "--format", "json")
-		// TODO(hist): pass --history <tmp>/seg-i.history.jsonl.gz here once the
-		// hist branch registers --history.
+		// Each segment keeps its history by default (historyWriter), beside
+		// its result file, for the cross-process check of the merge.
 		c := exec.Command(self, args...)
 		c.Env = append(append(os.Environ(), env...), procChildEnv+"="+strconv.Itoa(i+1))
 		c.Stdout = io.Discard // its table: the parent prints the merged one
@@ -261,6 +261,9 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	}
 	merged, err := mergeSegments(runs, missing)
 	if err != nil {
+		return err
+	}
+	if err := crossCheck(merged, runs, names); err != nil {
 		return err
 	}
 	merged.Meta.Args = redactArgs(os.Args[1:])

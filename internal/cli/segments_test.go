@@ -172,7 +172,9 @@ func TestProcs(t *testing.T) {
 	if s.Violations.Overlap == 0 {
 		t.Fatalf("naive with a 5ms lease over 20ms of work: no overlap in-process: %+v", s.Violations)
 	}
-	// cross-process overlap (hist): assert s.Violations.CrossOverlap > 0 here once wired.
+	if c := s.Violations.CrossOverlap; c == nil || *c == 0 || !strings.Contains(s.CrossCheck, "4 histories, same host") {
+		t.Fatalf("naive with a 5ms lease over 20ms of work: cross-process overlaps %v (%q): want > 0 from 4 histories of one host", c, s.CrossCheck)
+	}
 
 	out = filepath.Join(dir, "atomic.json")
 	r = lockbench(t, "run", "--procs", "4", "--strategy", "atomic", "--driver", "rueidis", "--clients", "10", "--duration", "2s",
@@ -187,7 +189,9 @@ func TestProcs(t *testing.T) {
 	if s.Violations.Total() != 0 {
 		t.Fatalf("atomic with a 5s lease: violations %+v", s.Violations)
 	}
-	// cross-process overlap (hist): assert s.Violations.CrossOverlap == 0 here once wired.
+	if c, p := s.Violations.CrossOverlap, s.Violations.CrossOverlapPossible; c == nil || *c != 0 || p == nil || *p != 0 {
+		t.Fatalf("atomic with a 5s lease: cross-process overlaps %v, possible %v: want 0 and 0", c, p)
+	}
 	f := s.Figures
 	if f["sold"] == 0 || f["acked_orders"] != f["sold"] || f["sold"]+f["final_stock"] != 100000 || f["sold"] < s.Ops {
 		t.Fatalf("atomic end check: %v (ops %d): want acked = sold > 0, sold + final_stock = 100000", f, s.Ops)
