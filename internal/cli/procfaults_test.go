@@ -44,7 +44,7 @@ func TestProcFaultUsageErrors(t *testing.T) {
 func TestProcKill(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "kill.json")
 	r := lockbench(t, "run", "--procs", "3", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1",
-		"--clients", "3", "--ttl", "2s", "--work", "5ms", "--duration", "4s", "--fault", "proc-kill:proc=2,at=200ms", "--out", out)
+		"--clients", "3", "--ttl", "2s", "--work", "5ms", "--retry", "fixed:interval=5ms", "--duration", "5s", "--fault", "proc-kill:proc=2,at=200ms", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -74,8 +74,9 @@ func TestProcKill(t *testing.T) {
 	if s.Liveness == nil || !s.Liveness.Measured {
 		t.Fatalf("no liveness figures: %+v", s.Liveness)
 	}
-	// The orphaned lock: the dead process's token, seen for about one TTL.
-	if got := s.Liveness.ForeignHoldMaxMS; got < 2000-400 {
+	// The orphaned lock: the dead process's token, seen for about one TTL
+	// (when the kill came early enough for the TTL to end in the window).
+	if got := s.Liveness.ForeignHoldMaxMS; got < 2000-400 && w.StartMS+2000 < 5000 {
 		t.Errorf("foreign_hold_max_ms %.0f, want about one TTL (>= 1600 ms)", got)
 	}
 	if s.Violations.Total() != 0 {
@@ -83,7 +84,7 @@ func TestProcKill(t *testing.T) {
 	}
 	// Freed: the lock was taken again in the last second, when the kill
 	// came early enough for its TTL to end before it.
-	if end := w.StartMS + 2000 + 500; end < 3000 && len(s.Timeline) > 0 {
+	if end := w.StartMS + 2000 + 500; end < 4000 && len(s.Timeline) > 0 {
 		if last := s.Timeline[len(s.Timeline)-1]; last.Ops == 0 {
 			t.Errorf("no operation in the last second (kill at %.0f ms + 2s TTL): %+v", w.StartMS, s.Timeline)
 		}
@@ -140,7 +141,7 @@ func TestProcPause(t *testing.T) {
 			if s.Violations.LostUpdates+s.Counters.Rejected == 0 {
 				t.Errorf("watchdog: neither a lost update nor a refused write after a 2s stop of a 1s lease's holders: %+v %+v %v", s.Violations, s.Counters, s.Figures)
 			}
-			t.Logf("watchdog: %d lost updates, %d writes refused", s.Violations.LostUpdates, s.Counters.Rejected)
+			t.Logf("watchdog: %d lost updates, %d writes refused, %d leases lost", s.Violations.LostUpdates, s.Counters.Rejected, s.Violations.LostLeases)
 		case "fencing":
 			if s.Violations.LostUpdates != 0 || s.Counters.Rejected == 0 || s.Params["guard"] != "fence" {
 				t.Errorf("fencing: lost updates %d, rejected %d, guard %s: want 0, > 0, fence", s.Violations.LostUpdates, s.Counters.Rejected, s.Params["guard"])
