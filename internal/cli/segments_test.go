@@ -93,7 +93,7 @@ func TestSegmentPlanMismatch(t *testing.T) {
 	// second tries until it sees a registration (at most 3 s).
 	var r result
 	for k := 0; k < 30; k++ {
-		r = lockbench(t, append(base, "--segment", "1/2", "--clients", "6", "--allow-nonempty", "--out", filepath.Join(dir, "b.json"))...)
+		r = lockbench(t, append(base, "--segment", "1/2", "--clients", "6", "--allow-nonempty", "--force", "--out", filepath.Join(dir, "b.json"))...)
 		if r.code == exitUsage {
 			break
 		}
