@@ -31,6 +31,8 @@ func (*holdAt) PausedBeforeWrite(int, *strategies.Gate) {}
 func (*holdAt) Crash(string) bool                       { return false }
 func (*holdAt) Acquired()                               {}
 func (*holdAt) Cancels(int) (float64, bool)             { return 0, false }
+func (*holdAt) Kills(int) (float64, bool)               { return 0, false }
+func (*holdAt) Die()                                    {}
 
 // takeOver acquires key once the previous holder's lease has run out
 // (within 5 s).

@@ -184,6 +184,12 @@ type FaultHooks interface {
 	// section is to be cancelled (the cancel fault), and if so at which
 	// share (0..1) of its work.
 	Cancels(client int) (at float64, ok bool)
+	// Kills reports whether this client, starting its critical-section
+	// work, is to kill its process there (the proc-kill fault), and if so
+	// at which share (0..1) of the work; Die then kills the process
+	// (SIGKILL: it does not return).
+	Kills(client int) (at float64, ok bool)
+	Die()
 }
 
 // Worker is one client's state. Only its own goroutine uses it.
@@ -517,6 +523,12 @@ func (w *Worker) Extend(l strategies.Lease) error {
 // Env.Hard ends.
 func (w *Worker) work() {
 	d := w.Env.Params.Work.Sample(w.Rng)
+	if f := w.Env.Faults; f != nil && w.cur != nil {
+		if at, ok := f.Kills(w.ID); ok { // proc-kill: die at its share of the work, lock held
+			time.Sleep(time.Duration(at * float64(d)))
+			f.Die()
+		}
+	}
 	if w.cancel != nil { // the cancel fault strikes at its share of the work
 		if at := time.Duration(w.cancelAt * float64(d)); at <= 0 {
 			w.cancel()

@@ -69,7 +69,7 @@ func printList(w io.Writer) {
 	section("drivers (--driver)", drvs, false)
 	section("workloads (--workload)", listOf(workloads.Entries()), true)
 	section("retry policies (--retry NAME[:param=value,...])", listOf(retry.Entries()), false)
-	section("faults (--fault NAME[:param=value,...]; every fault takes at= or after=)", listOf(faults.Entries()), false)
+	section("faults (--fault NAME[:param=value,...]; every fault takes at=, all but proc-pause and proc-kill also after=)", listOf(faults.Entries()), false)
 }
 
 func quoteEmpty(s string) string {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/segment"
 	"github.com/lockbench/lockbench/internal/thresholds"
@@ -26,10 +27,6 @@ import (
 // procChildEnv is set in the environment of the children of --procs
 // (its value: the segment), so that they accept the process faults.
 const procChildEnv = "LOCKBENCH_PROCS_CHILD"
-
-// procFaultsWithout refuses process faults (proc-pause, proc-kill) unless
-// ok (a run with --procs, or one of its children).
-func procFaultsWithout(p *plan, ok bool) []error { return nil }
 
 // parentOnly are the run flags a --procs parent keeps to itself: the
 // children get their own --segment, --run-id and --out, serve no
@@ -80,7 +77,10 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	}
 	var addrArgs []string
 	var env []string
-	if len(p.addrs) == 0 {
+	var first engine.Node // the first server, where the barrier lives
+	if len(p.addrs) > 0 {
+		first = p.external(strategies.Standalone)[0]
+	} else {
 		if p.docker {
 			return usageError{errors.New("--procs does not go with --backend docker: give the servers with --addr")}
 		}
@@ -99,6 +99,8 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 			return err
 		}
 		defer topo.Stop()
+		first = p.conn
+		first.Addr, first.Password = topo.Servers[0].Addr, topo.Servers[0].Password
 		var urls []string
 		for _, s := range topo.Servers {
 			urls = append(urls, "redis://:"+s.Password+"@"+s.Addr)
@@ -131,6 +133,9 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	base := childArgs(os.Args[1:])
 	base = append(base, addrArgs...)
 	children := make([]*exec.Cmd, n)
+	pf := newProcFaulter(p, runID, first, n)
+	defer pf.finish()
+	var events []*os.File // the parent's ends of the children's event pipes
 	var outs sync.WaitGroup
 	var mu sync.Mutex // one child's line at a time on stderr
 	lastLine := make([]string, n)
@@ -141,7 +146,15 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		// Each segment keeps its history by default (historyWriter), beside
 		// its result file, for the cross-process check of the merge.
 		c := exec.Command(self, args...)
-		c.Env = append(append(os.Environ(), env...), procChildEnv+"="+strconv.Itoa(i+1))
+		c.Env = append(append(os.Environ(), env...), procChildEnv+"="+strconv.Itoa(i+1), procEventsEnv+"=3")
+		// Its events (its scenarios' start, a proc-kill) on fd 3.
+		er, ew, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		events = append(events, er)
+		defer er.Close()
+		c.ExtraFiles = []*os.File{ew}
 		c.Stdout = io.Discard // its table: the parent prints the merged one
 		// Its own process group: a Ctrl-C at the terminal reaches the
 		// parent only, which forwards it once (twice would quit the child
@@ -179,11 +192,19 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 			}
 		}
 	}()
-	for _, c := range children {
-		if err := c.Start(); err != nil {
+	for i, c := range children {
+		err := c.Start()
+		c.ExtraFiles[0].Close() // the child's end: EOF once it exits
+		if err != nil {
 			return fmt.Errorf("--procs: start segment %d: %w", started+1, err)
 		}
 		started++
+		pf.procs = append(pf.procs, c.Process)
+		outs.Add(1)
+		go func(i int) {
+			defer outs.Done()
+			pf.read(i, events[i])
+		}(i)
 	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
@@ -195,12 +216,14 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 				interruptCode.Store(int32(signalExit(sig)))
 				for _, c := range children {
 					_ = c.Process.Signal(sig)
+					_ = c.Process.Signal(syscall.SIGCONT) // one proc-pause stopped
 				}
 			}
 		}
 	}()
 	codes := make([]int, n)
 	crashed := make([]string, n)
+	killed := make([]bool, n) // by its proc-kill fault
 	var wg sync.WaitGroup
 	for i, c := range children {
 		wg.Add(1)
@@ -215,10 +238,13 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 					codes[i] = -1
 					crashed[i] = ws.Signal().String()
+					killed[i] = pf.died(i, ws.Signal(), true)
+					return
 				}
 			default:
 				codes[i], crashed[i] = -1, err.Error()
 			}
+			pf.died(i, 0, false)
 		}(i, c)
 	}
 	wg.Wait()
@@ -233,6 +259,10 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		case exitUsage:
 			return usageError{fmt.Errorf("segment %d: %s", i+1, strings.TrimPrefix(lastLine[i], "lockbench: "))}
 		case -1:
+			if killed[i] {
+				fmt.Fprintf(stderr, "lockbench: segment %d was killed by its proc-kill fault (SIGKILL inside a critical section); the others' results are merged\n", i+1)
+				continue
+			}
 			failed = append(failed, fmt.Sprintf("segment %d crashed (%s)", i+1, crashed[i]))
 		case exitInterrupted, exitSIGTERM, exitSIGHUP:
 		default:
@@ -267,6 +297,8 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		return err
 	}
 	merged.Meta.Args = redactArgs(os.Args[1:])
+	pf.finish()
+	pf.addWindows(merged)
 	if len(failed) > 0 {
 		merged.Failed = strings.Join(failed, "; ")
 	}

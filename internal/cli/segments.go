@@ -26,6 +26,8 @@ type segPlan struct {
 	timeout  time.Duration
 	planHash string
 	barrier  *segment.Barrier
+	// child is set in a child of --procs: the process faults' side there.
+	child *procChild
 }
 
 // parseSegment reads --segment (or $LOCKBENCH_SEGMENT), --segment-count
@@ -78,7 +80,7 @@ func parseSegment(f *runFlags, p *plan) (*segPlan, error) {
 		bad("--procs starts the segments itself: it does not go with %s", from)
 	}
 	if seg == nil {
-		errs = append(errs, procFaultsWithout(p, f.procs > 0)...)
+		errs = append(errs, procFaultsWithout(p, f.procs)...)
 		if len(errs) > 0 {
 			return nil, usageError{errors.Join(errs...)}
 		}
@@ -102,11 +104,15 @@ func parseSegment(f *runFlags, p *plan) (*segPlan, error) {
 			break
 		}
 	}
-	errs = append(errs, procFaultsWithout(p, os.Getenv(procChildEnv) != "")...)
+	procs := 0 // a --procs child: its parent's N
+	if os.Getenv(procChildEnv) != "" {
+		procs = seg.Count
+	}
+	errs = append(errs, procFaultsWithout(p, procs)...)
 	if len(errs) > 0 {
 		return nil, usageError{errors.Join(errs...)}
 	}
-	return &segPlan{seg: *seg, timeout: f.barrierTimeout, planHash: planHash(p)}, nil
+	return &segPlan{seg: *seg, timeout: f.barrierTimeout, planHash: planHash(p), child: openProcChild()}, nil
 }
 
 // maxProcs bounds --procs.
@@ -156,7 +162,7 @@ func (sp *segPlan) segmentScenario(sc engine.Scenario, i int) engine.Scenario {
 	}
 	sc.Follower = !sp.seg.Leader()
 	sc.Sync = sp.barrier.Scenario(i)
-	return sc
+	return sp.child.scenario(sc, i)
 }
 
 // join opens the barrier's connection to the first server and registers

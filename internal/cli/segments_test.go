@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
@@ -78,7 +79,7 @@ func TestSegmentBarrierTimeout(t *testing.T) {
 // Two segments of one run id with different plans: the second is refused
 // (exit 2) with both plan hashes.
 func TestSegmentPlanMismatch(t *testing.T) {
-	addr, _ := segServer(t)
+	addr, cmd := segServer(t)
 	dir := t.TempDir()
 	base := []string{"run", "-q", "--addr", addr, "--run-id", "mixed", "--barrier-timeout", "3s",
 		"--strategy", "atomic", "--driver", "rueidis", "--duration", "1s"}
@@ -89,11 +90,14 @@ func TestSegmentPlanMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = first.Wait() }()
-	// The first registers its plan within its barrier timeout; the
-	// second tries until it sees a registration (at most 3 s).
+	// The second starts once the first registered its plan (else the
+	// second could register first and the first be the one refused).
+	for k := 0; k < 300 && cmd("EXISTS", "lockbench:mixed:barrier:run") != "1"; k++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 	var r result
 	for k := 0; k < 30; k++ {
-		r = lockbench(t, append(base, "--segment", "1/2", "--clients", "6", "--allow-nonempty", "--out", filepath.Join(dir, "b.json"))...)
+		r = lockbench(t, append(base, "--segment", "1/2", "--clients", "6", "--allow-nonempty", "--force", "--out", filepath.Join(dir, "b.json"))...)
 		if r.code == exitUsage {
 			break
 		}

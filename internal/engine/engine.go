@@ -164,6 +164,12 @@ type Scenario struct {
 	// end-check violations; stuck locks are the leader's too) and deletes
 	// no key.
 	Follower bool
+	// Proc is this process's number among the children of lockbench run
+	// --procs (1-based; 0: not such a child): the proc-kill fault naming
+	// it is armed here (faults.Env.Proc). BeforeKill, when set, runs right
+	// before that fault's SIGKILL.
+	Proc       int
+	BeforeKill func()
 	// ClientOffset is the number of the scenario's clients that other
 	// segments run before this one's (segment.Offset): client i here is
 	// client ClientOffset+i of the whole scenario, for its random seed

@@ -220,6 +220,7 @@ func (r *run) injector() *faults.Injector {
 	r.inj = faults.New(sc.Faults, faults.Env{
 		Servers: sc.Servers, Switches: r.switches, TTL: sc.TTL, CrashPoint: crashPoint(r.locker),
 		Proxies: r.proxies, Sentinels: sc.Sentinels, SentinelPassword: sc.SentinelPassword, ReplLink: sc.ReplLink,
+		Proc: sc.Proc, BeforeDeath: sc.BeforeKill,
 		Stuck: func() (int64, error) {
 			lk, ok := wl.(workloads.LockKeyer)
 			if !ok {

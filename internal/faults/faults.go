@@ -88,8 +88,9 @@ type Spec struct {
 	// clock jump.
 	For, Down, Hold, Delay, Jitter, Every, By time.Duration
 	// Node is the server index for node-* and the server faults; Count the
-	// number of servers from Node on (clock-jump).
-	Node, Count int
+	// number of servers from Node on (clock-jump); Proc the --procs child
+	// (1-based) of proc-pause and proc-kill.
+	Node, Count, Proc int
 	// P is the share of replies a reply-loss fault holds, or of critical
 	// sections the cancel fault cancels (0..1).
 	P float64
@@ -213,7 +214,7 @@ func Parse(s string) (Spec, error) {
 	sp := Spec{Name: name, raw: strings.TrimSpace(s),
 		At: v.Duration("at"), After: v.Int64("after"), For: v.Duration("for"), Down: v.Duration("down"),
 		Hold: v.Duration("hold"), Delay: v.Duration("delay"), Jitter: v.Duration("jitter"),
-		Node: v.Int("node"), Point: v.String("point"),
+		Node: v.Int("node"), Point: v.String("point"), Proc: v.Int("proc"),
 		Every: v.Duration("every"), By: v.Duration("by"), Count: v.Int("count"), P: v.Float("p"), Mode: v.String("mode")}
 	if sp.Jitter > sp.Delay {
 		errs = append(errs, fmt.Errorf("fault latency: jitter=%v exceeds delay=%v (a reply cannot come early)", sp.Jitter, sp.Delay))
@@ -256,6 +257,13 @@ type Env struct {
 	// Stuck, when set, counts lock keys left with no TTL; it runs right
 	// after each fault acted.
 	Stuck func() (int64, error)
+	// Proc is this process's number among the children of lockbench run
+	// --procs (1-based; 0: not such a child). A proc-kill fault is armed
+	// only in child Proc; proc-pause is the parent's, ignored here.
+	Proc int
+	// BeforeDeath, when set, runs right before a proc-kill fault's
+	// SIGKILL (to tell the parent the kill is its own).
+	BeforeDeath func()
 }
 
 // Injector runs the faults of one scenario. Clients call Acquired for each
@@ -273,6 +281,7 @@ type Injector struct {
 	pendingCrash atomic.Int64  // window index + 1; 0 = none
 	cancelP      atomic.Uint64 // the acting cancel fault's p (float64 bits); 0 = none
 	cancels      atomic.Int64  // critical sections it cancelled
+	pendingKill  atomic.Int64  // proc-kill's window index + 1; 0 = none
 
 	mu      sync.Mutex
 	windows []Window
@@ -292,6 +301,10 @@ func (in *Injector) Start(ctx context.Context) {
 	in.start = time.Now()
 	in.fired = make([]bool, len(in.specs))
 	for k, sp := range in.specs {
+		if !in.here(sp) {
+			in.fired[k] = true // not this process's: no window here
+			continue
+		}
 		in.wg.Add(1)
 		go func(k int, sp Spec) {
 			defer in.wg.Done()
@@ -304,6 +317,18 @@ func (in *Injector) Start(ctx context.Context) {
 			in.act(ctx, sp)
 		}(k, sp)
 	}
+}
+
+// here reports whether sp acts in this process: every fault but the
+// process faults, and proc-kill in the child it names.
+func (in *Injector) here(sp Spec) bool {
+	switch sp.Name {
+	case "proc-pause":
+		return false
+	case "proc-kill":
+		return in.env.Proc > 0 && in.env.Proc == sp.Proc
+	}
+	return true
 }
 
 // await waits for the trigger; false when ctx ended first.
@@ -373,7 +398,7 @@ func (in *Injector) node(sp Spec) (*topology.Server, error) {
 
 func (in *Injector) act(ctx context.Context, sp Spec) {
 	i := in.open(sp)
-	if sp.Name != "pause" && sp.Name != "crash-after-setnx" {
+	if sp.Name != "pause" && sp.Name != "crash-after-setnx" && sp.Name != "proc-kill" {
 		in.begin(i) // server faults act at once; client faults when a client comes
 	}
 	if in.actMore(ctx, sp, i) {
@@ -391,6 +416,8 @@ func (in *Injector) act(ctx context.Context, sp Spec) {
 		// The window closes when a client takes the pause (Paused).
 	case "crash-after-setnx":
 		in.pendingCrash.Store(int64(i) + 1)
+	case "proc-kill":
+		in.procKill(i)
 	case "cancel":
 		in.cancelFault(ctx, sp, i)
 	case "node-kill":

@@ -49,6 +49,10 @@ type Sampler struct {
 	Cluster bool
 	// Interval is the time between reads. Default DefaultInterval.
 	Interval time.Duration
+	// Foreign, for a process that is one execution segment of several
+	// (internal/segment), also times the tokens it never registered:
+	// those of the other processes' clients (ForeignHoldMaxMS).
+	Foreign bool
 
 	stop, done chan struct{}
 	mu         sync.Mutex // held during a sample: Cost reads between samples
@@ -62,6 +66,16 @@ type Sampler struct {
 	seenLast     map[*entry]struct{}
 	readErrors   int64
 	goroutineMax int
+	// foreign: per token of another process seen in the last read, the
+	// first and last reads that saw it; foreignMax the longest span of
+	// one such token no longer seen.
+	foreign    map[tokKey]*span
+	foreignMax time.Duration
+}
+
+type span struct {
+	first, last time.Duration
+	seq         int64
 }
 
 type keyState struct {
@@ -198,6 +212,9 @@ func (s *Sampler) sample(ctx context.Context) {
 				e := t.m[tokKey{key, tok}]
 				if e == nil {
 					live = true // a token not registered: not ours to judge
+					if s.Foreign {
+						s.sawForeign(tokKey{key, tok}, t0, seq)
+					}
 					continue
 				}
 				if e.seq != seq {
@@ -234,6 +251,12 @@ func (s *Sampler) sample(ctx context.Context) {
 		}
 	}
 	s.seenLast = seen
+	for k, sp := range s.foreign { // tokens gone from this read: their span is over
+		if sp.seq != seq {
+			s.foreignMax = max(s.foreignMax, sp.last-sp.first)
+			delete(s.foreign, k)
+		}
+	}
 	n := len(s.Nodes)
 	retain := t.ttl + 10*time.Second
 	for e := range t.dead {
@@ -258,6 +281,20 @@ func (s *Sampler) sample(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// sawForeign records that the read begun at t0 (sample seq) found k, a
+// token of another process.
+func (s *Sampler) sawForeign(k tokKey, t0 time.Duration, seq int64) {
+	if s.foreign == nil {
+		s.foreign = map[tokKey]*span{}
+	}
+	sp := s.foreign[k]
+	if sp == nil {
+		sp = &span{first: t0}
+		s.foreign[k] = sp
+	}
+	sp.last, sp.seq = t0, seq
 }
 
 // Result returns the liveness figures (call after Stop).
@@ -291,6 +328,13 @@ func (s *Sampler) Result() report.Liveness {
 		}
 	}
 	out.OrphanLockMS = float64(ns) / 1e6
+	if s.Foreign {
+		longest := s.foreignMax
+		for _, sp := range s.foreign {
+			longest = max(longest, sp.last-sp.first)
+		}
+		out.ForeignHoldMaxMS = float64(longest) / 1e6
+	}
 	if t.registered == 0 && t.unregistered > 0 {
 		out.Measured = false
 		out.NotMeasured = "the strategy does not report its tokens"

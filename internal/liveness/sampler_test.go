@@ -83,3 +83,49 @@ func TestSamplerRenewerOutlivesHolder(t *testing.T) {
 		t.Fatalf("cost %v over %d reads", cost, l.Samples)
 	}
 }
+
+// With Foreign (a process that is one execution segment of several), the
+// sampler times the tokens it never registered: another process's token
+// left in a lock until its 300ms lease ends shows as about 300ms; a
+// token of this process is not timed. Without Foreign the figure is 0.
+func TestSamplerForeignHold(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	for _, foreign := range []bool{true, false} {
+		tr := liveness.NewTracker(1, ttl)
+		c0 := strategies.WithClient(ctx, strategies.Client{ID: 0})
+		tr.Sent(c0, "f:own", "mine") // ours, held for a minute: not timed
+		if _, err := d.Do(ctx, "SET", "f:own", "mine", "PX", "60000"); err != nil {
+			t.Fatal(err)
+		}
+		tr.Acquired(0, "f:own", "mine")
+		if _, err := d.Do(ctx, "SET", "f:other", "theirs", "PX", "300"); err != nil {
+			t.Fatal(err)
+		}
+		smp := &liveness.Sampler{T: tr, Nodes: []drivers.Driver{d}, Quorum: 1, Keys: []string{"f:own", "f:other"}, Interval: 5 * time.Millisecond, Foreign: foreign}
+		smp.Start(ctx)
+		time.Sleep(2 * ttl)
+		smp.Stop()
+		got := smp.Result().ForeignHoldMaxMS
+		if foreign && (got < 200 || got > 300) {
+			t.Errorf("foreign_hold_max_ms %.1f, want about 300 (the other token's lease)", got)
+		}
+		if !foreign && got != 0 {
+			t.Errorf("without Foreign: %.1f, want 0", got)
+		}
+		if _, err := d.Do(ctx, "DEL", "f:own"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

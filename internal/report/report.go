@@ -472,6 +472,17 @@ type Liveness struct {
 	DeadlineOvershoots int64 `json:"deadline_overshoots"`
 	// GoroutinesMax is the most goroutines lockbench ran at one read.
 	GoroutinesMax int `json:"goroutines_max"`
+	// ForeignHoldMaxMS, in a run of execution segments (several processes,
+	// --procs or --segment), is the longest time one token of another
+	// process was seen stored in a lock key: from the first read that saw
+	// it to the last (so short by up to one read interval at each end; a
+	// token still stored at the end counts up to the last read). This
+	// process's own tokens are not in it (they are judged above). A
+	// process killed inside its critical section (the proc-kill fault)
+	// leaves its token until its lease ends: about one TTL here, where a
+	// live holder's token lasts its critical section. Absent (0) outside
+	// segments.
+	ForeignHoldMaxMS float64 `json:"foreign_hold_max_ms,omitempty"`
 }
 
 // LivenessFigure is one count of Liveness, named for the table, the
