@@ -132,6 +132,12 @@ func TestProcPause(t *testing.T) {
 		if w == nil || !strings.Contains(w.Note, "stopped (SIGSTOP)") || w.EndMS-w.StartMS < 2000 {
 			t.Fatalf("%s: no 2s proc-pause window: %+v", s.Strategy, s.Faults)
 		}
+		// The stopped process's sections outlive their 1 s leases; the
+		// other process takes those locks meanwhile: the merge's
+		// cross-process check sees it, fenced or not.
+		if c := s.Violations.CrossOverlap; c == nil || *c == 0 {
+			t.Errorf("%s: cross-process overlaps %v after a 2s stop of a 1s lease's holders: want > 0 (%s)", s.Strategy, c, s.CrossCheck)
+		}
 		switch s.Strategy {
 		case "atomic":
 			if s.Violations.LostUpdates == 0 {
