@@ -30,7 +30,7 @@ run: servers build
 # with another package's server starts (a JVM, mariadb-install-db).
 test: servers lint
 	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
-	$(GO) test -race -count=1 -p 1 -timeout 15m ./...
+	$(GO) test -race -count=1 -p 1 -timeout 25m ./...
 
 # go vet, gofmt and staticcheck (fetched through the Go module proxy).
 lint:

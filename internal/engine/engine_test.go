@@ -288,9 +288,12 @@ func TestOpenLoopStall(t *testing.T) {
 		t.Fatalf("corrected p99 %.1f ms, want >= 450 (75%% of the 600 ms stall)", res.LatencyMS.P99)
 	}
 	// Only the operations in flight live through the stall: at most 2 of
-	// 400 above 100 ms, where p99 allows 4.
-	if res.ServiceMS.P99 >= 100 {
-		t.Fatalf("uncorrected p99 %.1f ms, want < 100: the stall hides from it", res.ServiceMS.P99)
+	// 400 take 600 ms, where p99 allows 4, so the uncorrected p99 stays
+	// far under the stall: under 300 ms, half of it (a loaded 2-core
+	// machine stretched a quiet 2–5 ms to 101.6 ms once; the bound is
+	// about the stall, not the machine's speed).
+	if res.ServiceMS.P99 >= 300 {
+		t.Fatalf("uncorrected p99 %.1f ms, want < 300 (half the 600 ms stall): the stall hides from it", res.ServiceMS.P99)
 	}
 	if res.LatencyMS.Max < 500 {
 		t.Fatalf("corrected max %.1f ms, want >= 500 (the first arrival of the stall waits >= 590)", res.LatencyMS.Max)
