@@ -65,11 +65,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/internal/atomicfile"
 )
 
 // Format and Version name the file format in its header.
@@ -286,7 +287,7 @@ func (w *Writer) Add(s *Scenario) error {
 		return err
 	}
 	w.members = append(w.members, m)
-	return writeAtomic(w.path, func(f io.Writer) error {
+	return atomicfile.Write(w.path, func(f io.Writer) error {
 		for _, m := range w.members {
 			if _, err := f.Write(m); err != nil {
 				return err
@@ -325,7 +326,7 @@ func (f *File) Write(out io.Writer) error {
 
 // WriteFile writes f to path atomically.
 func (f *File) WriteFile(path string) error {
-	return writeAtomic(path, f.Write)
+	return atomicfile.Write(path, f.Write)
 }
 
 // Scenario returns the file's scenarios with key (several when the
@@ -511,33 +512,4 @@ func newProc() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// writeAtomic writes path with write: into a temporary file in its
-// directory (.lockbench-<pid>-*.tmp, as report.WriteAtomic names them, so
-// that a later run sweeps one a killed process left), renamed over path
-// with mode 0644. On error nothing is left behind. (report imports this
-// package for merge, so its WriteAtomic is not used here.)
-func writeAtomic(path string, write func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), fmt.Sprintf(".lockbench-%d-*.tmp", os.Getpid()))
-	if err != nil {
-		return err
-	}
-	err = write(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }

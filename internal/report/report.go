@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/internal/atomicfile"
 	"github.com/lockbench/lockbench/internal/metrics"
 )
 
@@ -307,27 +307,7 @@ func WriteFile(path string, r *Run) error {
 // path with mode 0644, so a reader never sees half a file. On error
 // nothing is left behind.
 func WriteAtomic(path string, write func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), fmt.Sprintf(".lockbench-%d-*.tmp", os.Getpid()))
-	if err != nil {
-		return err
-	}
-	err = write(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, write)
 }
 
 // ReadFile decodes a result file and checks its schema version.
