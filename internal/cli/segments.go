@@ -70,7 +70,7 @@ func parseSegment(f *runFlags, p *plan) (*segPlan, error) {
 			seg = &s
 		}
 	}
-	if f.barrierTimeout <= 0 || f.barrierTimeout > 24*time.Hour {
+	if !f.sweep && (f.barrierTimeout <= 0 || f.barrierTimeout > 24*time.Hour) { // sweep has no segments
 		bad("--barrier-timeout must be above 0 and at most 24h, got %v", f.barrierTimeout)
 	}
 	if f.procs < 0 || f.procs > maxProcs {
