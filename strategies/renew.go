@@ -89,6 +89,14 @@ func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, gate *G
 			default:
 			}
 			leaseEnd := last.Add(ttl)
+			if !time.Now().Before(leaseEnd) {
+				// The lease ran out while the holder was stopped (a pause
+				// fault closed the gate): lost, known at once on waking,
+				// without a renewal that cannot succeed.
+				st.lost.Add(1)
+				cancel()
+				return
+			}
 			sent := time.Now() // a successful renewal's lease runs from here at the latest
 			rctx, rcancel := context.WithDeadline(context.Background(), leaseEnd)
 			ok, err := renew(rctx)
