@@ -19,17 +19,7 @@ import (
 // renewals stop; a live holder's key and a string that was never a
 // token are not orphans.
 func TestSamplerRenewerOutlivesHolder(t *testing.T) {
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
-	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := server(t)
 	ctx := context.Background()
 	const ttl = 100 * time.Millisecond
 	tr := liveness.NewTracker(2, ttl)
@@ -89,17 +79,7 @@ func TestSamplerRenewerOutlivesHolder(t *testing.T) {
 // left in a lock until its 300ms lease ends shows as about 300ms; a
 // token of this process is not timed. Without Foreign the figure is 0.
 func TestSamplerForeignHold(t *testing.T) {
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
-	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := server(t)
 	ctx := context.Background()
 	const ttl = 300 * time.Millisecond
 	for _, foreign := range []bool{true, false} {
@@ -128,4 +108,22 @@ func TestSamplerForeignHold(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// server starts a redis-server for the test (stopped at its end) and
+// returns a goredis driver to it.
+func server(t *testing.T) drivers.Driver {
+	t.Helper()
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(topo.Stop)
+	s := topo.Servers[0]
+	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
 }
