@@ -1,10 +1,8 @@
 package compose
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/scripttest"
 )
 
 // segmentServices are distributed.yaml's lockbench services by segment
@@ -160,10 +159,6 @@ func TestDistributedMergeScript(t *testing.T) {
 	if !slices.Equal(merge.Entrypoint, types.ShellCommand{"sh", "-c"}) || len(merge.Command) != 1 {
 		t.Fatalf("lockbench-merge: entrypoint %q command %q, want sh -c SCRIPT", merge.Entrypoint, merge.Command)
 	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh on this machine")
-	}
 	n, _ := strconv.Atoi(*merge.Environment["SEGMENTS"])
 	for _, missing := range []bool{false, true} {
 		tmp := t.TempDir()
@@ -183,37 +178,20 @@ func TestDistributedMergeScript(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		bin := filepath.Join(tmp, "bin")
-		if err := os.Mkdir(bin, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		record := filepath.Join(tmp, "args")
-		stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + record + "\n"
-		if err := os.WriteFile(filepath.Join(bin, "lockbench"), []byte(stub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(sh, "-c", strings.ReplaceAll(merge.Command[0], "/results", results))
-		cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "SEGMENTS=" + strconv.Itoa(n)}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
+		r := scripttest.Run(t, strings.ReplaceAll(merge.Command[0], "/results", results), []string{"SEGMENTS=" + strconv.Itoa(n)})
 		if missing {
-			if err == nil || !strings.Contains(out.String(), fmt.Sprintf("%d segment files", n-1)) {
-				t.Errorf("with %d of %d files: err %v, output %q; want a failure naming the count", n-1, n, err, out.String())
+			if r.Err == nil || !strings.Contains(r.Output, fmt.Sprintf("%d segment files", n-1)) {
+				t.Errorf("with %d of %d files: err %v, output %q; want a failure naming the count", n-1, n, r.Err, r.Output)
 			}
-			if _, err := os.Stat(record); err == nil {
+			if r.Args != nil {
 				t.Error("lockbench merge ran over an incomplete set")
 			}
 			continue
 		}
-		if err != nil {
-			t.Fatalf("merge script: %v\n%s", err, out.String())
+		if r.Err != nil || r.Args == nil {
+			t.Fatalf("merge script: %v (ran lockbench: %v)\n%s", r.Err, r.Args != nil, r.Output)
 		}
-		b, err := os.ReadFile(record)
-		if err != nil {
-			t.Fatalf("the merge script did not run lockbench: %v\n%s", err, out.String())
-		}
-		args := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		args := r.Args
 		if args[0] != "merge" || !slices.Equal(args[1:1+n], want) {
 			t.Errorf("lockbench %q, want merge over %q", args, want)
 		}

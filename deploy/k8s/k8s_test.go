@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lockbench/lockbench/internal/cli"
+	"github.com/lockbench/lockbench/internal/scripttest"
 )
 
 // files are the manifests here and what each holds; kustomization.yaml is
@@ -454,10 +455,6 @@ func TestMergeJobScript(t *testing.T) {
 	if !slices.Equal(c.Command, []string{"sh", "-c"}) || len(c.Args) != 1 {
 		t.Fatalf("merge command %q args %q, want sh -c SCRIPT", c.Command, c.Args)
 	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh on this machine")
-	}
 	tmp := t.TempDir()
 	results := filepath.Join(tmp, "results")
 	dir := filepath.Join(results, s.config["RUN_ID"])
@@ -478,34 +475,18 @@ func TestMergeJobScript(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(tmp, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	record := filepath.Join(tmp, "args")
-	stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + record + "\n"
-	if err := os.WriteFile(filepath.Join(bin, "lockbench"), []byte(stub), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	script := strings.ReplaceAll(c.Args[0], "/results", results)
-	cmd := exec.Command(sh, "-c", script)
-	cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	var env []string
 	for _, e := range c.Env {
 		if e.ValueFrom == nil || e.ValueFrom.ConfigMapKeyRef == nil {
 			t.Fatalf("merge env %s: want every variable from the ConfigMap", e.Name)
 		}
-		cmd.Env = append(cmd.Env, e.Name+"="+s.config[e.ValueFrom.ConfigMapKeyRef.Key])
+		env = append(env, e.Name+"="+s.config[e.ValueFrom.ConfigMapKeyRef.Key])
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("merge script: %v\n%s", err, out.String())
+	r := scripttest.Run(t, strings.ReplaceAll(c.Args[0], "/results", results), env)
+	if r.Err != nil || r.Args == nil {
+		t.Fatalf("merge script: %v (ran lockbench: %v)\n%s", r.Err, r.Args != nil, r.Output)
 	}
-	b, err := os.ReadFile(record)
-	if err != nil {
-		t.Fatalf("the merge script did not run lockbench: %v\n%s", err, out.String())
-	}
-	args := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	args := r.Args
 	if len(args) < 1 || args[0] != "merge" {
 		t.Fatalf("lockbench %q, want lockbench merge ...", args)
 	}
