@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/history"
+	"github.com/lockbench/lockbench/internal/metrics"
 )
 
 // ErrRefused marks a barrier that refused this instance: another plan, a
@@ -211,33 +213,19 @@ func (b *Barrier) register(ctx context.Context, k string) error {
 	return nil
 }
 
-// ServerTime reads the server's clock (TIME) and returns it with the
-// offset of the local clock to it: server = local + offset, the local
-// time taken at the middle of the round trip, the best (shortest) of 5.
+// ServerTime reads the server's clock and returns it with the offset of
+// the local (wall) clock to it: server = local + offset. The offset is
+// history.MeasureOffset's over 5 TIME round trips (the shortest one's,
+// Cristian's algorithm). Errors: every round trip failed, or a malformed
+// TIME reply.
 func ServerTime(ctx context.Context, d drivers.Driver) (server time.Time, offset time.Duration, err error) {
-	best := time.Duration(-1)
-	for k := 0; k < 5; k++ {
-		t0 := time.Now()
-		r, err := d.Do(ctx, "TIME")
-		t1 := time.Now()
-		if err != nil {
-			return time.Time{}, 0, err
-		}
-		if len(r.Array) != 2 {
-			return time.Time{}, 0, errors.New("malformed TIME reply")
-		}
-		sec, err1 := r.Array[0].AsInt()
-		us, err2 := r.Array[1].AsInt()
-		if err := errors.Join(err1, err2); err != nil {
-			return time.Time{}, 0, err
-		}
-		s := time.Unix(sec, us*1000)
-		if rtt := t1.Sub(t0); best < 0 || rtt < best {
-			best = rtt
-			server, offset = s, s.Sub(t0.Add(rtt/2))
-		}
+	o, err := history.MeasureOffset(ctx, d, 5)
+	if err != nil {
+		return time.Time{}, 0, err
 	}
-	return server, offset, nil
+	now := time.Now()
+	server = time.Unix(0, int64(metrics.Mono(now)+o.Offset))
+	return server, server.Sub(now), nil
 }
 
 // Sync is scenario n's barrier (engine.Sync).
@@ -268,7 +256,7 @@ func (s *Sync) Start(ctx context.Context) (time.Time, error) {
 	startKey := b.key(s.n, "start")
 	server, offset, err := ServerTime(ctx, b.D)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("barrier: TIME: %w", err)
+		return time.Time{}, fmt.Errorf("barrier: %w", err)
 	}
 	if b.Seg.Leader() {
 		at := server.Add(StartDelay)
