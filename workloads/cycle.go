@@ -21,8 +21,10 @@ func init() {
 // in between and no data command. With many keys and few clients there is
 // next to no contention, so ops/s is the strategy's uncontended cycle rate
 // (claim P8). With own-keys client i always locks key i: no
-// contention at all (`lockbench harness` measures that way). Key i has the
-// hash tag {cyc:i}.
+// contention at all (`lockbench harness` measures that way); under
+// execution segments i counts the clients of the whole scenario
+// (Env.ClientOffset + worker ID), so that no two segments share a key.
+// Key i has the hash tag {cyc:i}.
 type cycle struct {
 	locks []string
 	keys  int
@@ -40,8 +42,12 @@ func (c *cycle) Setup(_ context.Context, env *Env) error {
 		k = max(env.Clients, 1)
 	}
 	c.locks = make([]string, k)
+	first := 0
+	if c.own {
+		first = env.ClientOffset
+	}
 	for i := range c.locks {
-		c.locks[i] = env.Prefix + "{cyc:" + strconv.Itoa(i) + "}:lock"
+		c.locks[i] = env.Prefix + "{cyc:" + strconv.Itoa(first+i) + "}:lock"
 	}
 	env.Locks = k
 	env.Oracle = metrics.NewOracle(k)

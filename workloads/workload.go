@@ -137,6 +137,10 @@ type Env struct {
 	Locks int
 	// Clients is the number of workers (IDs 0..Clients-1).
 	Clients int
+	// ClientOffset is the number of the scenario's clients that other
+	// execution segments run before this one's (0 without segments):
+	// worker ID i is client ClientOffset+i of the whole scenario.
+	ClientOffset int
 	// KeyTTL is the safety TTL of the data keys Setup creates (SetData):
 	// the scenario's warm-up + duration + SafetyMargin, so that keys left
 	// on a user's server by a killed or stalled run expire. 0: none.

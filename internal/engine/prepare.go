@@ -102,7 +102,7 @@ func (r *run) prepare() error {
 	}
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: r.prefix, Params: params,
-		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, Cluster: r.nodes[0].Cluster,
+		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, ClientOffset: sc.ClientOffset, Cluster: r.nodes[0].Cluster,
 		KeyTTL: sc.Warmup + sc.Duration + workloads.SafetyMargin, Follower: sc.Follower,
 		QuietIO: strategies.InfoOf(sc.Strategy).Backend == strategies.NoBackend &&
 			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
