@@ -275,7 +275,13 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int,
 	} else {
 		w.Obs.AcquireFailed(attempts, now-start, ctx.Err() != nil)
 		if lv := w.Env.Live; lv != nil {
-			lv.Failed(w.ID)
+			// Answered "not acquired" by a locker whose attempts do not wait
+			// in the server: nothing of this acquire is still in flight.
+			if (errors.Is(err, strategies.ErrNotAcquired) || errors.Is(err, strategies.ErrAcquireTimeout)) && !strategies.Blocks(w.Env.Locker) {
+				lv.Refused(w.ID)
+			} else {
+				lv.Failed(w.ID)
+			}
 		}
 	}
 }

@@ -71,7 +71,21 @@ type entry struct {
 	seq      int64 // the sample that set seen
 	freed    bool  // time to free recorded
 	tracked  bool  // in Tracker.dead
+	// answered: it died in an acquire whose last attempt the server
+	// answered "not acquired" (Refused), so no command in flight can
+	// store it later.
+	answered bool
+	gen      uint32 // counts its deaths, to tell a stale deadRef
 }
+
+// deadRef is a queued reference to a dead entry, valid while the entry
+// is still dead in the same generation.
+type deadRef struct {
+	e   *entry
+	gen uint32
+}
+
+func (r deadRef) live() bool { return r.e.tracked && r.e.st == dead && r.e.gen == r.gen }
 
 // Tracker is the token registry. Its methods are safe for concurrent use;
 // each takes one mutex for O(1) work.
@@ -82,6 +96,14 @@ type Tracker struct {
 	m    map[tokKey]*entry
 	cur  []*entry            // per client: the token of its acquire in progress
 	dead map[*entry]struct{} // dead tokens not yet known gone
+	// watch: of dead, the holders' exits whose time to free is not yet
+	// known; fresh: refused tokens not yet judged by a read (the next one
+	// decides); aging: the other dead tokens, about oldest first, each
+	// forgotten once gone and older than the retention. So a read's cost
+	// grows with the exits in flight and the refusals since the last read,
+	// not with every token that died in the retention window.
+	watch        map[*entry]struct{}
+	fresh, aging []deadRef
 	// released are tokens freed by their own release, kept for two
 	// generations of the TTL to tell renewals sent after a release (only
 	// once a renewal was seen: strategies that never renew keep nothing).
@@ -102,7 +124,7 @@ type Tracker struct {
 // locks whose lease is ttl.
 func NewTracker(clients int, ttl time.Duration) *Tracker {
 	return &Tracker{ttl: ttl, m: map[tokKey]*entry{}, cur: make([]*entry, clients),
-		dead: map[*entry]struct{}{}, released: map[tokKey]struct{}{}, ttf: metrics.NewHistogram()}
+		dead: map[*entry]struct{}{}, watch: map[*entry]struct{}{}, released: map[tokKey]struct{}{}, ttf: metrics.NewHistogram()}
 }
 
 var _ strategies.TokenTracker = (*Tracker)(nil)
@@ -173,15 +195,30 @@ func (t *Tracker) Acquired(client int, key, token string) {
 
 // Failed marks the token of client's acquire in progress dead: the acquire
 // ended without a lock (a timeout, an error, the retry policy gave up),
-// and its last command may still have stored the token.
-func (t *Tracker) Failed(client int) {
+// and its last command may still have stored the token. It is watched for
+// the retention (the TTL + 10 s) in case a command still in flight stores
+// it.
+func (t *Tracker) Failed(client int) { t.failed(client, false) }
+
+// Refused is Failed for an acquire whose last attempt the server answered
+// "not acquired" (the retry policy gave up, or the acquire timeout passed
+// between attempts) on a locker that does not wait inside its attempts
+// (strategies.Blocks is false): no command of it is still in flight, so
+// the first read begun after it decides. A token that read finds stored
+// (Redlock's writes on a minority of nodes) is an orphan like any other;
+// one it does not find is forgotten. At tens of thousands of refusals a
+// second (try-lock on a hot key) this keeps the registry and each read
+// small.
+func (t *Tracker) Refused(client int) { t.failed(client, true) }
+
+func (t *Tracker) failed(client int, answered bool) {
 	if client < 0 || client >= len(t.cur) {
 		return
 	}
 	now := metrics.Now()
 	t.mu.Lock()
 	if e := t.cur[client]; e != nil && e.st == pending {
-		t.kill(e, now, false)
+		t.kill(e, now, false, answered)
 	}
 	t.cur[client] = nil
 	t.mu.Unlock()
@@ -225,16 +262,26 @@ func (t *Tracker) Exit(client int, key, token string, how How, start time.Durati
 		delete(t.m, k)
 		t.untrack(e)
 	default:
-		t.kill(e, start, true)
+		t.kill(e, start, true, false)
 	}
 }
 
-// kill marks e dead since at (t.mu held).
-func (t *Tracker) kill(e *entry, at time.Duration, exit bool) {
-	e.st, e.since, e.exit, e.freed = dead, at, exit, false
+// kill marks e dead since at (t.mu held): at a holder's exit (exit), or
+// in a failed acquire, answered or not (see Refused).
+func (t *Tracker) kill(e *entry, at time.Duration, exit, answered bool) {
+	e.st, e.since, e.exit, e.freed, e.answered = dead, at, exit, false, answered
+	e.gen++
 	if !e.tracked {
 		e.tracked = true
 		t.dead[e] = struct{}{}
+	}
+	if exit {
+		t.watch[e] = struct{}{}
+	}
+	if r := (deadRef{e, e.gen}); answered {
+		t.fresh = append(t.fresh, r)
+	} else {
+		t.aging = append(t.aging, r)
 	}
 }
 
@@ -242,6 +289,19 @@ func (t *Tracker) untrack(e *entry) {
 	if e.tracked {
 		e.tracked = false
 		delete(t.dead, e)
+		delete(t.watch, e)
+	}
+}
+
+// forget drops dead e, known gone from the servers (t.mu held), adding
+// its orphan time.
+func (t *Tracker) forget(e *entry) {
+	if e.orphan {
+		t.orphanNS += e.lastSeen - e.since
+	}
+	t.untrack(e)
+	if t.m[e.k] == e {
+		delete(t.m, e.k)
 	}
 }
 

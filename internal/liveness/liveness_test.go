@@ -2,9 +2,14 @@ package liveness
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/lockbench/lockbench/drivers"
+	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -56,5 +61,54 @@ func TestTrackerStates(t *testing.T) {
 	tr.Sent(context.Background(), "k", "x")
 	if _, ok := tr.m[tokKey{"k", "x"}]; ok {
 		t.Fatal("a token sent without a client was registered")
+	}
+}
+
+// Refused tokens (the server answered "not acquired") are judged by the
+// first read after them: of 1,000 never stored, none is left in the
+// registry after one read, while one that a minority write left stored
+// (as Redlock's can) is an orphan of a failed acquire and stays, and an
+// unanswered failure (a timeout) stays for the retention although the
+// read did not find it.
+func TestRefusedTokensLeaveAtNextRead(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	tr := NewTracker(1, time.Minute)
+	for i := range 1000 {
+		tr.Sent(client(0), "r:a", "refused-"+strconv.Itoa(i))
+		tr.Refused(0)
+	}
+	tr.Sent(client(0), "r:b", "left")
+	if _, err := d.Do(ctx, "SET", "r:b", "left", "PX", "60000"); err != nil {
+		t.Fatal(err)
+	}
+	tr.Refused(0)
+	tr.Sent(client(0), "r:a", "timeout")
+	tr.Failed(0)
+	if len(tr.m) != 1002 || len(tr.fresh) != 1001 || len(tr.aging) != 1 {
+		t.Fatalf("before the read: %d registered, %d fresh, %d aging; want 1002, 1001, 1", len(tr.m), len(tr.fresh), len(tr.aging))
+	}
+	time.Sleep(time.Millisecond) // the read begins after the refusals
+	smp := &Sampler{T: tr, Nodes: []drivers.Driver{d}, Quorum: 1, Keys: []string{"r:a", "r:b"}, Interval: time.Hour}
+	smp.Start(ctx) // one read at once
+	smp.Stop()
+	_, left := tr.m[tokKey{"r:b", "left"}]
+	_, timeout := tr.m[tokKey{"r:a", "timeout"}]
+	if len(tr.m) != 2 || !left || !timeout || len(tr.fresh) != 0 || len(tr.aging) != 2 || len(tr.dead) != 2 {
+		t.Fatalf("after one read: %d registered (left %v, timeout %v), %d fresh, %d aging, %d dead; want 2 (both), 0, 2, 2",
+			len(tr.m), left, timeout, len(tr.fresh), len(tr.aging), len(tr.dead))
+	}
+	if l := smp.Result(); l.OrphanLocks != 1 || l.OrphanAcquires != 1 || l.OrphansAtEnd != 1 {
+		t.Fatalf("%+v; want the one stored refusal an orphan of a failed acquire, still there at the end", l)
 	}
 }

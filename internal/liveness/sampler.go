@@ -258,27 +258,54 @@ func (s *Sampler) sample(ctx context.Context) {
 		}
 	}
 	n := len(s.Nodes)
-	retain := t.ttl + 10*time.Second
-	for e := range t.dead {
-		if e.since >= t0 {
-			continue // died after this read began
-		}
-		stored := unread
+	stored := func(e *entry) int { // nodes that hold e, unread ones counted
+		k := unread
 		if e.seq == seq {
-			stored += e.seen
+			k += e.seen
 		}
-		if e.exit && !e.freed && stored <= n-s.Quorum {
+		return k
+	}
+	for e := range t.watch { // holders' exits: time to free
+		if e.since < t0 && stored(e) <= n-s.Quorum {
 			e.freed = true
 			_ = t.ttf.RecordValue(max(1, (t0 - e.since).Microseconds()))
+			delete(t.watch, e)
 		}
-		if stored == 0 && t0-e.since > retain {
-			if e.orphan {
-				t.orphanNS += e.lastSeen - e.since
-			}
-			t.untrack(e)
-			if t.m[e.k] == e {
-				delete(t.m, e.k)
-			}
+	}
+	// Refused tokens: a read begun after the refusal decides. Gone: never
+	// stored, forgotten. Found: an orphan (counted above), kept as the
+	// other dead tokens are.
+	keep := t.fresh[:0]
+	for _, r := range t.fresh {
+		switch {
+		case !r.live():
+		case r.e.since >= t0:
+			keep = append(keep, r)
+		case stored(r.e) == 0:
+			t.forget(r.e)
+		default:
+			t.aging = append(t.aging, r)
+		}
+	}
+	clear(t.fresh[len(keep):])
+	t.fresh = keep
+	// The other dead tokens, oldest first: forgotten once gone and older
+	// than the retention (a command still in flight may store one late);
+	// one still stored is looked at again after the others.
+	retain := t.ttl + 10*time.Second
+	for k := len(t.aging); k > 0; k-- {
+		r := t.aging[0]
+		if r.live() && t0-r.e.since <= retain {
+			break
+		}
+		t.aging[0] = deadRef{}
+		t.aging = t.aging[1:]
+		switch {
+		case !r.live():
+		case stored(r.e) == 0:
+			t.forget(r.e)
+		default:
+			t.aging = append(t.aging, r)
 		}
 	}
 }
