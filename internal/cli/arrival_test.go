@@ -86,8 +86,12 @@ func TestRampOfferedAndAchieved(t *testing.T) {
 			t.Errorf("%d arrivals dropped in the interval to %.3f s, want none below capacity", e.Dropped, e.TS)
 		}
 	}
-	if s.Dropped != 0 || s.Offered != 2801 && s.Offered != 2800 {
-		t.Errorf("offered %d, dropped %d; want 2800 (or 2801: the one due at 5 s) and 0", s.Offered, s.Dropped)
+	// Every arrival due in the 5 s is decided (offered) or, when the
+	// machine stalled the scheduler near the end, undecided: together
+	// exactly the 2,800 due before 5 s (the one due at 5 s itself is not).
+	// A loaded machine left 35 undecided once.
+	if s.Dropped != 0 || s.Offered+s.Undecided != 2800 || s.Undecided > 100 {
+		t.Errorf("offered %d, undecided %d, dropped %d; want offered + undecided = 2800, undecided at most 100, 0 dropped", s.Offered, s.Undecided, s.Dropped)
 	}
 }
 

@@ -99,7 +99,7 @@ func (r *run) measure() error {
 	r.deferred(func() { timer.Stop() })
 	loadDone := make(chan []float64, 1)
 	if sc.LoadSample > 0 {
-		go func() { loadDone <- redisadmin.SampleLoad(runCtx, ds, sc.LoadSample) }()
+		go func() { loadDone <- redisadmin.SampleLoad(runCtx, ds, sc.LoadSample, warmEnd) }()
 	} else {
 		loadDone <- nil
 	}
@@ -144,8 +144,9 @@ func (r *run) measure() error {
 		go func() {
 			defer close(schedDone)
 			p := NewShapePacer(start, sc.arrivals(), sc.Poisson, rand.New(rand.NewPCG(sc.Seed, 1<<40)))
-			r.offered, r.dropped = schedule(runCtx, p, jobs, dropAfter, &liveDropped)
-			schedEnd = time.Since(start)
+			t := schedule(runCtx, p, start.Add(sc.Warmup+sc.Duration), jobs, dropAfter, &liveDropped)
+			r.offered, r.dropped, r.undecided = t.Offered, t.Dropped, t.Undecided
+			schedEnd = t.Stop.Sub(start)
 		}()
 	} else {
 		close(schedDone)
@@ -190,8 +191,7 @@ func (r *run) measure() error {
 	r.ivOp, r.ivAcq = smp.intervals()
 	if sc.Rate > 0 {
 		// The arrivals due up to the scheduler's stop, and not the one due
-		// on the duration's last instant, which it may or may not have
-		// reached before the run context ended.
+		// on the duration's last instant (never offered).
 		fillOffered(r.timeline, sc.arrivals(), sc.Warmup.Seconds(), min(schedEnd, sc.Warmup+sc.Duration).Seconds())
 	}
 	hardStop()

@@ -69,38 +69,61 @@ func (p *Pacer) Next() time.Time {
 // overload the arrivals already overdue are dropped at once and the
 // scheduler keeps pace with the intended times. A late arrival keeps its
 // intended time, so the latency measured from it includes the wait
-// (coordinated omission corrected). It returns when ctx ends, with the
-// number of arrivals offered (handed to a worker or dropped; one still
-// waiting when ctx ends is neither) and dropped. live, when not nil, is
-// also counted up at every drop as it happens (the timeline's sampler
-// reads it).
-func schedule(ctx context.Context, p *Pacer, jobs chan<- time.Time, dropAfter time.Duration, live *atomic.Int64) (offered, dropped int64) {
+// (coordinated omission corrected). It returns when ctx ends.
+//
+// Arrivals due at or after end (the scenario's last instant) are not
+// offered. Its tally: Offered, the arrivals decided (handed to a worker or
+// dropped), and Dropped; Undecided, the arrivals due before the stop (the
+// moment it saw ctx end, or end if that came first) that were neither:
+// one still waiting for a free worker inside its dropAfter bound, and
+// those a scheduler running behind (a stalled machine) had not reached.
+// Offered + Undecided is then exactly the arrivals due before the stop.
+// live, when not nil, is also counted up at every drop as it happens (the
+// timeline's sampler reads it).
+func schedule(ctx context.Context, p *Pacer, end time.Time, jobs chan<- time.Time, dropAfter time.Duration, live *atomic.Int64) (t Tally) {
 	drop := func() {
-		offered++
-		dropped++
+		t.Offered++
+		t.Dropped++
 		if live != nil {
 			live.Add(1)
 		}
+	}
+	// finish counts the undecided arrivals: at (when it was not decided)
+	// and every one after it due before the stop.
+	finish := func(at time.Time) Tally {
+		t.Stop = time.Now()
+		stop := t.Stop
+		if end.Before(stop) {
+			stop = end
+		}
+		for ; at.Before(stop); at = p.Next() {
+			t.Undecided++
+		}
+		return t
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
 		at := p.Next()
+		if !at.Before(end) { // due at or after the end: never offered
+			<-ctx.Done()
+			return finish(at)
+		}
 		if wait := time.Until(at); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
-				return
+				return finish(at)
 			case <-timer.C:
 			}
 		}
 		select {
 		case jobs <- at:
-			offered++
+			t.Offered++
 			continue
 		case <-ctx.Done():
-			return
+			return finish(at)
 		default:
 		}
 		wait := time.Until(at.Add(dropAfter))
@@ -111,14 +134,22 @@ func schedule(ctx context.Context, p *Pacer, jobs chan<- time.Time, dropAfter ti
 		timer.Reset(wait)
 		select {
 		case jobs <- at:
-			offered++
+			t.Offered++
 			if !timer.Stop() {
 				<-timer.C
 			}
 		case <-timer.C:
 			drop()
 		case <-ctx.Done():
-			return
+			return finish(at)
 		}
 	}
+}
+
+// Tally is what schedule counts: arrivals Offered (decided: handed to a
+// worker or dropped), Dropped, and Undecided at Stop, the moment the
+// scheduler saw its context end.
+type Tally struct {
+	Offered, Dropped, Undecided int64
+	Stop                        time.Time
 }

@@ -165,8 +165,9 @@ func TestScheduleRampTimeline(t *testing.T) {
 				}
 			}()
 		}
-		offered, drops := schedule(ctx, NewShapePacer(start, sh, false, nil), jobs, 5*time.Millisecond, &dropped)
-		schedEnd := time.Since(start)
+		tally := schedule(ctx, NewShapePacer(start, sh, false, nil), start.Add(time.Hour), jobs, 5*time.Millisecond, &dropped)
+		offered, drops := tally.Offered, tally.Dropped
+		schedEnd := tally.Stop.Sub(start)
 		if !worker && (drops != offered || drops != dropped.Load()) {
 			t.Errorf("no worker: %d offered, %d dropped, live count %d; want all dropped", offered, drops, dropped.Load())
 		}
@@ -250,10 +251,10 @@ func TestScheduleExactAndDrops(t *testing.T) {
 				}
 			}
 		}()
-		offered, dropped := schedule(ctx, NewPacer(start, 100, false, nil), jobs, 5*time.Millisecond, nil)
+		tally := schedule(ctx, NewPacer(start, 100, false, nil), start.Add(time.Hour), jobs, 5*time.Millisecond, nil)
 		seen := <-got
-		if dropped != 0 || offered != 100 || len(seen) != 100 {
-			t.Fatalf("offered %d dropped %d taken %d; want 100, 0, 100", offered, dropped, len(seen))
+		if tally.Dropped != 0 || tally.Offered != 100 || tally.Undecided != 0 || len(seen) != 100 {
+			t.Fatalf("tally %+v, taken %d; want 100 offered, 0 dropped, 0 undecided, 100 taken", tally, len(seen))
 		}
 		for i, d := range seen {
 			if d != time.Duration(i)*10*time.Millisecond {
@@ -264,9 +265,27 @@ func TestScheduleExactAndDrops(t *testing.T) {
 		// No worker: every arrival waits dropAfter and is dropped.
 		ctx2, cancel2 := context.WithTimeout(context.Background(), 998*time.Millisecond)
 		defer cancel2()
-		offered, dropped = schedule(ctx2, NewPacer(time.Now(), 100, false, nil), make(chan time.Time), 5*time.Millisecond, nil)
-		if offered != 100 || dropped != 100 {
-			t.Fatalf("with no worker: offered %d dropped %d, want 100 and 100", offered, dropped)
+		tally = schedule(ctx2, NewPacer(time.Now(), 100, false, nil), time.Now().Add(time.Hour), make(chan time.Time), 5*time.Millisecond, nil)
+		if tally.Offered != 100 || tally.Dropped != 100 || tally.Undecided != 0 {
+			t.Fatalf("with no worker: tally %+v, want 100 offered and dropped, 0 undecided", tally)
+		}
+
+		// A scheduler that stops 2 ms after an arrival became due (990 ms),
+		// still waiting for a free worker inside its 5 ms bound: that
+		// arrival is undecided, unless the run's end came first (an end at
+		// 990 ms: an arrival due at the end's instant is not due in it).
+		for _, c := range []struct {
+			end       time.Duration
+			undecided int64
+		}{{time.Hour, 1}, {991 * time.Millisecond, 1}, {990 * time.Millisecond, 0}} {
+			ctx3, cancel3 := context.WithTimeout(context.Background(), 992*time.Millisecond)
+			t0 := time.Now()
+			tally = schedule(ctx3, NewPacer(t0, 100, false, nil), t0.Add(c.end), make(chan time.Time), 5*time.Millisecond, nil)
+			cancel3()
+			if tally.Offered != 99 || tally.Dropped != 99 || tally.Undecided != c.undecided || tally.Stop.Sub(t0) != 992*time.Millisecond {
+				t.Fatalf("end %v: tally %+v (stop at %v), want 99 offered and dropped, %d undecided, stop at 992ms",
+					c.end, tally, tally.Stop.Sub(t0), c.undecided)
+			}
 		}
 	})
 }
@@ -300,14 +319,17 @@ func TestScheduleOverloadDrops(t *testing.T) {
 				}
 			}
 		}()
-		offered, dropped := schedule(ctx, NewPacer(start, 100, false, nil), jobs, dropAfter, nil)
+		tally := schedule(ctx, NewPacer(start, 100, false, nil), start.Add(995*time.Millisecond), jobs, dropAfter, nil)
 		taken := <-got
+		offered, dropped := tally.Offered, tally.Dropped
 		// 100 arrivals are due (0, 10, ..., 990 ms). Those due within the
 		// last dropAfter of the run may still be inside their bound when it
-		// ends (neither taken nor dropped); the 90 due up to 890 ms are all
-		// decided. The worker takes one every 47 ms at most: 22 in 995 ms.
-		if offered != int64(taken)+dropped || offered < 90 || taken < 20 || taken > 22 {
-			t.Fatalf("offered %d, taken %d, dropped %d; want offered = taken + dropped >= 90, 20..22 taken", offered, taken, dropped)
+		// ends (neither taken nor dropped: undecided); the 90 due up to
+		// 890 ms are all decided. The worker takes one every 47 ms at most:
+		// 22 in 995 ms.
+		if offered != int64(taken)+dropped || offered < 90 || offered+tally.Undecided != 100 || taken < 20 || taken > 22 {
+			t.Fatalf("offered %d, undecided %d, taken %d, dropped %d; want offered = taken + dropped >= 90, offered + undecided = 100, 20..22 taken",
+				offered, tally.Undecided, taken, dropped)
 		}
 	})
 }

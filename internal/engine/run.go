@@ -62,6 +62,7 @@ type run struct {
 	timeline            []report.Second
 	ivOp, ivAcq         [][]byte // the timeline's interval histograms, encoded
 	offered, dropped    int64
+	undecided           int64 // open loop: arrivals due, neither handed over nor dropped at the stop
 	faultWindows        []faults.Window
 
 	// history (nil: none kept): the workers' sections and the server

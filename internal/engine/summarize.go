@@ -34,6 +34,7 @@ func (r *run) summarize() *metrics.Recorder {
 		out.OfferedRate = sc.Rate
 		out.Dropped = r.dropped
 		out.Offered = r.offered
+		out.Undecided = r.undecided
 	} else {
 		out.Loop = "closed"
 	}

@@ -53,6 +53,11 @@ func Merge(runs []*Run) (*Run, error) {
 			m.Ops += s.Ops
 			m.OpsPerSec += s.OpsPerSec
 			m.Clients += s.Clients
+			// Open loop: each machine (segment) ran its own arrivals.
+			m.OfferedRate += s.OfferedRate
+			m.Offered += s.Offered
+			m.Dropped += s.Dropped
+			m.Undecided += s.Undecided
 			m.DurationS = max(m.DurationS, s.DurationS)
 			m.Violations.Add(s.Violations)
 			m.Counters.Attempts += s.Counters.Attempts

@@ -37,6 +37,19 @@ func TestMerge(t *testing.T) {
 	if s.LatencyMS.Count != 5 || s.LatencyMS.Max < 199 || s.LatencyMS.P50 > 3.1 {
 		t.Fatalf("merged latency %+v", s.LatencyMS)
 	}
+	// Open loop: each machine (segment) ran its own arrivals, so the
+	// rates and the arrival counts add up.
+	oa, ob := sc(3, "", 0), sc(2, "", 0)
+	oa.Loop, oa.OfferedRate, oa.Offered, oa.Dropped, oa.Undecided = "open", 150, 300, 4, 2
+	ob.Loop, ob.OfferedRate, ob.Offered, ob.Dropped, ob.Undecided = "open", 150, 298, 1, 3
+	om, err := Merge([]*Run{{Schema: Schema, Scenarios: []Scenario{oa}}, {Schema: Schema, Scenarios: []Scenario{ob}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := om.Scenarios[0]; s.OfferedRate != 300 || s.Offered != 598 || s.Dropped != 5 || s.Undecided != 5 {
+		t.Fatalf("merged open loop: offered_rate %v, offered %d, dropped %d, undecided %d; want 300, 598, 5, 5",
+			s.OfferedRate, s.Offered, s.Dropped, s.Undecided)
+	}
 	other := &Run{Schema: Schema, Scenarios: []Scenario{{Strategy: "naive"}}}
 	if _, err := Merge([]*Run{a, other}); err == nil {
 		t.Fatal("runs with nothing in common merged")

@@ -124,10 +124,15 @@ type Scenario struct {
 	// ends) or "open" (operations start at intended times, --rate).
 	Loop string `json:"loop"`
 	// OfferedRate is the open loop's target (ops/s); Offered the arrivals
-	// scheduled, Dropped those that found no free client in time.
+	// decided (handed to a client or dropped), Dropped those that found no
+	// free client in time, Undecided those due before the scenario's stop
+	// that were neither (still inside their --drop-after bound, or not yet
+	// reached by a scheduler running behind): Offered + Undecided is the
+	// arrivals due.
 	OfferedRate float64 `json:"offered_rate,omitempty"`
 	Offered     int64   `json:"offered,omitempty"`
 	Dropped     int64   `json:"dropped"`
+	Undecided   int64   `json:"undecided,omitempty"`
 	// ServiceMS is, in an open loop, the operation from its actual start
 	// (uncorrected); LatencyMS is then from the intended start (corrected).
 	ServiceMS *metrics.Latency `json:"service_ms,omitempty"`
@@ -149,7 +154,8 @@ type Scenario struct {
 	RedisCost  RedisCost `json:"redis_cost"`
 	ClientCPU  ClientCPU `json:"client_cpu"`
 	// ServerLoad is the servers' command rate sampled at a fine interval
-	// (--load-sample); nil when not sampled.
+	// (--load-sample) over the measured window (not the warm-up); nil when
+	// not sampled.
 	ServerLoad *ServerLoad `json:"server_load,omitempty"`
 	// VerifyError is set when a fault left the end check impossible (the
 	// data node was killed): figures and end-state violations are then
