@@ -12,9 +12,11 @@ import (
 
 // SampleLoad reads INFO stats total_commands_processed from every node of
 // ds each interval until ctx ends, and returns the per-interval command
-// rates (commands/s), the sampler's own INFO calls subtracted. A read that
-// fails ends the sampling (a fault killed a node); what was read is kept.
-func SampleLoad(ctx context.Context, ds []drivers.Driver, interval time.Duration) []float64 {
+// rates (commands/s), the sampler's own INFO calls subtracted. Intervals
+// that begin before from (a scenario's warm-up) are read but not returned.
+// A read that fails ends the sampling (a fault killed a node); what was
+// read is kept.
+func SampleLoad(ctx context.Context, ds []drivers.Driver, interval time.Duration, from time.Time) []float64 {
 	read := func() (int64, bool) {
 		var sum int64
 		for _, d := range ds {
@@ -53,7 +55,7 @@ func SampleLoad(ctx context.Context, ds []drivers.Driver, interval time.Duration
 		}
 		// Each INFO counts as one command on its node.
 		delta := n - prev - int64(len(ds))
-		if el := now.Sub(last).Seconds(); el > 0 {
+		if el := now.Sub(last).Seconds(); el > 0 && !last.Before(from) {
 			rates = append(rates, math.Max(0, float64(delta))/el)
 		}
 		prev, last = n, now
