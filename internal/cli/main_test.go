@@ -51,7 +51,16 @@ type result struct {
 
 func lockbench(t *testing.T, args ...string) result {
 	t.Helper()
+	return lockbenchEnv(t, nil, args...)
+}
+
+// lockbenchEnv runs lockbench with env added to the test's environment.
+func lockbenchEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

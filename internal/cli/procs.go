@@ -78,6 +78,7 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	var addrArgs []string
 	var env []string
 	var first engine.Node // the first server, where the barrier lives
+	var ownServers []report.ServerInfo // the servers this process started
 	if len(p.addrs) > 0 {
 		first = p.external(strategies.Standalone)[0]
 	} else {
@@ -94,22 +95,22 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 				return usageError{fmt.Errorf("--procs starts standalone servers or independent masters, and scenario %s/%s needs a %s layout: start it yourself and give --addr", sc.Strategy, sc.Workload, k)}
 			}
 		}
-		topo, err := topology.Start(parent, masters)
+		// One password for all the masters, given to the children through
+		// the environment (out of ps), with their addresses.
+		topo, err := topology.StartShared(parent, masters)
 		if err != nil {
 			return err
 		}
 		defer topo.Stop()
+		ownServers = serverInfo(topo)
 		first = p.conn
 		first.Addr, first.Password = topo.Servers[0].Addr, topo.Servers[0].Password
-		var urls []string
+		var addrs []string
 		for _, s := range topo.Servers {
-			urls = append(urls, "redis://:"+s.Password+"@"+s.Addr)
+			addrs = append(addrs, s.Addr)
 		}
-		if masters == 1 { // the password through the environment, out of ps
-			urls = []string{topo.Servers[0].Addr}
-			env = append(env, "LOCKBENCH_PASSWORD="+topo.Servers[0].Password)
-		}
-		addrArgs = []string{"--addr", strings.Join(urls, ",")}
+		env = append(env, "LOCKBENCH_PASSWORD="+topo.Servers[0].Password)
+		addrArgs = []string{"--addr", strings.Join(addrs, ",")}
 	}
 	// The result file first, as run reserves it: a name in use stops
 	// the run before anything starts.
@@ -297,6 +298,9 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		return err
 	}
 	merged.Meta.Args = redactArgs(os.Args[1:])
+	if ownServers != nil { // the children saw them as given (--addr)
+		merged.Meta.Servers = ownServers
+	}
 	pf.finish()
 	pf.addWindows(merged)
 	if len(failed) > 0 {

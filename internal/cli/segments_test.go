@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,7 +182,13 @@ func TestProcs(t *testing.T) {
 	}
 
 	out = filepath.Join(dir, "atomic.json")
-	r = lockbench(t, "run", "--procs", "4", "--strategy", "atomic", "--driver", "rueidis", "--clients", "10", "--duration", "2s",
+	// Its own TMPDIR, to see that the children's directory (and the
+	// servers' data directories) are gone at the end.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = lockbenchEnv(t, []string{"TMPDIR=" + tmp}, "run", "--procs", "4", "--strategy", "atomic", "--driver", "rueidis", "--clients", "10", "--duration", "2s",
 		"--ttl", "5s", "--work", "1ms", "--stock", "100000", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("atomic: exit %d\n%s", r.code, r.stderr)
@@ -200,7 +207,83 @@ func TestProcs(t *testing.T) {
 	if f["sold"] == 0 || f["acked_orders"] != f["sold"] || f["sold"]+f["final_stock"] != 100000 || f["sold"] < s.Ops {
 		t.Fatalf("atomic end check: %v (ops %d): want acked = sold > 0, sold + final_stock = 100000", f, s.Ops)
 	}
-	if entries, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockbench-procs-*")); len(entries) > 0 {
-		t.Logf("temp dirs present (maybe another run's): %v", entries)
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("TMPDIR after the run: %v (err %v); want it empty", names, err)
+	}
+}
+
+// Ctrl-C during --procs: the parent forwards it to its child processes
+// and exits 130 once they stopped; no child lockbench and no redis-server
+// outlives it, and the temporary directory of the children's result files
+// (under TMPDIR) is removed.
+func TestProcsInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "--procs", "2", "--strategy", "atomic", "--driver", "rueidis", "--stock", "100000000",
+		"--duration", "60s", "--clients", "4", "--out", filepath.Join(dir, "int.json"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = &bytes.Buffer{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errOut := &syncBuffer{}
+	go io.Copy(errOut, stderr)
+	// A redis-server and the 2 segments, then 3 s for the segments to
+	// pass their start barrier (500 ms after the last one registers).
+	var procs []int // the children, and theirs
+	for deadline := time.Now().Add(30 * time.Second); len(procs) < 3; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("processes under lockbench: %v, want a redis-server and 2 segments within 30 s\n%s", procs, errOut)
+		}
+		procs = procs[:0]
+		for _, c := range children(cmd.Process.Pid) {
+			procs = append(procs, c)
+			procs = append(procs, children(c)...)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	_ = cmd.Process.Signal(os.Interrupt)
+	if !waitExit(cmd, 30*time.Second) {
+		t.Fatalf("lockbench --procs did not stop within 30 s of Ctrl-C\n%s", errOut)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted || !strings.Contains(errOut.String(), "interrupted") {
+		t.Fatalf("exit %d, want %d, and a line saying it was interrupted\n%s", code, exitInterrupted, errOut)
+	}
+	waitGone(t, procs)
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 {
+		t.Fatalf("TMPDIR after Ctrl-C: %v (err %v); want it empty", entries, err)
+	}
+}
+
+// --procs with Redlock: the parent starts the 5 masters once and every
+// segment locks on all of them (quorum 3); a healthy lease shows no
+// overlap in-process or across the processes, and the merged result
+// names the 5 nodes.
+func TestProcsRedlock(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "redlock.json")
+	r := lockbench(t, "run", "--procs", "2", "--strategy", "redlock", "--driver", "rueidis", "--clients", "4", "--duration", "1s",
+		"--ttl", "5s", "--work", "1ms", "--workload", "lock-cycle", "--keys", "1", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Scenarios[0]
+	if run.Meta.Segments != 2 || s.Clients != 4 || s.Ops == 0 || len(run.Meta.Servers) != 5 {
+		t.Fatalf("segments %d, clients %d, ops %d, servers %d; want 2, 4, > 0, 5", run.Meta.Segments, s.Clients, s.Ops, len(run.Meta.Servers))
+	}
+	if c := s.Violations.CrossOverlap; s.Violations.Total() != 0 || c == nil || *c != 0 {
+		t.Fatalf("redlock with a 5s lease: violations %+v, cross-process overlaps %v; want none", s.Violations, c)
 	}
 }

@@ -76,11 +76,20 @@ var (
 	live   = map[*Server]struct{}{}
 )
 
-// Start launches n independent redis-server masters (n = 1: standalone) and
-// waits until each answers PING (at most 10 s each). On any error the
-// servers already started are stopped. Errors: ErrNoRedisServer, a start
-// failure with the server's log tail, or ctx's error.
-func Start(ctx context.Context, n int) (*Topology, error) {
+// Start launches n independent redis-server masters (n = 1: standalone),
+// each with its own random password, and waits until each answers PING
+// (at most 10 s each). On any error the servers already started are
+// stopped. Errors: ErrNoRedisServer, a start failure with the server's log
+// tail, or ctx's error.
+func Start(ctx context.Context, n int) (*Topology, error) { return start(ctx, n, false) }
+
+// StartShared is Start with one random password for all n servers (as a
+// deployment whose nodes share a requirepass), so that they can be given
+// as one --addr list with one password, as `run --procs` gives them to
+// its child processes.
+func StartShared(ctx context.Context, n int) (*Topology, error) { return start(ctx, n, true) }
+
+func start(ctx context.Context, n int, shared bool) (*Topology, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("topology: need at least 1 server, got %d", n)
 	}
@@ -89,8 +98,12 @@ func Start(ctx context.Context, n int) (*Topology, error) {
 		return nil, err
 	}
 	t := &Topology{}
+	pw := randomHex(16)
 	for i := 0; i < n; i++ {
-		s, err := startOne(ctx, bin)
+		if !shared {
+			pw = randomHex(16)
+		}
+		s, err := startWithPassword(ctx, bin, pw)
 		if err != nil {
 			t.Stop()
 			return nil, err
