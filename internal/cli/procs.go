@@ -77,7 +77,7 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	}
 	var addrArgs []string
 	var env []string
-	var first engine.Node // the first server, where the barrier lives
+	var first engine.Node              // the first server, where the barrier lives
 	var ownServers []report.ServerInfo // the servers this process started
 	if len(p.addrs) > 0 {
 		first = p.external(strategies.Standalone)[0]
