@@ -64,6 +64,7 @@ func (r *run) prepare() error {
 	var tokens strategies.TokenTracker
 	if sc.Liveness >= 0 && !sc.ConstantToken {
 		r.tracker = liveness.NewTracker(sc.Clients, sc.TTL)
+		r.tracker.MultiNode = strategies.TopologyOf(sc.Strategy) == strategies.Masters
 		tokens = r.tracker
 	}
 	locker, err := strategies.New(sc.Strategy, strategies.Config{

@@ -90,6 +90,12 @@ func (r deadRef) live() bool { return r.e.tracked && r.e.st == dead && r.e.gen =
 // Tracker is the token registry. Its methods are safe for concurrent use;
 // each takes one mutex for O(1) work.
 type Tracker struct {
+	// MultiNode is set when each lock is taken on several nodes
+	// (Redlock's masters): a refused acquire may have a write still in
+	// flight to a node that did not answer in time, so Refused is Failed.
+	// Set it before use.
+	MultiNode bool
+
 	ttl time.Duration
 
 	mu   sync.Mutex
@@ -203,13 +209,13 @@ func (t *Tracker) Failed(client int) { t.failed(client, false) }
 // Refused is Failed for an acquire whose last attempt the server answered
 // "not acquired" (the retry policy gave up, or the acquire timeout passed
 // between attempts) on a locker that does not wait inside its attempts
-// (strategies.Blocks is false): no command of it is still in flight, so
-// the first read begun after it decides. A token that read finds stored
-// (Redlock's writes on a minority of nodes) is an orphan like any other;
-// one it does not find is forgotten. At tens of thousands of refusals a
-// second (try-lock on a hot key) this keeps the registry and each read
-// small.
-func (t *Tracker) Refused(client int) { t.failed(client, true) }
+// (strategies.Blocks is false) and takes each lock on one node (not
+// MultiNode): no command of it is still in flight, so the first read
+// begun after it decides. A token that read finds stored is an orphan like
+// any other; one it does not find is forgotten. At tens of thousands of
+// refusals a second (try-lock on a hot key) this keeps the registry and
+// each read small.
+func (t *Tracker) Refused(client int) { t.failed(client, !t.MultiNode) }
 
 func (t *Tracker) failed(client int, answered bool) {
 	if client < 0 || client >= len(t.cur) {

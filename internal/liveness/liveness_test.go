@@ -112,3 +112,17 @@ func TestRefusedTokensLeaveAtNextRead(t *testing.T) {
 		t.Fatalf("%+v; want the one stored refusal an orphan of a failed acquire, still there at the end", l)
 	}
 }
+
+// On several nodes (Redlock) a refusal may have a write in flight to a
+// node that did not answer in time: Refused is then Failed, kept for the
+// retention.
+func TestRefusedMultiNodeIsFailed(t *testing.T) {
+	tr := NewTracker(1, time.Minute)
+	tr.MultiNode = true
+	tr.Sent(client(0), "k", "a")
+	tr.Refused(0)
+	e := tr.m[tokKey{"k", "a"}]
+	if e == nil || e.st != dead || e.answered || len(tr.fresh) != 0 || len(tr.aging) != 1 {
+		t.Fatalf("entry %+v, %d fresh, %d aging; want dead, not answered, aging", e, len(tr.fresh), len(tr.aging))
+	}
+}
