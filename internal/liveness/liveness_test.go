@@ -7,9 +7,8 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
-	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/metrics"
-	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/internal/topology/topotest"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -71,17 +70,7 @@ func TestTrackerStates(t *testing.T) {
 // unanswered failure (a timeout) stays for the retention although the
 // read did not find it.
 func TestRefusedTokensLeaveAtNextRead(t *testing.T) {
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
-	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, _ := topotest.Server(t)
 	ctx := context.Background()
 	tr := NewTracker(1, time.Minute)
 	for i := range 1000 {

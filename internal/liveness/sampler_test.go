@@ -7,10 +7,9 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
-	_ "github.com/lockbench/lockbench/drivers/all"
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
-	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/internal/topology/topotest"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -20,7 +19,7 @@ import (
 // renewals stop; a live holder's key and a string that was never a
 // token are not orphans.
 func TestSamplerRenewerOutlivesHolder(t *testing.T) {
-	d := server(t)
+	d, _ := topotest.Server(t)
 	ctx := context.Background()
 	const ttl = 100 * time.Millisecond
 	tr := liveness.NewTracker(2, ttl)
@@ -80,7 +79,7 @@ func TestSamplerRenewerOutlivesHolder(t *testing.T) {
 // left in a lock until its 1 s lease ends shows as about 1 s; a
 // token of this process is not timed. Without Foreign the figure is 0.
 func TestSamplerForeignHold(t *testing.T) {
-	d := server(t)
+	d, _ := topotest.Server(t)
 	ctx := context.Background()
 	// The other token's lease is 1 s: the span the sampler sees is 1 s
 	// less the time to its first read (one 5 ms interval, and whatever
@@ -115,22 +114,4 @@ func TestSamplerForeignHold(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// server starts a redis-server for the test (stopped at its end) and
-// returns a goredis driver to it.
-func server(t *testing.T) drivers.Driver {
-	t.Helper()
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(topo.Stop)
-	s := topo.Servers[0]
-	d, err := drivers.Open("goredis", drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
 }
