@@ -26,8 +26,8 @@ import (
 )
 
 func newHarnessCmd() *cobra.Command {
-	var clients, requests, rounds int
-	var duration time.Duration
+	var clients, requests, rounds, handoverClients int
+	var duration, work time.Duration
 	var profileDir string
 	cmd := &cobra.Command{
 		Use:   "harness",
@@ -43,9 +43,22 @@ the same bytes (a fresh 128-bit token per cycle); and 'lockbench run
 bare loop (or lockbench, bare loop, lockbench in every other round) back to
 back, and compares the means of each kind within the round, so that a
 machine whose speed drifts favours neither (a linear drift cancels); the
-figures printed are medians over the rounds. It prints, last, one line per driver:
+figures printed are medians over the rounds.
+
+Each round then measures, per driver, the floor of a hand-over on one hot
+key: a bare ring of --handover-clients goroutines passing one turn by
+PUBLISH, each holding it for --work (no lock, queue or script: one message
+through the server per hand-over), bracketed A-B-A with 'lockbench run
+--strategy handoff --workload lock-cycle --keys 1' at the same clients and
+work. The bare ring's efficiency (hand-overs/s x its mean hold) is the
+best any lock whose waiters learn of their turn through Redis reaches on
+this machine and server.
+
+It prints, last, lines per driver:
   harness-ratio <driver> <lockbench cycles/s / redis-benchmark cycle rate>
   harness-overhead <driver> <lockbench cycles/s / bare loop cycles/s>
+  handover-bound <driver> <bare ring's efficiency>
+  handover-ratio <driver> <handoff's efficiency / the bare ring's>
 All figures are from this run, on this machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,23 +75,40 @@ All figures are from this run, on this machine.`,
 			if rounds < 1 {
 				bad = append(bad, fmt.Sprintf("--rounds must be at least 1, got %d", rounds))
 			}
+			if handoverClients < 2 || handoverClients > maxClients {
+				bad = append(bad, fmt.Sprintf("--handover-clients must be from 2 to %d, got %d", maxClients, handoverClients))
+			}
+			if work < 100*time.Microsecond {
+				bad = append(bad, fmt.Sprintf("--work must be at least 100µs (a hand-over is measured against it), got %v", work))
+			}
 			if len(bad) > 0 {
 				return usageError{errors.New(strings.Join(bad, "; "))}
 			}
-			return runHarness(cmd.Context(), cmd.OutOrStdout(), clients, requests, rounds, duration, profileDir)
+			return runHarness(cmd.Context(), cmd.OutOrStdout(), harnessConfig{clients: clients, requests: requests, rounds: rounds,
+				d: duration, handoverClients: handoverClients, work: work, profileDir: profileDir})
 		},
 	}
 	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
 	cmd.Flags().IntVar(&requests, "requests", 50000, "redis-benchmark requests per command and round (at least 1000)")
 	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement")
 	cmd.Flags().IntVar(&rounds, "rounds", 15, "rounds of bare loop / lockbench measurements per driver (medians are reported)")
+	cmd.Flags().IntVar(&handoverClients, "handover-clients", 10, "clients of the hand-over measurement (bare ring and handoff on one key)")
+	cmd.Flags().DurationVar(&work, "work", time.Millisecond, "critical section of the hand-over measurement (each holder sleeps it)")
 	// Hidden: pprof profiles of each Go measurement, for work on the hot path.
 	cmd.Flags().StringVar(&profileDir, "profile-dir", "", "write CPU and allocation profiles of each Go measurement to this directory")
 	_ = cmd.Flags().MarkHidden("profile-dir")
 	return cmd
 }
 
-func runHarness(parent context.Context, w io.Writer, clients, requests, rounds int, d time.Duration, profileDir string) error {
+// harnessConfig is the harness command's flags.
+type harnessConfig struct {
+	clients, requests, rounds, handoverClients int
+	d, work                                    time.Duration
+	profileDir                                 string
+}
+
+func runHarness(parent context.Context, w io.Writer, c harnessConfig) error {
+	clients, requests, rounds, d, profileDir := c.clients, c.requests, c.rounds, c.d, c.profileDir
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -95,7 +125,7 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 	s := topo.Servers[0]
 	pol, _ := retry.Parse("none")
 	// One driver's figures, one value per round.
-	type series struct{ bare, bareCPU, lb, lbCPU, share, overhead, ratio []float64 }
+	type series struct{ bare, bareCPU, lb, lbCPU, share, overhead, ratio, ringEff, handoffEff, handover []float64 }
 	per := map[string]*series{}
 	var sets, evals, rbs []float64
 	for r := 0; r < rounds; r++ {
@@ -190,6 +220,15 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 			if rb > 0 {
 				x.ratio = append(x.ratio, lbRate/rb)
 			}
+			ring, handoff, err := measureHandover(ctx, drv, s, c, uint64(r+1), r%2 == 1)
+			if err != nil {
+				if ctx.Err() != nil {
+					return errInterrupted
+				}
+				return err
+			}
+			x.ringEff, x.handoffEff = append(x.ringEff, ring), append(x.handoffEff, handoff)
+			x.handover = append(x.handover, handoff/ring)
 		}
 	}
 	fmt.Fprintf(w, "redis-benchmark  SET NX PX %.0f/s, EVALSHA %.0f/s -> %.0f cycles/s (%d connections); medians of %d rounds\n",
@@ -200,6 +239,9 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 			drv, median(x.bare), median(x.bareCPU), median(x.lb), median(x.lbCPU), 100*median(x.share), rounds)
 		printRounds(w, drv, "lockbench / bare loop", x.overhead)
 		printRounds(w, drv, "lockbench / redis-benchmark", x.ratio)
+		fmt.Fprintf(w, "%-8s hand-over on one key (%d clients, %v work): bare ring efficiency %.2f, handoff %.2f; medians of %d rounds\n",
+			drv, c.handoverClients, c.work, median(x.ringEff), median(x.handoffEff), rounds)
+		printRounds(w, drv, "handoff / bare ring", x.handover)
 	}
 	for _, drv := range drivers.Names() {
 		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, median(per[drv].ratio))
@@ -207,7 +249,60 @@ func runHarness(parent context.Context, w io.Writer, clients, requests, rounds i
 	for _, drv := range drivers.Names() {
 		fmt.Fprintf(w, "harness-overhead %s %.2f\n", drv, median(per[drv].overhead))
 	}
+	for _, drv := range drivers.Names() {
+		fmt.Fprintf(w, "handover-bound %s %.2f\n", drv, median(per[drv].ringEff))
+	}
+	for _, drv := range drivers.Names() {
+		fmt.Fprintf(w, "handover-ratio %s %.2f\n", drv, median(per[drv].handover))
+	}
 	return nil
+}
+
+// measureHandover runs one A-B-A round of the hand-over measurement on
+// driver: the bare ring (harness.BareHandover) and lockbench's handoff
+// strategy on one key, each c.handoverClients clients and c.work per
+// critical section for c.d; handoffFirst brackets the ring with handoff
+// runs instead. It returns the means of each kind's efficiency (ops/s x
+// mean hold).
+func measureHandover(ctx context.Context, drv string, s *topology.Server, c harnessConfig, seed uint64, handoffFirst bool) (ring, handoff float64, err error) {
+	var rings, handoffs []float64
+	bare := func() error {
+		rate, hold, err := harness.BareHandover(ctx, drv, s.Addr, s.Password, c.handoverClients, c.work, c.d)
+		if err != nil {
+			return fmt.Errorf("bare hand-over %s: %w", drv, err)
+		}
+		rings = append(rings, rate*hold/1e6)
+		return nil
+	}
+	pol, _ := retry.Parse("none")
+	lb := func() error {
+		res, err := engine.Run(ctx, engine.Scenario{
+			Strategy: "handoff", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: c.handoverClients,
+			Duration: c.d, TTL: time.Second, Seed: seed,
+			Params: workloads.Params{Work: workloads.Fixed(c.work)}, Options: registry.Values{"keys": 1},
+		}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:handoff:"+drv+":")
+		if err != nil {
+			return fmt.Errorf("lockbench handoff %s: %w", drv, err)
+		}
+		if res.Efficiency <= 0 {
+			return fmt.Errorf("lockbench handoff %s: no efficiency (%.0f ops/s in %v)", drv, res.OpsPerSec, c.d)
+		}
+		handoffs = append(handoffs, res.Efficiency)
+		return nil
+	}
+	seq := []func() error{bare, lb, bare}
+	if handoffFirst {
+		seq = []func() error{lb, bare, lb}
+	}
+	for _, m := range seq {
+		if ctx.Err() != nil {
+			return 0, 0, errInterrupted
+		}
+		if err := m(); err != nil {
+			return 0, 0, err
+		}
+	}
+	return mean(rings), mean(handoffs), nil
 }
 
 // printRounds prints one ratio per round on one line.

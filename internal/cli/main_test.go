@@ -150,6 +150,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"harness", "--rounds", "0"}, []string{"--rounds must be at least 1, got 0"}},
 		{[]string{"harness", "--requests", "10", "--duration", "0s"}, []string{"--requests must be at least 1000, got 10", "--duration must be above 0"}},
 		{[]string{"harness", "--clients", "1000000"}, []string{"--clients must be from 1 to 100000, got 1000000"}},
+		{[]string{"harness", "--handover-clients", "1", "--work", "10us"}, []string{"--handover-clients must be from 2 to 100000, got 1", "--work must be at least 100µs"}},
 		{[]string{"run", "--rate", "-1"}, []string{"--rate"}},
 		{[]string{"run", "--arrivals", "bursty", "--rate", "10"}, []string{"--arrivals"}},
 	}
@@ -960,9 +961,14 @@ func TestHarnessLines(t *testing.T) {
 	if len(lines) < 2*len(drvs) {
 		t.Fatalf("too few lines:\n%s", r.stdout)
 	}
-	final := map[string]map[string]float64{"harness-ratio": {}, "harness-overhead": {}}
-	last := lines[len(lines)-2*len(drvs):]
-	for i, kind := range []string{"harness-ratio", "harness-overhead"} {
+	kinds := []string{"harness-ratio", "harness-overhead", "handover-bound", "handover-ratio"}
+	if len(lines) < len(kinds)*len(drvs) {
+		t.Fatalf("too few lines:\n%s", r.stdout)
+	}
+	final := map[string]map[string]float64{}
+	last := lines[len(lines)-len(kinds)*len(drvs):]
+	for i, kind := range kinds {
+		final[kind] = map[string]float64{}
 		for j, d := range drvs {
 			f := strings.Fields(last[i*len(drvs)+j])
 			if len(f) != 3 || f[0] != kind || f[1] != d {
@@ -987,6 +993,22 @@ func TestHarnessLines(t *testing.T) {
 		if bare <= 0 || lb <= 0 || rb <= 0 {
 			t.Fatalf("%s: bare %v, lockbench %v, redis-benchmark %v cycles/s; want all > 0", d, bare, lb, rb)
 		}
+		// The hand-over summary: efficiencies of one turn at a time, so
+		// above 0 and at most 1 (ops/s x mean hold over a window the holds
+		// share: they cannot add up to more than the window); the bound
+		// line is the ring's median.
+		hoRe := regexp.MustCompile(`(?m)^` + d + ` +hand-over on one key \(10 clients, 1ms work\): bare ring efficiency ([0-9.]+), handoff ([0-9.]+);`)
+		m = hoRe.FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("no hand-over summary line for %s:\n%s", d, r.stdout)
+		}
+		ring, hoff := num(m[1]), num(m[2])
+		if ring <= 0 || ring > 1 || hoff <= 0 || hoff > 1.01 {
+			t.Fatalf("%s: bare ring efficiency %v, handoff %v; want both in (0, 1]", d, ring, hoff)
+		}
+		if got := final["handover-bound"][d]; got != ring {
+			t.Errorf("handover-bound %s %.2f, but the summary's bare ring efficiency is %.2f\n%s", d, got, ring, r.stdout)
+		}
 		for _, c := range []struct {
 			what, kind string
 			summary    float64 // the same ratio from the summary's medians
@@ -994,6 +1016,7 @@ func TestHarnessLines(t *testing.T) {
 		}{
 			{"lockbench / bare loop", "harness-overhead", lb / bare, 0.1, 10},
 			{"lockbench / redis-benchmark", "harness-ratio", lb / rb, 0.1, 10},
+			{"handoff / bare ring", "handover-ratio", hoff / ring, 0.1, 10},
 		} {
 			re := regexp.MustCompile(`(?m)^` + d + ` +` + regexp.QuoteMeta(c.what+" by round:") + `((?: [0-9.]+)+)$`)
 			m := re.FindStringSubmatch(r.stdout)

@@ -121,3 +121,106 @@ func BareLoop(ctx context.Context, driver, addr, password string, clients int, d
 	}
 	return float64(total.Load()) / time.Since(start).Seconds(), nil
 }
+
+// BareHandover measures the floor of a lock hand-over through Redis on
+// this machine: clients goroutines (at least 2) pass one turn around a
+// ring, each holding it for hold (time.Sleep, as lock-cycle's --work
+// does) and then PUBLISHing on the next goroutine's channel; the next
+// holds the turn when the message arrives (one PSUBSCRIBE per run, on the
+// driver's own connection, as the handoff strategy's grants). There is no
+// lock key, queue or script: one message through the server per hand-over,
+// the least that a lock whose waiters learn of their turn from Redis
+// spends. It runs for d and returns hand-overs per second and the mean
+// hold (µs, measured); their product is the efficiency (ops/s over the
+// lock-bound ceiling 1 / mean hold) of a lock at that floor. Errors: the
+// driver's, a driver without pub/sub, no hand-over in d.
+func BareHandover(ctx context.Context, driver, addr, password string, clients int, hold, d time.Duration) (rate, meanHoldUS float64, err error) {
+	if clients < 2 {
+		return 0, 0, fmt.Errorf("bare hand-over: %d clients, want at least 2", clients)
+	}
+	drv, err := drivers.Open(driver, drivers.Options{Endpoint: drivers.Endpoint{Addr: addr, Password: password}, PoolSize: clients + 4})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer drv.Close()
+	sub, ok := drv.(drivers.Subscriber)
+	if !ok {
+		return 0, 0, fmt.Errorf("bare hand-over: driver %s has no pub/sub", driver)
+	}
+	prefix := "lockbench:handover:" + strategies.NewToken() + ":"
+	turns := make([]chan struct{}, clients)
+	for i := range turns {
+		turns[i] = make(chan struct{}, 1)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended, err := sub.PSubscribe(sctx, prefix+"*", func(channel, _ string) {
+		if i, err := strconv.Atoi(strings.TrimPrefix(channel, prefix)); err == nil && i >= 0 && i < clients {
+			select {
+			case turns[i] <- struct{}{}:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("bare hand-over: PSUBSCRIBE: %w", err)
+	}
+	runtime.GC()
+	var stop atomic.Bool
+	var holds atomic.Int64  // completed holds
+	var heldNS atomic.Int64 // their total time
+	var firstErr atomic.Value
+	io := context.WithoutCancel(ctx)
+	var wg sync.WaitGroup
+	for g := 0; g < clients; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			next := prefix + strconv.Itoa((g+1)%clients)
+			for {
+				select {
+				case <-turns[g]:
+				case <-sctx.Done():
+					return
+				}
+				if stop.Load() {
+					cancel()
+					return
+				}
+				t0 := time.Now()
+				time.Sleep(hold)
+				if !stop.Load() { // a hold that ended after the clock stopped is not counted
+					heldNS.Add(int64(time.Since(t0)))
+					holds.Add(1)
+				}
+				if _, err := drv.Do(io, "PUBLISH", next, "turn"); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					cancel()
+					return
+				}
+			}
+		}(g)
+	}
+	start := time.Now()
+	turns[0] <- struct{}{}
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	stop.Store(true)
+	elapsed := time.Since(start)
+	wg.Wait()
+	cancel()
+	<-ended
+	if e, _ := firstErr.Load().(error); e != nil {
+		return 0, 0, e
+	}
+	if ctx.Err() != nil {
+		return 0, 0, ctx.Err()
+	}
+	n := holds.Load()
+	if n == 0 {
+		return 0, 0, fmt.Errorf("bare hand-over: no hand-over in %v", d)
+	}
+	return float64(n) / elapsed.Seconds(), float64(heldNS.Load()) / float64(n) / 1e3, nil
+}

@@ -1,0 +1,48 @@
+package harness
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/topology"
+)
+
+// BareHandover on a real redis-server, on both drivers: one turn at a time
+// (the holds fit in the window: efficiency at most 1), each hold at least
+// the sleep, and the subscription gone when it returns (PUBSUB NUMPAT 0).
+// A ring of fewer than 2 is refused.
+func TestBareHandover(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(topo.Stop)
+	s := topo.Servers[0]
+	if _, _, err := BareHandover(context.Background(), "goredis", s.Addr, s.Password, 1, time.Millisecond, time.Second); err == nil ||
+		!strings.Contains(err.Error(), "want at least 2") {
+		t.Fatalf("1 client: err %v, want the at-least-2 error", err)
+	}
+	const hold = 2 * time.Millisecond
+	for _, drv := range drivers.Names() {
+		rate, meanUS, err := BareHandover(context.Background(), drv, s.Addr, s.Password, 3, hold, 400*time.Millisecond)
+		if err != nil {
+			t.Fatalf("%s: %v", drv, err)
+		}
+		if meanUS < float64(hold.Microseconds()) {
+			t.Errorf("%s: mean hold %.0f µs, below the %v sleep", drv, meanUS, hold)
+		}
+		if eff := rate * meanUS / 1e6; eff <= 0 || eff > 1 {
+			t.Errorf("%s: %.1f hand-overs/s x %.0f µs = efficiency %.3f, want in (0, 1]", drv, rate, meanUS, eff)
+		}
+		n, err := topology.Command(s.Addr, s.Password, 2*time.Second, "PUBSUB", "NUMPAT")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != "0" {
+			t.Errorf("%s: PUBSUB NUMPAT %s after the run, want 0", drv, n)
+		}
+	}
+}
