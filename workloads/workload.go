@@ -227,6 +227,10 @@ type Worker struct {
 	// extends it (see Extend).
 	cur     strategies.Lease
 	curLock int
+	// blocks is strategies.Blocks(Env.Locker), which observe reads on
+	// every failed acquire: computed at the first (blocksSet), as the
+	// locker does not change while the worker runs.
+	blocks, blocksSet bool
 }
 
 // Begin tells the worker that an operation starts at t (metrics.Now): the
@@ -277,13 +281,22 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int,
 		if lv := w.Env.Live; lv != nil {
 			// Answered "not acquired" by a locker whose attempts do not wait
 			// in the server: nothing of this acquire is still in flight.
-			if (errors.Is(err, strategies.ErrNotAcquired) || errors.Is(err, strategies.ErrAcquireTimeout)) && !strategies.Blocks(w.Env.Locker) {
+			if (errors.Is(err, strategies.ErrNotAcquired) || errors.Is(err, strategies.ErrAcquireTimeout)) && !w.lockerBlocks() {
 				lv.Refused(w.ID)
 			} else {
 				lv.Failed(w.ID)
 			}
 		}
 	}
+}
+
+// lockerBlocks is strategies.Blocks(w.Env.Locker), computed once per
+// worker.
+func (w *Worker) lockerBlocks() bool {
+	if !w.blocksSet {
+		w.blocks, w.blocksSet = strategies.Blocks(w.Env.Locker), true
+	}
+	return w.blocks
 }
 
 // LockRead is Lock on the read side of the scenario's strategy (the
