@@ -88,11 +88,14 @@ bench: redis build
 	  printf '%s: peak RSS %s MiB\n' $$f "$$(grep -o '"max_rss_mb": *[0-9.]*' $$f | grep -o '[0-9.]*$$')"; done
 	# contention on one hot key (1 ms critical section, 1 s lease, rueidis): every
 	# policy at 10, 200 and 2,000 clients in one table per strategy, then the goals
-	# of docs/contention.md as thresholds: printed; a missed goal (exit 3) does not stop make
+	# of docs/contention.md as thresholds: printed; a missed goal (exit 3) does not stop make.
+	# handoff runs 30 s per count: 8 s give each of 2,000 clients 2 or 3 turns, and
+	# Jain's index of such counts is about 0.96 however fair the lock. The harness's
+	# handover-bound lines above are the efficiency a bare hand-over reaches here.
 	./$(BIN) sweep -q $(HOTKEY) --strategy atomic --retry spin,fixed:interval=10ms,backoff,pubsub,csc \
 	  --out results/contention-atomic.json
 	./$(BIN) sweep -q $(HOTKEY) --strategy fair --retry pubsub --out results/contention-fair.json
-	./$(BIN) sweep -q $(HOTKEY) --strategy handoff --out results/contention-handoff.json \
+	./$(BIN) sweep -q $(HOTKEY) --duration 30s --strategy handoff --out results/contention-handoff.json \
 	  --fail-on 'efficiency>=0.90,jain>=0.99,commands_per_op<=6,acquire_p99_per_turn<=1.2' || [ $$? -eq 3 ]
 	./$(BIN) run -q $(HOTKEY_ONE) --strategy fair --retry pubsub --clients 200 --out results/contention-fair-200.json \
 	  --fail-on 'commands_per_op<=20' || [ $$? -eq 3 ]
