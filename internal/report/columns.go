@@ -53,7 +53,7 @@ var (
 	colStrategy = col("strategy", "strategy", "the lock strategy", func(s Scenario) string { return s.Strategy })
 	colDriver   = col("driver", "driver", "the Redis driver", func(s Scenario) string { return s.Driver })
 	colWorkload = col("workload", "workload", "the workload", func(s Scenario) string { return s.Workload })
-	colRetry    = col("retry", "retry", "the retry policy's name (its parameters are in the result file)", func(s Scenario) string { return shortRetry(s.Retry) })
+	colRetry    = col("retry", "retry", "the retry policy's name (its whole spec where two rows of one strategy, driver and workload share the name; the parameters are in the result file)", func(s Scenario) string { return shortRetry(s.Retry) })
 	colOps      = Column{Key: "ops", Header: "ops/s", Doc: "operations per second in the measured window (* client-bound)", cell: opsCell, clientBound: true}
 	colCeiling  = col("ceiling", "ceiling", "the lock-bound ceiling, ops/s (- when there is none)", func(s Scenario) string {
 		if !s.HasCeiling() {
@@ -215,10 +215,17 @@ func writeTable(w io.Writer, cols []Column, scenarios []Scenario, markdown bool)
 		header[i] = c.Header
 	}
 	t.Header(header...)
-	for _, s := range scenarios {
+	// The retry column shows a policy's name, or its whole spec where the
+	// name stands for two specs among the rows of one strategy, driver and
+	// workload (CellNames), so that no two such rows read alike.
+	labels := CellNames(scenarios)
+	for k, s := range scenarios {
 		row := make([]any, len(cols))
 		for i, c := range cols {
 			row[i] = c.cell(s)
+			if c.Key == "retry" && labels[k] != s.Name() {
+				row[i] = s.Retry
+			}
 			if c.clientBound && s.ClientCPU.ClientBound {
 				bound = true
 			}

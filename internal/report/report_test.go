@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/lockbench/lockbench/internal/metrics"
@@ -108,5 +109,76 @@ func TestAcquireP99PerTurn(t *testing.T) {
 	}
 	if s.CeilingOpsPerSec = 0; m.Known(s) {
 		t.Error("acquire_p99_per_turn known without a ceiling")
+	}
+}
+
+// Two rows of one strategy, driver and workload whose retry policies share
+// a name show their whole specs in the retry column; a name with one spec
+// (and the same name under another strategy) stays short.
+func TestTableRetrySpecs(t *testing.T) {
+	mk := func(strategy, retry string) Scenario {
+		return Scenario{Strategy: strategy, Driver: "rueidis", Workload: "lock-cycle", Retry: retry, Clients: 10}
+	}
+	scs := []Scenario{
+		mk("atomic", "fixed:interval=10ms"), mk("atomic", "fixed:interval=50ms"),
+		mk("atomic", "backoff:cap=20ms"), mk("watchdog", "fixed:interval=10ms"),
+	}
+	var buf bytes.Buffer
+	if err := TableOf(&buf, scs, TableColumns()); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	cells := func(row int) []string {
+		var rows []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "│") && !strings.Contains(l, "strategy") {
+				rows = append(rows, l)
+			}
+		}
+		if row >= len(rows) {
+			t.Fatalf("row %d of %d:\n%s", row, len(rows), out)
+		}
+		var c []string
+		for _, f := range strings.Split(rows[row], "│") {
+			if f = strings.TrimSpace(f); f != "" {
+				c = append(c, f)
+			}
+		}
+		return c
+	}
+	for i, want := range []string{"fixed:interval=10ms", "fixed:interval=50ms", "backoff", "fixed"} {
+		if got := cells(i)[3]; got != want {
+			t.Errorf("row %d retry %q, want %q\n%s", i, got, want, out)
+		}
+	}
+}
+
+// A sweep of two specs of one policy keeps two cells: two series, each
+// with its client counts, and a peak line each under the whole spec.
+func TestSweepSeriesRetrySpecs(t *testing.T) {
+	var scs []Scenario
+	for _, r := range []string{"fixed:interval=10ms", "fixed:interval=50ms"} {
+		for _, c := range []int{10, 200} {
+			scs = append(scs, Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle", Retry: r, Clients: c, OpsPerSec: float64(1000 / c)})
+		}
+	}
+	names, cells := SweepSeries(scs)
+	want := []string{"atomic/rueidis/lock-cycle/fixed:interval=10ms", "atomic/rueidis/lock-cycle/fixed:interval=50ms"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("cells %q, want %q", names, want)
+	}
+	for _, n := range names {
+		if len(cells[n]) != 2 {
+			t.Errorf("cell %s: %d scenarios, want 2", n, len(cells[n]))
+		}
+	}
+	var buf bytes.Buffer
+	if err := SweepTable(&buf, scs); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range want {
+		if !strings.Contains(buf.String(), n+": peak ") {
+			t.Errorf("no peak line for %s:\n%s", n, buf.String())
+		}
 	}
 }

@@ -43,13 +43,38 @@ func NotMeasuredNote(metric string) string {
 	return "see liveness.not_measured"
 }
 
-// SweepSeries are a run's scenarios by matrix cell (Name), cells in order of
-// first appearance, each cell's scenarios in file order (a sweep's: by
-// ascending clients).
+// CellNames are the labels of scenarios' matrix cells, one per scenario:
+// its Name (strategy/driver/workload/retry policy's name), or, where two of
+// the scenarios of one strategy, driver and workload have retry policies of
+// one name and different specs (fixed:interval=10ms beside
+// fixed:interval=50ms), strategy/driver/workload/<the whole spec>, so that
+// no two cells share a label.
+func CellNames(scenarios []Scenario) []string {
+	specs := map[string]map[string]bool{}
+	for _, s := range scenarios {
+		if specs[s.Name()] == nil {
+			specs[s.Name()] = map[string]bool{}
+		}
+		specs[s.Name()][s.Retry] = true
+	}
+	out := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		out[i] = s.Name()
+		if len(specs[out[i]]) > 1 {
+			out[i] = s.Strategy + "/" + s.Driver + "/" + s.Workload + "/" + s.Retry
+		}
+	}
+	return out
+}
+
+// SweepSeries are a run's scenarios by matrix cell (CellNames), cells in
+// order of first appearance, each cell's scenarios in file order (a
+// sweep's: by ascending clients).
 func SweepSeries(scenarios []Scenario) (names []string, cells map[string][]Scenario) {
 	cells = map[string][]Scenario{}
-	for _, s := range scenarios {
-		n := s.Name()
+	labels := CellNames(scenarios)
+	for i, s := range scenarios {
+		n := labels[i]
 		if _, ok := cells[n]; !ok {
 			names = append(names, n)
 		}

@@ -66,8 +66,9 @@ type series struct {
 func collect(in []Input) []series {
 	var out []series
 	for _, f := range in {
-		for _, s := range f.Run.Scenarios {
-			label := s.Name()
+		names := report.CellNames(f.Run.Scenarios)
+		for i, s := range f.Run.Scenarios {
+			label := names[i]
 			if len(in) > 1 {
 				label = f.Label + ": " + label
 			}

@@ -57,14 +57,14 @@ type sweepLine struct {
 	ss    []report.Scenario
 }
 
-// sweepLines groups ss by file and matrix cell (Name), in order of first
+// sweepLines groups ss by file and matrix cell (its label: report.CellNames), in order of first
 // appearance, each cell's scenarios sorted by clients; it keeps the cells
 // run at two or more client counts.
 func sweepLines(ss []series) []sweepLine {
 	var lines []sweepLine
 	idx := map[string]int{}
 	for _, s := range ss {
-		k := s.file + "\x00" + s.s.Name()
+		k := s.file + "\x00" + s.label
 		i, ok := idx[k]
 		if !ok {
 			i = len(lines)
