@@ -35,8 +35,10 @@ type Watched interface {
 // the lease is left as it was. A strategy with Config.Tokens set calls
 // Config.Renewing before each extend it sends. lockbench's worker extends
 // right after the critical-section work, before the write (Worker.Work),
-// on the worker's I/O context; an extend that succeeds while the oracle
-// names another client as the holder counts as a false extend.
+// on the worker's I/O context; an extend that succeeds after another
+// client has taken the lock since the holder acquired it (the oracle's
+// holder registry saw another client register since, see
+// metrics.Oracle.TakenSince) counts as a false extend.
 type Extender interface {
 	Extend(ctx context.Context) error
 }

@@ -253,8 +253,8 @@ type extendingLease struct {
 //
 // With extend=unchecked the command is a plain PEXPIRE without the owner
 // check, counted when the key exists, whoever holds it: the broken variant,
-// whose success while another client holds the lock the worker counts as a
-// false extend (false_extends).
+// whose success after another client has taken the lock since this holder
+// acquired it the worker counts as a false extend (false_extends).
 func (l *extendingLease) Extend(ctx context.Context) error {
 	r := l.r
 	start := time.Now()

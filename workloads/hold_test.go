@@ -212,20 +212,37 @@ type extLocker struct{ l *extLease }
 
 func (m extLocker) TryAcquire(context.Context, string) (strategies.Lease, error) { return m.l, nil }
 
-// Work extends an Extender lease inside Hold; a successful extend while the
-// holder registry names another client is a false extend, a failed one or
-// one on the holder's own lock is not; outside Hold, Work extends nothing.
+// Work extends an Extender lease inside Hold; a successful extend after
+// another client took the lock since the holder did (whether that client
+// still holds it or has released it) is a false extend, a failed one, one
+// on the holder's own lock, or one after the holder's own registration
+// again is not; outside Hold, Work extends nothing.
 func TestWorkExtends(t *testing.T) {
 	for _, c := range []struct {
-		ok, other bool
-		want      int64
-	}{{true, false, 0}, {true, true, 1}, {false, true, 0}} {
+		ok    bool
+		other string // what happened to the lock while the holder slept
+		want  int64
+	}{
+		{true, "", 0},
+		{true, "holds", 1},
+		{true, "released", 1},
+		{true, "own", 0},
+		{false, "holds", 0},
+		{false, "released", 0},
+	} {
 		w, _ := memWorker(1)
 		l := &extLease{ok: c.ok}
 		w.Env.Locker = extLocker{l}
 		err := w.Hold(context.Background(), 0, "k", false, func(context.Context, strategies.Lease) error {
-			if c.other { // the lease ended while the holder slept; client 7 took the lock
-				w.Env.Oracle.Acquired(0, 7)
+			o := w.Env.Oracle
+			switch c.other {
+			case "holds": // the lease ended while the holder slept; client 7 took the lock
+				o.Acquired(0, 7)
+			case "released": // ... and released it: the registry names nobody
+				o.Acquired(0, 7)
+				o.Releasing(0, 7)
+			case "own": // the holder registered again (no other client came)
+				o.Acquired(0, w.ID)
 			}
 			w.Work()
 			return nil
@@ -234,7 +251,7 @@ func TestWorkExtends(t *testing.T) {
 			t.Fatal(err)
 		}
 		if l.extends != 1 || rec(w).FalseExtends != c.want {
-			t.Errorf("ok %v other %v: %d extends, %d false extends; want 1 and %d", c.ok, c.other, l.extends, rec(w).FalseExtends, c.want)
+			t.Errorf("ok %v other %q: %d extends, %d false extends; want 1 and %d", c.ok, c.other, l.extends, rec(w).FalseExtends, c.want)
 		}
 		w.Work() // outside Hold
 		if l.extends != 1 {

@@ -39,8 +39,9 @@ type Observer interface {
 	// WroteAfterLoss: a write completed under a lease already reported
 	// lost.
 	WroteAfterLoss()
-	// FalseExtend: an extend (strategies.Extender) reported success while
-	// the holder registry named another client as the lock's holder.
+	// FalseExtend: an extend (strategies.Extender) reported success after
+	// another client had taken the lock since the holder acquired it
+	// (see Worker.Extend).
 	FalseExtend()
 	// WriteRejected: a guard (optimistic check, fencing token, conditional
 	// decrement) refused a write.

@@ -224,9 +224,12 @@ type Worker struct {
 	cancelAt float64
 	// cur is the lease of the critical section Hold is running (nil
 	// outside one), curLock its lock's index, -1 on a read side: Work
-	// extends it (see Extend).
+	// extends it (see Extend). curGen is the generation of the worker's
+	// registration as that lock's holder (Oracle.Acquired), which Extend
+	// checks with Oracle.TakenSince.
 	cur     strategies.Lease
 	curLock int
+	curGen  uint32
 	// blocks is strategies.Blocks(Env.Locker), which observe reads on
 	// every failed acquire: computed at the first (blocksSet), as the
 	// locker does not change while the worker runs.
@@ -397,7 +400,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		o.EnterRead(i)
 		w.cur, w.curLock = lease, -1
 	} else {
-		o.Acquired(i, w.ID)
+		w.curGen = o.Acquired(i, w.ID)
 		o.Enter(i)
 		w.cur, w.curLock = lease, i
 	}
@@ -521,10 +524,17 @@ func (w *Worker) Work() {
 }
 
 // Extend extends l, which must be the lease of the critical section the
-// worker is in (Hold), when it is a strategies.Extender; nil when it is not. An extend
-// that succeeds while the oracle's holder registry names another client
-// as the lock's holder is counted as a false extend (Obs.FalseExtend): the
-// strategy extended, or claims it did, a lock that is someone else's. Its
+// worker is in (Hold), when it is a strategies.Extender; nil when it is not.
+// An extend that succeeds after another client has taken the lock since
+// this worker acquired it (the oracle's holder registry saw another
+// client register since the worker's own registration,
+// Oracle.TakenSince), or while the registry names another client as the
+// lock's holder (Oracle.HeldByAnother), is counted as a false extend
+// (Obs.FalseExtend): the strategy extended, or claims it did, a lease that
+// had ended, on a lock that is someone else's or was free. The first check
+// does not depend on when the extend lands in a hand-over: the registry
+// names a holder only from its acquire's return to its release, and an
+// extend between two holders' registrations would escape the second. Its
 // Redis calls run on the worker's I/O context (see IO).
 func (w *Worker) Extend(l strategies.Lease) error {
 	e, ok := l.(strategies.Extender)
@@ -536,8 +546,10 @@ func (w *Worker) Extend(l strategies.Lease) error {
 		ctx = context.Background()
 	}
 	err := e.Extend(ctx)
-	if err == nil && w.cur != nil && w.curLock >= 0 && w.Env.Oracle.HeldByAnother(w.curLock, w.ID) {
-		w.Obs.FalseExtend()
+	if err == nil && w.cur != nil && w.curLock >= 0 {
+		if o := w.Env.Oracle; o.TakenSince(w.curLock, w.curGen) || o.HeldByAnother(w.curLock, w.ID) {
+			w.Obs.FalseExtend()
+		}
 	}
 	return err
 }

@@ -248,8 +248,9 @@ func (o *Obs) WroteAfterLoss() {
 	}
 }
 
-// FalseExtend counts an extend reported successful while another client
-// held the lock (false_extends).
+// FalseExtend counts an extend reported successful after another client
+// had taken the lock since the extending holder acquired it
+// (false_extends).
 func (o *Obs) FalseExtend() {
 	if o != nil {
 		o.falseExt.Add(1)

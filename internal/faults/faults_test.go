@@ -396,33 +396,29 @@ func TestNodePauseEndsWithScenario(t *testing.T) {
 // revived lease writes its stale stock value. The owner-checked extend
 // (extend=on) fails there: false_extends 0 and extend_failures >= 1, and
 // the holder, told of its loss, does not write. The others spin at 1 ms
-// with 400 ms of work under a 1 s lease, so the lock is held (and its
-// holder registered) nearly all the time the paused holder extends: with
-// 50 ms of work the hand-over gaps of a loaded machine left the extend
-// between holders in one run of six (no false extend to count).
+// with 400 ms of work under a 1 s lease, so the keys are held nearly all
+// the time the paused holder extends (a PEXPIRE on a free key fails: no
+// false extend to count): with 50 ms of work the hand-over gaps of a
+// loaded machine left the extend between holders in one run of six.
 //
-// The paused holder extends once, and the oracle's holder registry lags
-// the keys at each hand-over (a holder is registered when its acquire
-// returns and unregistered just before its release is sent): an unchecked
-// extend that lands in that lag renews keys while the registry names
-// nobody, and is not counted. That happened once in a CI run of the suite
-// on a loaded machine, so the broken variant gets up to three runs to show
-// a false extend; the owner-checked one must show none in its one run.
+// The paused holder's extend is counted by the oracle's registry
+// generation (Oracle.TakenSince): other clients registered as holders
+// since the paused one did, whether the registry names one of them when
+// the extend lands or nobody (a hand-over, between one holder's release
+// and the next one's registration). Counted by the registry's name alone,
+// an extend in such a gap was missed once in a CI run on a loaded
+// machine, and the broken variant got up to three runs; now one must do.
 func TestRedlockExtendUnderPause(t *testing.T) {
 	each(t, func(t *testing.T, d string) {
 		for _, mode := range []string{"unchecked", "on"} {
 			res := extendScenario(t, d, mode)
-			for try := 2; mode == "unchecked" && res.Violations.FalseExtends == 0 && try <= 3; try++ {
-				t.Logf("extend=unchecked: no false extend in run %d (%s); run %d", try-1, res.Faults[0].Note, try)
-				res = extendScenario(t, d, mode)
-			}
 			v, st := res.Violations, res.StrategyStats
 			t.Logf("extend=%s: false_extends %d overlap %d lost_updates %d extends %v extend_failures %v (%s)",
 				mode, v.FalseExtends, v.Overlap, v.LostUpdates, st["extends"], st["extend_failures"], res.Faults[0].Note)
 			switch mode {
 			case "unchecked":
 				if v.FalseExtends < 1 {
-					t.Fatalf("extend=unchecked: false_extends %d in three runs, want >= 1", v.FalseExtends)
+					t.Fatalf("extend=unchecked: false_extends %d, want >= 1", v.FalseExtends)
 				}
 			case "on":
 				if v.FalseExtends != 0 || st["extend_failures"] < 1 || st["extends"] < 1 || v.LostUpdates != 0 {

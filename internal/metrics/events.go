@@ -55,8 +55,8 @@ func (r *Recorder) ForeignRelease() { r.ForeignReleases++ }
 // lost.
 func (r *Recorder) WroteAfterLoss() { r.WorkedAfterLoss++ }
 
-// FalseExtend counts an extend reported successful while another client
-// held the lock.
+// FalseExtend counts an extend reported successful after another client
+// had taken the lock since the extending holder acquired it.
 func (r *Recorder) FalseExtend() { r.FalseExtends++ }
 
 // WriteRejected counts a write a guard refused.

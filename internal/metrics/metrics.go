@@ -223,8 +223,10 @@ type Recorder struct {
 	// Cancels counts operations whose caller cancelled them inside the
 	// critical section (the cancel fault).
 	Cancels int64
-	// FalseExtends counts extends reported successful while the holder
-	// registry named another client (see Oracle.HeldByAnother).
+	// FalseExtends counts extends reported successful after another
+	// client had taken the lock since the extending holder acquired it
+	// (Oracle.TakenSince), or while the holder registry named another
+	// client (Oracle.HeldByAnother).
 	FalseExtends int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	// Nil in a Set's client Recorder until its first error.
@@ -720,12 +722,16 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 // which only an overlap writes.
 //
 // The Oracle also keeps a holder registry: which client took each lock
-// last (Acquired) and has not released it yet (Releasing). A release that
-// succeeds while the registry names another client deleted that client's
-// lock: a foreign release. A lock's holder count and registry entry sit
-// side by side in one 16-byte slot, so that a critical section touches one
-// cache line of the Oracle, not two; with up to 16,384 locks each slot
-// has a cache line to itself.
+// last (Acquired) and has not released it yet (Releasing), and a
+// generation per lock that each new holder's registration bumps. A release
+// that succeeds while the registry names another client deleted that
+// client's lock: a foreign release. An extend that succeeds after another
+// client registered since the extending holder did (TakenSince), or while
+// the registry names another client (HeldByAnother), is a false extend. A
+// lock's holder count and registry entry (client and generation packed in
+// one int64) sit side by side in one 16-byte slot, so that a critical
+// section touches one cache line of the Oracle, not two; with up to 16,384
+// locks each slot has a cache line to itself.
 type Oracle struct {
 	locks []lockSlot
 	// stride is the slots per lock: slotsPerLine when the locks are few,
@@ -739,10 +745,20 @@ type Oracle struct {
 // lockSlot is one lock's state in the Oracle.
 type lockSlot struct {
 	holders atomic.Int64 // exclusive holders << 32 | readers
-	owner   atomic.Int64 // client id + 1 of the registered holder, 0 = none
+	// owner is the registry's entry: generation << 32 | client id + 1 of
+	// the registered holder (0 = none). The generation counts other
+	// clients' registrations (see Acquired); a release clears the client
+	// part only.
+	owner atomic.Int64
 }
 
 const oneWriter = 1 << 32
+
+// clientMask is the client part of lockSlot.owner.
+const clientMask = 1<<32 - 1
+
+// ownerGen is the generation part of lockSlot.owner's value v.
+func ownerGen(v int64) uint32 { return uint32(uint64(v) >> 32) }
 
 const (
 	// slotsPerLine lockSlots fill a 64-byte cache line.
@@ -765,33 +781,68 @@ func NewOracle(n int) *Oracle {
 // slot is lock i's state.
 func (o *Oracle) slot(i int) *lockSlot { return &o.locks[i*o.stride] }
 
-// Acquired registers client (>= 0) as lock i's holder.
-func (o *Oracle) Acquired(i, client int) { o.slot(i).owner.Store(int64(client) + 1) }
+// Acquired registers client (0 <= client < 1<<32 - 1) as lock i's holder
+// and returns the registration's generation, which Worker.Hold keeps for
+// TakenSince. Each registration by a client other than the one the
+// registry names bumps lock i's generation (a 32-bit counter that wraps);
+// a client the registry already names keeps the generation it has, so
+// that only another client's registration moves it.
+func (o *Oracle) Acquired(i, client int) (gen uint32) {
+	me := int64(client) + 1
+	owner := &o.slot(i).owner
+	for {
+		v := owner.Load()
+		if v&clientMask == me {
+			return ownerGen(v)
+		}
+		gen = ownerGen(v) + 1
+		if owner.CompareAndSwap(v, int64(gen)<<32|me) {
+			return gen
+		}
+	}
+}
 
 // Releasing is called just before client sends its release of lock i. It
 // unregisters client and reports whether the registry names another client
 // instead: one that took the lock after client's lease ended, so that a
 // release that still deletes the key removes that client's lock. (No other
 // client can register between this call and a correct release, which is
-// what still keeps the lock until then.)
+// what still keeps the lock until then.) The generation stays as it is: a
+// release is no registration.
 func (o *Oracle) Releasing(i, client int) (another bool) {
 	me := int64(client) + 1
 	owner := &o.slot(i).owner
-	v := owner.Load()
-	if v == me {
-		owner.CompareAndSwap(me, 0)
-		return false
+	for {
+		v := owner.Load()
+		if c := v & clientMask; c != me {
+			return c != 0
+		}
+		if owner.CompareAndSwap(v, v&^clientMask) {
+			return false
+		}
+		// Another client registered between the load and the swap: the
+		// next round reports it.
 	}
-	return v != 0
 }
 
 // HeldByAnother reports whether the registry names a client other than
 // client as lock i's holder (one that took the lock after client's lease
 // ended), without changing it: an extend that succeeds then extended that
-// client's lock (a false extend).
+// client's lock (a false extend, see TakenSince for the other case).
 func (o *Oracle) HeldByAnother(i, client int) bool {
-	v := o.slot(i).owner.Load()
-	return v != 0 && v != int64(client)+1
+	c := o.slot(i).owner.Load() & clientMask
+	return c != 0 && c != int64(client)+1
+}
+
+// TakenSince reports whether another client has registered as lock i's
+// holder since the registration whose generation Acquired returned as gen,
+// whether or not it still holds the lock. For a correct lock that means the
+// lease of gen's holder ended: an extend of it that succeeds after such a
+// registration extended someone else's lock, or a lock that had been free,
+// a false extend, even when the registry names nobody at the moment (the
+// next holder has released and the one after it has not registered yet).
+func (o *Oracle) TakenSince(i int, gen uint32) bool {
+	return ownerGen(o.slot(i).owner.Load()) != gen
 }
 
 // Enter records an exclusive holder entering lock i's critical section and

@@ -196,6 +196,106 @@ func TestOracleRegistry(t *testing.T) {
 	}
 }
 
+// The registry's generation: another client's registration bumps it, the
+// registered client's own does not, a release keeps it; the client part
+// (HeldByAnother, Releasing) means what it did without generations.
+func TestOracleGeneration(t *testing.T) {
+	o := NewOracle(2)
+	if o.TakenSince(0, 0) || o.HeldByAnother(0, 1) {
+		t.Fatal("a fresh lock taken or held")
+	}
+	g1 := o.Acquired(0, 1)
+	if g1 != 1 {
+		t.Fatalf("first registration's generation %d, want 1", g1)
+	}
+	if o.TakenSince(0, g1) || o.HeldByAnother(0, 1) {
+		t.Fatal("own registration counted as another's")
+	}
+	if !o.HeldByAnother(0, 2) {
+		t.Fatal("1's hold not another's for 2")
+	}
+	if g := o.Acquired(0, 1); g != g1 || o.TakenSince(0, g1) {
+		t.Fatalf("1 registered again: generation %d, taken since %v; want %d, false", g, o.TakenSince(0, g1), g1)
+	}
+	if o.TakenSince(1, 0) || o.Acquired(1, 5) != 1 {
+		t.Fatal("lock 1 shares lock 0's generation")
+	}
+	// 1's lease ran out; 2 took the lock.
+	g2 := o.Acquired(0, 2)
+	if g2 != 2 || !o.TakenSince(0, g1) || o.TakenSince(0, g2) {
+		t.Fatalf("2 registered: generation %d, taken since 1's %v, since its own %v; want 2, true, false",
+			g2, o.TakenSince(0, g1), o.TakenSince(0, g2))
+	}
+	if !o.HeldByAnother(0, 1) || o.HeldByAnother(0, 2) {
+		t.Fatal("HeldByAnother after 2 took the lock")
+	}
+	// 2 releases: nobody is named, the generation stays.
+	if o.Releasing(0, 2) {
+		t.Fatal("2's own release flagged")
+	}
+	if o.HeldByAnother(0, 1) || o.HeldByAnother(0, 2) {
+		t.Fatal("a released lock held by another")
+	}
+	if !o.TakenSince(0, g1) || o.TakenSince(0, g2) {
+		t.Fatal("the release moved the generation")
+	}
+	// 1's late release of a free lock flags nothing and changes nothing.
+	if o.Releasing(0, 1) || o.TakenSince(0, g2) {
+		t.Fatal("late release of a free lock")
+	}
+	// 2 takes the lock again after its release: a new registration.
+	if g := o.Acquired(0, 2); g != 3 || !o.TakenSince(0, g2) {
+		t.Fatalf("2's next registration: generation %d, want 3", g)
+	}
+	// 1's late release while 2 holds: foreign, and 2 stays registered
+	// with its generation.
+	if !o.Releasing(0, 1) || !o.HeldByAnother(0, 1) || o.TakenSince(0, 3) {
+		t.Fatal("a foreign release changed the registry")
+	}
+	// The generation wraps without touching the client part.
+	top := ^uint32(0)
+	o.slot(0).owner.Store(int64(uint64(top)<<32 | 3))
+	if !o.HeldByAnother(0, 1) || o.HeldByAnother(0, 2) || o.TakenSince(0, top) {
+		t.Fatal("client part or generation misread at the top generation")
+	}
+	if g := o.Acquired(0, 4); g != 0 || !o.TakenSince(0, top) || !o.HeldByAnother(0, 2) || o.HeldByAnother(0, 4) {
+		t.Fatalf("wrapped generation %d, want 0", g)
+	}
+	if o.Releasing(0, 4) || o.HeldByAnother(0, 1) || o.TakenSince(0, 0) {
+		t.Fatal("release at the wrapped generation")
+	}
+}
+
+// Concurrent registrations never lose a bump: each client's registration
+// after another's moves the generation by one.
+func TestOracleGenerationConcurrent(t *testing.T) {
+	o := NewOracle(1)
+	const clients, rounds = 4, 2000
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				g := o.Acquired(0, c)
+				// Whoever the registry names besides c registered after c,
+				// so the generation read after it has moved.
+				if o.HeldByAnother(0, c) && !o.TakenSince(0, g) {
+					t.Errorf("client %d: another holds at its own generation %d", c, g)
+					return
+				}
+				o.Releasing(0, c)
+			}
+		}(c)
+	}
+	wg.Wait()
+	// Every registration found its client unnamed (each releases before
+	// registering again), so each bumped the generation once.
+	if g := ownerGen(o.slot(0).owner.Load()); g != clients*rounds {
+		t.Fatalf("generation %d after %d registrations", g, clients*rounds)
+	}
+}
+
 // Buffered recording loses and changes nothing: every value observed, in
 // batches and a partial last batch, ends up in the same histogram bucket
 // as recording it at once, by the next Flush or Merge; and the Service

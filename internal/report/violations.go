@@ -21,8 +21,10 @@ type Violations struct {
 	// its lease was lost.
 	WorkedAfterLoss int64 `json:"worked_after_loss"`
 	// FalseExtends are extends (strategies.Extender) reported successful
-	// while the oracle's holder registry named another client as the
-	// lock's holder.
+	// after another client had registered as the lock's holder in the
+	// oracle's holder registry since the extending holder did
+	// (metrics.Oracle.TakenSince), or while the registry named another
+	// client as the holder.
 	FalseExtends int64 `json:"false_extends"`
 	// LostAckedWrites are operations the server acknowledged that the
 	// final state does not contain (a failover to a lagging replica).
@@ -99,7 +101,7 @@ var ViolationKinds = []ViolationKind{
 		Doc:   "writes completed after the holder had been told its lease was lost",
 		field: func(v *Violations) *int64 { return &v.WorkedAfterLoss }},
 	{Key: "false_extends", Name: "false extends", Short: "false ext", From: FromClients,
-		Doc:   "extends reported successful while another client held the lock",
+		Doc:   "extends reported successful after another client had taken the lock since the extending holder acquired it",
 		field: func(v *Violations) *int64 { return &v.FalseExtends }},
 	{Key: "lost_acked_writes", Name: "lost acked writes", Short: "lost acked", From: FromEndCheck,
 		Doc:   "operations the server acknowledged that the final state lacks (a failover or a restart lost them)",
