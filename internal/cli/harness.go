@@ -50,9 +50,11 @@ key: a bare ring of --handover-clients goroutines passing one turn by
 PUBLISH, each holding it for --work (no lock, queue or script: one message
 through the server per hand-over), bracketed A-B-A with 'lockbench run
 --strategy handoff --workload lock-cycle --keys 1' at the same clients and
-work. The bare ring's efficiency (hand-overs/s x its mean hold) is the
-best any lock whose waiters learn of their turn through Redis reaches on
-this machine and server.
+work. The bare ring's efficiency (hand-overs/s x its mean hold) bounds the
+efficiency of a lock whose waiters sleep until Redis tells them, on this
+machine and server (waiters that poll can pass it by keeping the CPUs
+awake, at the cost of their commands). With the defaults a run takes
+several minutes and prints nothing until its end.
 
 It prints, last, lines per driver:
   harness-ratio <driver> <lockbench cycles/s / redis-benchmark cycle rate>
@@ -80,6 +82,8 @@ All figures are from this run, on this machine.`,
 			}
 			if work < 100*time.Microsecond {
 				bad = append(bad, fmt.Sprintf("--work must be at least 100µs (a hand-over is measured against it), got %v", work))
+			} else if duration > 0 && work > duration/10 {
+				bad = append(bad, fmt.Sprintf("--work %v is more than --duration/10 (%v): each hand-over measurement needs at least 10 turns", work, duration/10))
 			}
 			if len(bad) > 0 {
 				return usageError{errors.New(strings.Join(bad, "; "))}
@@ -88,12 +92,12 @@ All figures are from this run, on this machine.`,
 				d: duration, handoverClients: handoverClients, work: work, profileDir: profileDir})
 		},
 	}
-	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines for every measurement")
+	cmd.Flags().IntVar(&clients, "clients", 50, "connections / goroutines of the lock-cycle measurements (redis-benchmark, bare loop, lockbench), 1 to 100000")
 	cmd.Flags().IntVar(&requests, "requests", 50000, "redis-benchmark requests per command and round (at least 1000)")
-	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement")
-	cmd.Flags().IntVar(&rounds, "rounds", 15, "rounds of bare loop / lockbench measurements per driver (medians are reported)")
-	cmd.Flags().IntVar(&handoverClients, "handover-clients", 10, "clients of the hand-over measurement (bare ring and handoff on one key)")
-	cmd.Flags().DurationVar(&work, "work", time.Millisecond, "critical section of the hand-over measurement (each holder sleeps it)")
+	cmd.Flags().DurationVar(&duration, "duration", time.Second, "time of each Go measurement (bare loop, lockbench, bare ring, handoff)")
+	cmd.Flags().IntVar(&rounds, "rounds", 15, "rounds of measurements: each runs redis-benchmark, then per driver the lock-cycle and the hand-over measurements, A-B-A (medians are reported)")
+	cmd.Flags().IntVar(&handoverClients, "handover-clients", 10, "clients of the hand-over measurements (bare ring and handoff on one key), 2 to 100000")
+	cmd.Flags().DurationVar(&work, "work", time.Millisecond, "critical section of the hand-over measurements (each holder sleeps it), at least 100µs and at most --duration/10")
 	// Hidden: pprof profiles of each Go measurement, for work on the hot path.
 	cmd.Flags().StringVar(&profileDir, "profile-dir", "", "write CPU and allocation profiles of each Go measurement to this directory")
 	_ = cmd.Flags().MarkHidden("profile-dir")

@@ -151,6 +151,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"harness", "--requests", "10", "--duration", "0s"}, []string{"--requests must be at least 1000, got 10", "--duration must be above 0"}},
 		{[]string{"harness", "--clients", "1000000"}, []string{"--clients must be from 1 to 100000, got 1000000"}},
 		{[]string{"harness", "--handover-clients", "1", "--work", "10us"}, []string{"--handover-clients must be from 2 to 100000, got 1", "--work must be at least 100µs"}},
+		{[]string{"harness", "--work", "2s", "--duration", "1s"}, []string{"--work 2s is more than --duration/10 (100ms)"}},
 		{[]string{"run", "--rate", "-1"}, []string{"--rate"}},
 		{[]string{"run", "--arrivals", "bursty", "--rate", "10"}, []string{"--arrivals"}},
 	}

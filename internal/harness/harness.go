@@ -136,7 +136,7 @@ func BareLoop(ctx context.Context, driver, addr, password string, clients int, d
 // driver's, a driver without pub/sub, no hand-over in d.
 func BareHandover(ctx context.Context, driver, addr, password string, clients int, hold, d time.Duration) (rate, meanHoldUS float64, err error) {
 	if clients < 2 {
-		return 0, 0, fmt.Errorf("bare hand-over: %d clients, want at least 2", clients)
+		return 0, 0, fmt.Errorf("%d clients, want at least 2", clients)
 	}
 	drv, err := drivers.Open(driver, drivers.Options{Endpoint: drivers.Endpoint{Addr: addr, Password: password}, PoolSize: clients + 4})
 	if err != nil {
@@ -145,7 +145,7 @@ func BareHandover(ctx context.Context, driver, addr, password string, clients in
 	defer drv.Close()
 	sub, ok := drv.(drivers.Subscriber)
 	if !ok {
-		return 0, 0, fmt.Errorf("bare hand-over: driver %s has no pub/sub", driver)
+		return 0, 0, fmt.Errorf("driver %s has no pub/sub", driver)
 	}
 	prefix := "lockbench:handover:" + strategies.NewToken() + ":"
 	turns := make([]chan struct{}, clients)
@@ -163,7 +163,7 @@ func BareHandover(ctx context.Context, driver, addr, password string, clients in
 		}
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("bare hand-over: PSUBSCRIBE: %w", err)
+		return 0, 0, fmt.Errorf("PSUBSCRIBE: %w", err)
 	}
 	runtime.GC()
 	var stop atomic.Bool
@@ -220,7 +220,7 @@ func BareHandover(ctx context.Context, driver, addr, password string, clients in
 	}
 	n := holds.Load()
 	if n == 0 {
-		return 0, 0, fmt.Errorf("bare hand-over: no hand-over in %v", d)
+		return 0, 0, fmt.Errorf("no hand-over in %v", d)
 	}
 	return float64(n) / elapsed.Seconds(), float64(heldNS.Load()) / float64(n) / 1e3, nil
 }
