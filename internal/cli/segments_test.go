@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/internal/topology/topotest"
 )
 
 // segServer starts one redis-server for a segments test and returns the
@@ -20,12 +20,7 @@ import (
 // os.Setenv is inherited by the lockbench processes the test runs).
 func segServer(t *testing.T) (addr string, cmd func(args ...string) string) {
 	t.Helper()
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(topo.Stop)
-	s := topo.Servers[0]
+	s := topotest.Start(t)
 	t.Setenv("LOCKBENCH_PASSWORD", s.Password)
 	return s.Addr, func(args ...string) string {
 		t.Helper()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/internal/topology/topotest"
 )
 
 // BareHandover on a real redis-server, on both drivers: one turn at a time
@@ -15,12 +16,7 @@ import (
 // the sleep, and the subscription gone when it returns (PUBSUB NUMPAT 0).
 // A ring of fewer than 2 is refused.
 func TestBareHandover(t *testing.T) {
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(topo.Stop)
-	s := topo.Servers[0]
+	s := topotest.Start(t)
 	if _, _, err := BareHandover(context.Background(), "goredis", s.Addr, s.Password, 1, time.Millisecond, time.Second); err == nil ||
 		!strings.Contains(err.Error(), "want at least 2") {
 		t.Fatalf("1 client: err %v, want the at-least-2 error", err)

@@ -11,17 +11,24 @@ import (
 	"github.com/lockbench/lockbench/internal/topology"
 )
 
-// Server starts one redis-server for t (topology.Start) and opens a
-// goredis driver on it. Both end with t: the driver is closed, then the
-// server stopped (t.Cleanup). A start or open error fails t.
-func Server(t testing.TB) (drivers.Driver, *topology.Server) {
+// Start starts one redis-server for t (topology.Start), stopped when t
+// ends (t.Cleanup). A start error fails t.
+func Start(t testing.TB) *topology.Server {
 	t.Helper()
 	topo, err := topology.Start(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(topo.Stop)
-	s := topo.Servers[0]
+	return topo.Servers[0]
+}
+
+// Server starts one redis-server for t (Start) and opens a goredis driver
+// on it. Both end with t: the driver is closed, then the server stopped
+// (t.Cleanup). A start or open error fails t.
+func Server(t testing.TB) (drivers.Driver, *topology.Server) {
+	t.Helper()
+	s := Start(t)
 	d, err := drivers.Open(goredis.Name, drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}})
 	if err != nil {
 		t.Fatal(err)
