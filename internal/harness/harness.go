@@ -209,8 +209,12 @@ func BareHandover(ctx context.Context, driver, addr, password string, clients in
 	}
 	stop.Store(true)
 	elapsed := time.Since(start)
-	wg.Wait()
+	// Ending the subscription's context releases every goroutine waiting
+	// for a turn, also when a turn's message was lost (a connection drop):
+	// the ring never hangs. The PUBLISH of a hold under way runs on io
+	// and ends as it would.
 	cancel()
+	wg.Wait()
 	<-ended
 	if e, _ := firstErr.Load().(error); e != nil {
 		return 0, 0, e
