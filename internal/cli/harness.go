@@ -191,22 +191,8 @@ func runHarness(parent context.Context, w io.Writer, c harnessConfig) error {
 			// whose speed drifts during the round favours neither (a linear
 			// drift cancels). Even rounds bracket lockbench with bare
 			// loops, odd rounds the bare loop with lockbench runs.
-			seq := []func() error{measureBare, measureLockbench, measureBare}
-			if r%2 == 1 {
-				seq = []func() error{measureLockbench, measureBare, measureLockbench}
-			}
-			for _, m := range seq {
-				// Ctrl-C: a measurement cut short, or failing because it
-				// was, is not a result.
-				if ctx.Err() != nil {
-					return errInterrupted
-				}
-				if err := m(); err != nil {
-					if ctx.Err() != nil {
-						return errInterrupted
-					}
-					return err
-				}
+			if err := aba(ctx, measureBare, measureLockbench, r%2 == 1); err != nil {
+				return err
 			}
 			if ctx.Err() != nil {
 				return errInterrupted
@@ -294,19 +280,32 @@ func measureHandover(ctx context.Context, drv string, s *topology.Server, c harn
 		handoffs = append(handoffs, res.Efficiency)
 		return nil
 	}
-	seq := []func() error{bare, lb, bare}
-	if handoffFirst {
-		seq = []func() error{lb, bare, lb}
+	if err := aba(ctx, bare, lb, handoffFirst); err != nil {
+		return 0, 0, err
+	}
+	return mean(rings), mean(handoffs), nil
+}
+
+// aba runs a, b, a (flip: b, a, b), stopping at the first error. Ctrl-C:
+// a measurement cut short, or failing because it was, is not a result
+// (errInterrupted).
+func aba(ctx context.Context, a, b func() error, flip bool) error {
+	seq := []func() error{a, b, a}
+	if flip {
+		seq = []func() error{b, a, b}
 	}
 	for _, m := range seq {
 		if ctx.Err() != nil {
-			return 0, 0, errInterrupted
+			return errInterrupted
 		}
 		if err := m(); err != nil {
-			return 0, 0, err
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return err
 		}
 	}
-	return mean(rings), mean(handoffs), nil
+	return nil
 }
 
 // printRounds prints one ratio per round on one line.

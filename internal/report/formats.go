@@ -138,19 +138,14 @@ func BenchName(s Scenario) string {
 // no two scenarios share a name and benchstat never pools them.
 func benchNames(scs []Scenario) []string {
 	clients := map[int]bool{}
-	specs := map[string]map[string]bool{}
 	for _, s := range scs {
 		clients[s.Clients] = true
-		short := BenchName(s)
-		if specs[short] == nil {
-			specs[short] = map[string]bool{}
-		}
-		specs[short][s.Retry] = true
 	}
+	cells := CellNames(scs)
 	out := make([]string, len(scs))
 	for i, s := range scs {
 		name := BenchName(s)
-		if len(specs[name]) > 1 {
+		if cells[i] != s.Name() {
 			name = "Lock/strategy=" + s.Strategy + "/driver=" + s.Driver + "/workload=" + s.Workload + "/retry=" + strings.ReplaceAll(s.Retry, ",", ";")
 		}
 		if len(clients) > 1 {
