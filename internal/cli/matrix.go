@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -114,6 +113,8 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		GOMAXPROCS: runtime.GOMAXPROCS(0), GODEBUG: os.Getenv("GODEBUG"), Args: redactArgs(os.Args[1:]), RunID: runID,
 		ParamDefaults: paramDefaults(), Sweep: p.sweep,
 	}}
+	provenance(&run.Meta)
+	var versions redisVersions
 	sp.segmentMeta(&run.Meta)
 	// measured is a copy of run as of the last scenario finished, for a
 	// second Ctrl-C to write while the run goroutine goes on.
@@ -216,8 +217,8 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			continue
 		}
 		nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
-		if err == nil && run.Meta.RedisVersion == "" {
-			run.Meta.RedisVersion, err = probeVersion(ctx, sc.Driver, nodes)
+		if err == nil {
+			err = versions.probe(ctx, sc.Driver, nodes, &run.Meta)
 		}
 		if err != nil {
 			prog.stopped(i, "failed")
@@ -375,11 +376,11 @@ func printThresholds(stdout, stderr io.Writer, format string, ts []thresholds.Th
 }
 
 // runRepeated runs sc n times, each on fresh keys (prefix + "r<k>:"), and
-// returns the run whose ops/s is nearest the median (the lower middle one
-// for an even n) with ops/s and p99 set to their medians, the spread of
-// both, every run's Sample, and the violations of all runs summed. One run
-// is returned as it is, with its one Sample. A run that fails, or an
-// interruption, ends the repeats.
+// returns the runs pooled (report.Combine, Sequential): the row's figures
+// derived from every run's raw data together, every run's Sample kept and
+// their spread in Repeats. One run is returned as it is, with its one
+// Sample. A run that fails, or an interruption, ends the repeats; the runs
+// before it are pooled with it.
 func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, prefix string, n int) (report.Scenario, error) {
 	if n <= 1 {
 		res, err := engine.Run(ctx, sc, nodes, prefix)
@@ -392,28 +393,14 @@ func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, p
 		if err != nil {
 			return res, err
 		}
+		res.Samples = []report.Sample{report.SampleOf(res)}
 		runs = append(runs, res)
 		if res.StopReason == "interrupted" {
 			break
 		}
 	}
-	ops := make([]float64, len(runs))
-	p99 := make([]float64, len(runs))
-	samples := make([]report.Sample, len(runs))
-	order := make([]int, len(runs))
-	for k, r := range runs {
-		ops[k], p99[k], samples[k], order[k] = r.OpsPerSec, r.LatencyMS.P99, report.SampleOf(r), k
+	if len(runs) == 1 {
+		return runs[0], nil
 	}
-	sort.SliceStable(order, func(a, b int) bool { return ops[order[a]] < ops[order[b]] })
-	med := runs[order[(len(order)-1)/2]] // the lower middle run for an even count
-	med.Repeats = &report.Repeats{N: len(runs), OpsPerSec: report.NewSpread(ops), P99MS: report.NewSpread(p99)}
-	med.OpsPerSec, med.LatencyMS.P99 = med.Repeats.OpsPerSec.Median, med.Repeats.P99MS.Median
-	med.Samples = samples
-	// Violations are summed over every repeat: a violation in any run counts.
-	var v report.Violations
-	for _, r := range runs {
-		v.Add(r.Violations)
-	}
-	med.Violations = v
-	return med, nil
+	return report.Combine(report.Sequential, runs)
 }

@@ -334,16 +334,3 @@ func TestScheduleOverloadDrops(t *testing.T) {
 	})
 }
 
-func TestSummarizeLoad(t *testing.T) {
-	if summarizeLoad(nil, time.Millisecond) != nil {
-		t.Fatal("no samples should give nil")
-	}
-	l := summarizeLoad([]float64{100, 100, 100, 500}, 10*time.Millisecond)
-	if l.Samples != 4 || l.MeanPerSec != 200 || l.PeakPerSec != 500 || l.PeakToMean != 2.5 || l.IntervalMS != 10 || l.P99PerSec != 500 {
-		t.Fatalf("%+v", l)
-	}
-	// standard deviation of {100,100,100,500} is sqrt(30000) = 173.2
-	if l.CV < 0.866 || l.CV > 0.8661 {
-		t.Fatalf("cv %v, want 0.866", l.CV)
-	}
-}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/redisadmin"
@@ -24,7 +24,6 @@ import (
 // It returns the recorder of the whole run, warm-up included.
 func (r *run) summarize() *metrics.Recorder {
 	sc, out := &r.sc, &r.out
-	out.ServerLoad = summarizeLoad(r.loadRates, sc.LoadSample)
 	out.Timeline = r.timeline
 	if len(r.ivOp) == len(r.timeline) && len(r.timeline) > 0 {
 		out.Intervals = &report.IntervalHists{Start: r.start, WindowS: sc.Warmup.Seconds(), Op: r.ivOp, Acquire: r.ivAcq}
@@ -58,38 +57,49 @@ func (r *run) summarize() *metrics.Recorder {
 	if window < 0 {
 		window = 0
 	}
-	out.DurationS = window.Seconds()
-	out.Ops = total.Ops
-	if window > 0 {
-		out.OpsPerSec = float64(total.Ops) / window.Seconds()
+	// The raw data: every figure below it is derived by report.Derive,
+	// as for a combination of runs.
+	raw := &report.Raw{WindowS: window.Seconds(), Runs: 1, ClientOps: r.recs.Ops(), CostOps: all.Ops}
+	raw.SetHist(report.HistOp, total.Op)
+	raw.SetHist(report.HistAcquire, total.Acquire)
+	raw.SetHist(report.HistRelease, total.Release)
+	raw.SetHist(report.HistHold, total.Hold)
+	raw.SetHist(report.HistService, total.Service)
+	raw.SetHist(report.HistAcquireFailed, all.FailedAcquire)
+	// No ceiling without critical-section work (--work 0s): the hold is
+	// then lockbench's own steps between acquire and release (under load,
+	// the scheduler's), no bound of the lock.
+	if r.env.Params.Work.Mean() > 0 && r.env.Locks > 0 {
+		raw.Locks = r.env.Locks
 	}
-	out.LatencyMS = metrics.Summarize(total.Op)
-	if enc, err := total.Op.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-		out.LatencyHist = string(enc)
-	}
-	out.AcquireMS = metrics.Summarize(total.Acquire)
-	out.ReleaseMS = metrics.Summarize(total.Release)
-	if sc.Rate > 0 {
-		s := metrics.Summarize(total.Service)
-		out.ServiceMS = &s
-	}
-	out.HoldMS = metrics.Summarize(total.Hold)
-	out.Counters = report.Counters{
-		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
-		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Cancelled: all.Cancels, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
-	}
-	out.Fairness = report.Fairness{JainIndex: metrics.Jain(r.recs.Ops()), LongestWaitMS: out.AcquireMS.Max}
 	if r.afterErr == nil {
 		var sampler map[string]int64
 		if r.live != nil {
 			sampler = r.live.Cost()
 		}
-		out.RedisCost = redisadmin.CostDelta(r.before, r.after, all.Ops, sampler)
+		c := redisadmin.CostDelta(r.before, r.after, all.Ops, sampler)
+		addrs := make([]string, len(r.nodes))
+		for i, n := range r.nodes {
+			addrs[i] = n.Addr
+		}
+		slices.Sort(addrs)
+		raw.Cost = []report.ServerCost{{Servers: strings.Join(addrs, ","), ByCommand: c.ByCommand, CPUMS: c.ServerCPUMS}}
+	}
+	// Client side: lockbench's own CPU over the run (warm-up included).
+	raw.ClientCPUS = (rusageCPU(r.ruAfter) - rusageCPU(r.ruBefore)).Seconds()
+	raw.CPUBudgetS = r.cpuWall.Seconds() * float64(runtime.GOMAXPROCS(0))
+	if len(r.loadRates) > 0 {
+		raw.LoadRates, raw.LoadIntervalMS = r.loadRates, float64(sc.LoadSample)/float64(time.Millisecond)
+	}
+	out.Counters = report.Counters{
+		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
+		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Cancelled: all.Cancels, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
 	}
 	if r.live != nil {
 		l := r.live.Result()
 		l.DeadlineOvershoots = all.Overshoots
 		out.Liveness = &l
+		raw.SetHist(report.HistTimeToFree, r.live.TimeToFree())
 	} else if r.sc.Liveness >= 0 {
 		why := "the workload lists no lock keys"
 		switch {
@@ -100,33 +110,12 @@ func (r *run) summarize() *metrics.Recorder {
 		}
 		out.Liveness = &report.Liveness{NotMeasured: why, DeadlineOvershoots: all.Overshoots}
 	}
-	if all.FailedAcquire != nil && all.FailedAcquire.TotalCount() > 0 {
-		l := metrics.Summarize(all.FailedAcquire)
-		out.AcquireFailedMS = &l
-	}
-	// Client side: lockbench's own CPU over the run (warm-up included).
-	clientCPU := rusageCPU(r.ruAfter) - rusageCPU(r.ruBefore)
-	out.ClientCPU = report.ClientCPU{CPUSeconds: clientCPU.Seconds()}
-	if all.Ops > 0 {
-		out.ClientCPU.CPUMicrosPerOp = float64(clientCPU.Microseconds()) / float64(all.Ops)
-	}
-	if budget := r.cpuWall.Seconds() * float64(runtime.GOMAXPROCS(0)); budget > 0 {
-		out.ClientCPU.BudgetShare = clientCPU.Seconds() / budget
-		out.ClientCPU.ClientBound = out.ClientCPU.BudgetShare > 0.9
-	}
 	if sr, ok := r.locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
 	}
 	out.Topology = sc.Topology
-	// No ceiling from a mean hold under the histograms' resolution allows
-	// (report.CeilingMinHoldMicros; µs, as Hold records), nor without
-	// critical-section work (--work 0s): the hold is then lockbench's own
-	// steps between acquire and release (under load, the scheduler's), no
-	// bound of the lock.
-	if hold := total.Hold.Mean(); hold >= report.CeilingMinHoldMicros && r.env.Params.Work.Mean() > 0 && r.env.Locks > 0 && total.Ops > 0 {
-		out.CeilingOpsPerSec = float64(min(sc.Clients, r.env.Locks)) / (hold / 1e6)
-		out.Efficiency = out.OpsPerSec / out.CeilingOpsPerSec
-	}
+	out.Raw = raw
+	_ = report.Derive(out) // the histograms were encoded just now: they decode
 	switch cause := context.Cause(r.runCtx); {
 	case errors.Is(cause, workloads.ErrDone):
 		out.StopReason = "done"

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
@@ -367,4 +369,13 @@ func (s *Sampler) Result() report.Liveness {
 		out.NotMeasured = "the strategy does not report its tokens"
 	}
 	return out
+}
+
+// TimeToFree returns a copy of the time-to-free histogram (µs; call after
+// Stop): the raw data of Result's TimeToFreeMS.
+func (s *Sampler) TimeToFree() *hdrhistogram.Histogram {
+	t := s.T
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return hdrhistogram.Import(t.ttf.Export())
 }

@@ -4,97 +4,69 @@ import (
 	"fmt"
 	"path/filepath"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/lockbench/lockbench/internal/history"
-	"github.com/lockbench/lockbench/internal/metrics"
 )
 
-// Merge combines result files from several load-generator machines that
-// ran the same scenarios against the same Redis at the same time: per
-// scenario (matched by Key), ops, rates, counters, violations, figures and
-// cost are summed, latency histograms merged and re-summarised, and the
-// measured window is the longest. Files of execution segments
-// (Meta.Segments > 0) match scenarios whatever their clients (each ran its
-// share), and the merged file has every segment's clients. Errors: runs with no scenario in common
-// with the first, or a latency histogram that does not decode.
+// Merge combines result files from several load-generator machines (or
+// execution segments) that ran the same scenarios against the same Redis
+// at the same time: per scenario (matched by mergeKey), the scenarios are
+// combined Concurrent (Combine: raw data merged first, every figure
+// derived after). Files of execution segments (Meta.Segments > 0) match
+// scenarios whatever their clients (each ran its share), and the merged
+// file has every segment's clients. A scenario written before raw data
+// existed combines its latency histogram, window and counts only.
+// Errors: runs with no scenario in common with the first, or a histogram
+// that does not decode.
 func Merge(runs []*Run) (*Run, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("nothing to merge")
 	}
 	out := &Run{Schema: Schema, Meta: runs[0].Meta}
 	idx := map[string]int{}
-	hists := []*hdrhistogram.Histogram{}
+	var parts [][]Scenario
 	for ri, r := range runs {
 		out.Interrupted = out.Interrupted || r.Interrupted
 		matched := 0
 		for _, s := range r.Scenarios {
-			var h *hdrhistogram.Histogram
-			if s.LatencyHist != "" {
-				var err error
-				if h, err = hdrhistogram.Decode([]byte(s.LatencyHist)); err != nil {
-					return nil, fmt.Errorf("run %d, %s: %w", ri+1, s.Name(), err)
-				}
-			}
 			key := mergeKey(r, s)
 			i, ok := idx[key]
 			if !ok {
 				if ri > 0 {
 					continue
 				}
-				idx[key] = len(out.Scenarios)
-				out.Scenarios = append(out.Scenarios, s)
-				hists = append(hists, h)
-				matched++
-				continue
+				i = len(parts)
+				idx[key] = i
+				parts = append(parts, nil)
 			}
 			matched++
-			m := &out.Scenarios[i]
-			m.Ops += s.Ops
-			m.OpsPerSec += s.OpsPerSec
-			m.Clients += s.Clients
-			// Open loop: each machine (segment) ran its own arrivals.
-			m.OfferedRate += s.OfferedRate
-			m.Offered += s.Offered
-			m.Dropped += s.Dropped
-			m.Undecided += s.Undecided
-			m.DurationS = max(m.DurationS, s.DurationS)
-			m.Violations.Add(s.Violations)
-			m.Counters.Attempts += s.Counters.Attempts
-			m.Counters.Failures += s.Counters.Failures
-			m.Counters.Timeouts += s.Counters.Timeouts
-			m.Counters.NotOwner += s.Counters.NotOwner
-			m.Counters.Rejected += s.Counters.Rejected
-			m.Counters.Errors += s.Counters.Errors
-			for k, v := range s.Figures {
-				if m.Figures == nil {
-					m.Figures = map[string]int64{}
-				}
-				m.Figures[k] += v
-			}
-			m.Timeline = mergeTimeline(m.Timeline, s.Timeline)
-			if h != nil {
-				if hists[i] == nil {
-					hists[i] = h
-				} else {
-					hists[i].Merge(h)
-				}
-			}
+			parts[i] = append(parts[i], withRaw(s))
 		}
 		if matched == 0 {
 			return nil, fmt.Errorf("run %d has no scenario in common with the first", ri+1)
 		}
 	}
-	for i, h := range hists {
-		if h == nil {
-			continue
+	for _, p := range parts {
+		m, err := Combine(Concurrent, p)
+		if err != nil {
+			return nil, err
 		}
-		out.Scenarios[i].LatencyMS = metrics.Summarize(h)
-		if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
-			out.Scenarios[i].LatencyHist = string(enc)
-		}
+		out.Scenarios = append(out.Scenarios, m)
 	}
 	return out, nil
+}
+
+// withRaw returns s with Raw set: s's own, or for a scenario written
+// before raw data existed, one of what it kept that combines (its window
+// and latency histogram); its other figures are then not derived again.
+func withRaw(s Scenario) Scenario {
+	if s.Raw != nil {
+		return s
+	}
+	s.Raw = &Raw{WindowS: s.DurationS, Runs: 1}
+	if s.LatencyHist != "" {
+		s.Raw.Hists = map[string]string{HistOp: s.LatencyHist}
+	}
+	return s
 }
 
 // mergeTimeline adds b's seconds to a's, entry by entry (the machines ran

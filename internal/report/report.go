@@ -40,11 +40,21 @@ type Run struct {
 
 // Meta describes where and how the run happened.
 type Meta struct {
-	StartedAt    string `json:"started_at"` // RFC 3339, UTC
-	GitCommit    string `json:"git_commit"`
-	GoVersion    string `json:"go_version"`
-	RedisVersion string `json:"redis_version"`
-	GOMAXPROCS   int    `json:"gomaxprocs"`
+	StartedAt string `json:"started_at"` // RFC 3339, UTC
+	GitCommit string `json:"git_commit"`
+	// Version is lockbench's version: the release stamped at build time,
+	// else the module version ("(devel)" for a build from a checkout).
+	Version   string `json:"version,omitempty"`
+	GoVersion string `json:"go_version"`
+	// Deps are the versions of the Redis drivers, lock libraries and
+	// baseline clients linked into lockbench, by module path (from the
+	// binary's build info; absent when it has none, as in a test binary).
+	Deps         map[string]string `json:"deps,omitempty"`
+	RedisVersion string            `json:"redis_version"`
+	// RedisVersions are the distinct redis_version values of every server
+	// the scenarios connected to (each node of a cluster), sorted.
+	RedisVersions []string `json:"redis_versions,omitempty"`
+	GOMAXPROCS    int      `json:"gomaxprocs"`
 	// GODEBUG is the Go runtime settings the run had ($GODEBUG; lockbench
 	// adds madvdontneed=0 unless the user set madvdontneed).
 	GODEBUG string   `json:"godebug,omitempty"`
@@ -109,9 +119,11 @@ type Scenario struct {
 	Ops int64 `json:"ops"`
 	// OpsPerSec is Ops / DurationS.
 	OpsPerSec  float64         `json:"ops_per_sec"`
-	LatencyMS  metrics.Latency `json:"latency_ms"`
-	AcquireMS  metrics.Latency `json:"acquire_ms"`
-	ReleaseMS  metrics.Latency `json:"release_ms"`
+	// LatencyMS, AcquireMS and ReleaseMS summarise raw.hists (Derive);
+	// each is absent when it has no value (nothing measured, never 0).
+	LatencyMS  metrics.Latency `json:"latency_ms,omitzero"`
+	AcquireMS  metrics.Latency `json:"acquire_ms,omitzero"`
+	ReleaseMS  metrics.Latency `json:"release_ms,omitzero"`
 	Counters   Counters        `json:"counters"`
 	Violations Violations      `json:"violations"`
 	// Figures are the workload's end-state numbers (flash-sale: sold,
@@ -141,7 +153,7 @@ type Scenario struct {
 	// "external-cluster", "external-sentinel").
 	Topology string `json:"topology"`
 	// HoldMS is the time spent inside the critical section, ms.
-	HoldMS metrics.Latency `json:"hold_ms"`
+	HoldMS metrics.Latency `json:"hold_ms,omitzero"`
 	// CeilingOpsPerSec is the lock-bound ceiling: locks that can be held at
 	// once (min of clients and distinct locks) / mean hold time (s). 0, and
 	// absent from the JSON, when there is none to compute: no lock held, or
@@ -198,6 +210,17 @@ type Scenario struct {
 	// Intervals are the timeline's interval histograms, for the .hlog file
 	// (nil when the engine kept none, and in a file read back).
 	Intervals *IntervalHists `json:"-"`
+	// Raw is what the scenario measured as mergeable data (histograms,
+	// counts, sums): every figure above that is not a count is derived
+	// from it by Derive, for one run and for any combination of runs
+	// (Combine). Absent in files written before it existed.
+	Raw *Raw `json:"raw,omitempty"`
+	// EndCheck is "not_run" in a follower segment's file: the leader ran
+	// the run's end check (oversell, lost updates, lost acked writes), so
+	// the follower's counts of those kinds are not measured (absent in its
+	// JSON, "-" in its table). Empty: the end check ran (or the scenario
+	// has none).
+	EndCheck string `json:"end_check,omitempty"`
 }
 
 // FaultWindow is when a fault acted. Times are ms since the scenario's
@@ -253,8 +276,12 @@ type ServerLoad struct {
 type RedisCost struct {
 	// Commands is the number of commands the servers executed.
 	Commands int64 `json:"commands"`
-	// CommandsPerOp is Commands / Ops.
-	CommandsPerOp float64 `json:"commands_per_op"`
+	// Ops are the operations over the window the cost was read over
+	// (warm-up included): CommandsPerOp is Commands / Ops.
+	Ops int64 `json:"ops,omitempty"`
+	// CommandsPerOp is Commands / Ops; absent when not measured (no
+	// operation, or the servers could not be read).
+	CommandsPerOp float64 `json:"commands_per_op,omitzero"`
 	// ByCommand counts per command name (lower case, e.g. "set", "evalsha").
 	ByCommand map[string]int64 `json:"by_command"`
 	// ServerCPUMS is the servers' CPU time (user + sys, all nodes) over the
@@ -266,8 +293,9 @@ type RedisCost struct {
 // ClientCPU is lockbench's own CPU use over the run (getrusage).
 type ClientCPU struct {
 	CPUSeconds float64 `json:"cpu_s"`
-	// CPUMicrosPerOp is client CPU µs per operation.
-	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
+	// CPUMicrosPerOp is client CPU µs per operation over the cost window
+	// (redis_cost.ops); absent without operations.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitzero"`
 	// BudgetShare is CPU time / (wall time x GOMAXPROCS).
 	BudgetShare float64 `json:"budget_share"`
 	// ClientBound is true when BudgetShare > 0.9: the client, not Redis,

@@ -1,0 +1,611 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/internal/metrics"
+)
+
+// Raw is what a scenario measured, kept as data that combines exactly:
+// histograms, counts and sums, never a percentile or a rate. Every derived
+// figure of a Scenario (ops/s, latency percentiles, the ceiling and
+// efficiency, Jain's index, commands/op, CPU/op, the server load) is
+// computed from it by Derive, for a single run as for any combination of
+// runs (Combine): repeats, segments, --procs and lockbench merge. The
+// counters, violations and figures of a Scenario are raw already (sums),
+// and Combine adds them up beside Raw.
+type Raw struct {
+	// WindowS is the measured window, s (warm-up excluded). Segments of one
+	// run share a window (the longest is kept); repeats add theirs up.
+	WindowS float64 `json:"window_s"`
+	// Runs is how many sequential runs (repeats) the data pools: 1 for one
+	// run, or for the segments of one run merged.
+	Runs int `json:"runs"`
+	// Hists are the measured window's HdrHistograms in µs (1 µs .. 60 s,
+	// 3 significant figures), each encoded as hdrhistogram-go's Encode
+	// writes it (V2 compressed, base64), by kind: "op" (the whole
+	// operation; from the intended start in an open loop), "acquire"
+	// (granted acquires, retries and waits included), "release", "hold"
+	// (the critical section), "service" (open loop: the operation from its
+	// actual start), "acquire_failed" (acquires that ended without the
+	// lock, warm-up included) and "time_to_free" (liveness oracle: a holder's
+	// exit to its lock being free). A kind with no value is absent.
+	Hists map[string]string `json:"hists"`
+	// ClientOps are the operations each client completed in the measured
+	// window, in client order (segments: concatenated in segment order;
+	// repeats: added up client by client). Their sum is the op count.
+	ClientOps []int64 `json:"client_ops"`
+	// Locks is how many distinct locks the workload takes (0: none, or no
+	// critical-section work, so no lock-bound ceiling): the ceiling holds
+	// min(clients, Locks) locks at once.
+	Locks int `json:"locks,omitempty"`
+	// CostOps are the operations over the window the server cost and the
+	// client CPU were read over (warm-up included).
+	CostOps int64 `json:"cost_ops"`
+	// Cost is the servers' cost: INFO commandstats and INFO cpu deltas,
+	// one entry per set of servers measured. Absent when they could not be
+	// read (a server went away): commands/op is then not measured.
+	Cost []ServerCost `json:"cost,omitempty"`
+	// ClientCPUS is lockbench's CPU time (user + sys) over the cost window,
+	// s; CPUBudgetS the CPU time it could have had (wall time x
+	// GOMAXPROCS), s. Processes add theirs up.
+	ClientCPUS float64 `json:"client_cpu_s"`
+	CPUBudgetS float64 `json:"cpu_budget_s"`
+	// LoadIntervalMS and LoadRates are --load-sample's samples: the
+	// servers' commands/s over each interval of the measured window.
+	LoadIntervalMS float64   `json:"load_interval_ms,omitempty"`
+	LoadRates      []float64 `json:"load_rates,omitempty"`
+}
+
+// ServerCost is one set of servers' cost over a cost window.
+type ServerCost struct {
+	// Servers names the servers measured: their addresses, sorted and
+	// joined by commas.
+	Servers string `json:"servers"`
+	// ByCommand counts the commands executed per command name (lower case),
+	// lockbench's own snapshots and samplers taken out.
+	ByCommand map[string]int64 `json:"by_command"`
+	// CPUMS is the servers' CPU time (user + sys), ms.
+	CPUMS float64 `json:"cpu_ms"`
+}
+
+// Histogram kinds of Raw.Hists.
+const (
+	HistOp            = "op"
+	HistAcquire       = "acquire"
+	HistRelease       = "release"
+	HistHold          = "hold"
+	HistService       = "service"
+	HistAcquireFailed = "acquire_failed"
+	HistTimeToFree    = "time_to_free"
+)
+
+// EncodeHist encodes h as Raw.Hists holds it; "" for a nil or empty
+// histogram.
+func EncodeHist(h *hdrhistogram.Histogram) string {
+	if h == nil || h.TotalCount() == 0 {
+		return ""
+	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// SetHist stores h under kind (nothing for a nil or empty histogram).
+func (r *Raw) SetHist(kind string, h *hdrhistogram.Histogram) {
+	if e := EncodeHist(h); e != "" {
+		if r.Hists == nil {
+			r.Hists = map[string]string{}
+		}
+		r.Hists[kind] = e
+	}
+}
+
+// Hist decodes the histogram of kind; nil when absent. Errors: a histogram
+// that does not decode.
+func (r *Raw) Hist(kind string) (*hdrhistogram.Histogram, error) {
+	e, ok := r.Hists[kind]
+	if !ok || e == "" {
+		return nil, nil
+	}
+	h, err := hdrhistogram.Decode([]byte(e))
+	if err != nil {
+		return nil, fmt.Errorf("raw.hists.%s: %w", kind, err)
+	}
+	return h, nil
+}
+
+// Mode is how Combine adds scenarios up.
+type Mode uint8
+
+const (
+	// Concurrent: the scenarios ran at the same time against the same
+	// servers (the segments of one run, lockbench merge of load machines):
+	// one window, the longest; clients and their counts side by side; the
+	// servers' cost of one set of servers counted once (the widest delta).
+	Concurrent Mode = iota
+	// Sequential: the scenarios ran one after another with the same
+	// clients (--repeat): windows, costs and each client's counts add up,
+	// and every input's samples are kept.
+	Sequential
+)
+
+// Derive computes every derived figure of s from s.Raw: ops and ops/s,
+// the latency summaries and latency_hist, fairness, the servers' cost per
+// op, client CPU per op, the server load, the lock-bound ceiling and
+// efficiency, and the time-to-free summary of the liveness figures. A
+// scenario without Raw (a file written before it existed) is left as it
+// is. What was not measured is left zero (absent in the JSON): latency
+// without values, cost per op without ops or cost, the ceiling without a
+// hold. Errors: a histogram that does not decode.
+func Derive(s *Scenario) error {
+	r := s.Raw
+	if r == nil {
+		return nil
+	}
+	hs := map[string]*hdrhistogram.Histogram{}
+	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree} {
+		h, err := r.Hist(k)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		hs[k] = h
+	}
+	op := hs[HistOp]
+	s.DurationS = r.WindowS
+	s.Ops = 0
+	if op != nil {
+		s.Ops = op.TotalCount()
+	}
+	s.OpsPerSec = 0
+	if r.WindowS > 0 {
+		s.OpsPerSec = float64(s.Ops) / r.WindowS
+	}
+	s.LatencyMS = metrics.Summarize(op)
+	s.LatencyHist = r.Hists[HistOp]
+	s.AcquireMS = metrics.Summarize(hs[HistAcquire])
+	s.ReleaseMS = metrics.Summarize(hs[HistRelease])
+	s.HoldMS = metrics.Summarize(hs[HistHold])
+	s.ServiceMS = nil
+	if s.Loop == "open" {
+		l := metrics.Summarize(hs[HistService])
+		s.ServiceMS = &l
+	}
+	s.AcquireFailedMS = nil
+	if h := hs[HistAcquireFailed]; h != nil {
+		l := metrics.Summarize(h)
+		s.AcquireFailedMS = &l
+	}
+	if s.Liveness != nil && s.Liveness.Measured {
+		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
+	}
+	s.Fairness = Fairness{JainIndex: metrics.Jain(r.ClientOps), LongestWaitMS: s.AcquireMS.Max}
+	s.RedisCost = RedisCost{}
+	if len(r.Cost) > 0 {
+		c := RedisCost{ByCommand: map[string]int64{}, Ops: r.CostOps}
+		for _, sc := range r.Cost {
+			for k, v := range sc.ByCommand {
+				c.ByCommand[k] += v
+				c.Commands += v
+			}
+			c.ServerCPUMS += sc.CPUMS
+		}
+		if r.CostOps > 0 {
+			c.CommandsPerOp = float64(c.Commands) / float64(r.CostOps)
+			c.ServerCPUMSPer1kOps = c.ServerCPUMS * 1000 / float64(r.CostOps)
+		}
+		s.RedisCost = c
+	}
+	s.ClientCPU = ClientCPU{CPUSeconds: r.ClientCPUS}
+	if r.CostOps > 0 {
+		s.ClientCPU.CPUMicrosPerOp = r.ClientCPUS * 1e6 / float64(r.CostOps)
+	}
+	if r.CPUBudgetS > 0 {
+		s.ClientCPU.BudgetShare = r.ClientCPUS / r.CPUBudgetS
+		s.ClientCPU.ClientBound = s.ClientCPU.BudgetShare > 0.9
+	}
+	s.ServerLoad = SummarizeLoad(r.LoadRates, r.LoadIntervalMS)
+	s.CeilingOpsPerSec, s.Efficiency = 0, 0
+	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
+		s.CeilingOpsPerSec = float64(min(s.Clients, r.Locks)) / (hold.Mean() / 1e6)
+		s.Efficiency = s.OpsPerSec / s.CeilingOpsPerSec
+	}
+	return nil
+}
+
+// SummarizeLoad turns per-interval command rates (commands/s) into a
+// ServerLoad: mean, p99 (nearest rank), peak, peak/mean and the
+// coefficient of variation. Nil without samples.
+func SummarizeLoad(rates []float64, intervalMS float64) *ServerLoad {
+	if len(rates) == 0 {
+		return nil
+	}
+	s := slices.Clone(rates)
+	sort.Float64s(s)
+	var sum, sq float64
+	for _, r := range s {
+		sum += r
+	}
+	mean := sum / float64(len(s))
+	for _, r := range s {
+		sq += (r - mean) * (r - mean)
+	}
+	l := &ServerLoad{
+		IntervalMS: intervalMS, Samples: len(s),
+		MeanPerSec: mean, PeakPerSec: s[len(s)-1],
+		P99PerSec: s[min(len(s)-1, int(math.Ceil(0.99*float64(len(s))))-1)],
+	}
+	if mean > 0 {
+		l.PeakToMean = l.PeakPerSec / mean
+		l.CV = math.Sqrt(sq/float64(len(s))) / mean
+	}
+	return l
+}
+
+// Combine adds scenarios of one matrix cell up as mode says and derives
+// the result's figures (Derive): raw data first, figures after. ss[0]
+// gives the identity (strategy, driver, workload, retry, params,
+// topology). Every input must carry Raw (else the error says which).
+//
+// What each kind of data becomes:
+//   - histograms: merged; counters, violations, figures, open-loop
+//     arrivals, liveness counts: summed;
+//   - window: Concurrent the longest, Sequential the sum;
+//   - clients and per-client counts: Concurrent summed and concatenated,
+//     Sequential the first's count, per-client counts added client by
+//     client;
+//   - the servers' cost: per set of servers, Concurrent the widest delta
+//     (every process read the same servers over nearly one window),
+//     Sequential the sum; client CPU and its budget: summed;
+//   - server load samples: Concurrent those of the input with the most
+//     (each process sampled the same servers), Sequential concatenated;
+//   - timeline: Concurrent added entry by entry (percentiles dropped),
+//     Sequential concatenated, each run's entries after the last;
+//   - samples: Concurrent one, of the result; Sequential every input's;
+//   - strategy stats: counts summed, maxima (keys with "max") the largest;
+//     quantiles of one input only (they do not combine).
+func Combine(mode Mode, ss []Scenario) (Scenario, error) {
+	if len(ss) == 0 {
+		return Scenario{}, fmt.Errorf("combine: no scenario")
+	}
+	for i := range ss {
+		if ss[i].Raw == nil {
+			return Scenario{}, fmt.Errorf("%s: input %d has no raw data (a file written before lockbench kept it): it cannot be combined exactly", ss[i].Name(), i+1)
+		}
+	}
+	out := ss[0]
+	out.Raw = cloneRaw(ss[0].Raw)
+	out.Counters = cloneCounters(ss[0].Counters)
+	out.Figures = maps.Clone(ss[0].Figures)
+	out.Liveness = cloneLiveness(ss[0].Liveness)
+	out.StrategyStats = maps.Clone(ss[0].StrategyStats)
+	out.Faults = slices.Clone(ss[0].Faults)
+	out.Timeline = slices.Clone(ss[0].Timeline)
+	out.Intervals = nil
+	hists := map[string]*hdrhistogram.Histogram{}
+	for k := range out.Raw.Hists {
+		h, err := out.Raw.Hist(k)
+		if err != nil {
+			return Scenario{}, fmt.Errorf("%s: %w", out.Name(), err)
+		}
+		hists[k] = h
+	}
+	samples := slices.Clone(ss[0].Samples)
+	if len(samples) == 0 {
+		samples = []Sample{SampleOf(ss[0])}
+	}
+	stats := []map[string]float64{ss[0].StrategyStats}
+	mostLoad := len(out.Raw.LoadRates)
+	for _, s := range ss[1:] {
+		r := s.Raw
+		for k := range r.Hists {
+			h, err := r.Hist(k)
+			if err != nil {
+				return Scenario{}, fmt.Errorf("%s: %w", s.Name(), err)
+			}
+			if hists[k] == nil {
+				hists[k] = h
+			} else {
+				hists[k].Merge(h)
+			}
+		}
+		o := out.Raw
+		o.CostOps += r.CostOps
+		o.ClientCPUS += r.ClientCPUS
+		o.CPUBudgetS += r.CPUBudgetS
+		o.Locks = max(o.Locks, r.Locks)
+		switch mode {
+		case Concurrent:
+			o.WindowS = max(o.WindowS, r.WindowS)
+			out.Clients += s.Clients
+			o.ClientOps = append(o.ClientOps, r.ClientOps...)
+			o.Cost = widest(o.Cost, r.Cost)
+			if len(r.LoadRates) > mostLoad {
+				o.LoadRates, o.LoadIntervalMS, mostLoad = slices.Clone(r.LoadRates), r.LoadIntervalMS, len(r.LoadRates)
+			}
+			out.OfferedRate += s.OfferedRate
+			out.Timeline = mergeTimeline(out.Timeline, s.Timeline)
+		case Sequential:
+			o.WindowS += r.WindowS
+			o.Runs += max(r.Runs, 1)
+			for i, n := range r.ClientOps {
+				if i < len(o.ClientOps) {
+					o.ClientOps[i] += n
+				} else {
+					o.ClientOps = append(o.ClientOps, n)
+				}
+			}
+			o.Cost = addCost(o.Cost, r.Cost)
+			o.LoadRates = append(o.LoadRates, r.LoadRates...)
+			if o.LoadIntervalMS == 0 {
+				o.LoadIntervalMS = r.LoadIntervalMS
+			}
+			out.Timeline = appendTimeline(out.Timeline, s.Timeline)
+			if len(s.Samples) > 0 {
+				samples = append(samples, s.Samples...)
+			} else {
+				samples = append(samples, SampleOf(s))
+			}
+		}
+		out.Offered += s.Offered
+		out.Dropped += s.Dropped
+		out.Undecided += s.Undecided
+		out.Violations.Add(s.Violations)
+		addCounters(&out.Counters, s.Counters)
+		for k, v := range s.Figures {
+			if out.Figures == nil {
+				out.Figures = map[string]int64{}
+			}
+			out.Figures[k] += v
+		}
+		out.Liveness = addLiveness(out.Liveness, s.Liveness)
+		out.Faults = append(out.Faults, s.Faults...)
+		stats = append(stats, s.StrategyStats)
+		out.StopReason = combineStop(out.StopReason, s.StopReason)
+		if out.StopError == "" {
+			out.StopError = s.StopError
+		}
+		if out.VerifyError == "" {
+			out.VerifyError = s.VerifyError
+		}
+	}
+	if len(ss) > 1 {
+		out.StrategyStats = combineStats(stats)
+	}
+	out.Raw.Hists = map[string]string{}
+	for k, h := range hists {
+		out.Raw.SetHist(k, h)
+	}
+	if err := Derive(&out); err != nil {
+		return Scenario{}, err
+	}
+	switch mode {
+	case Concurrent:
+		out.Samples = []Sample{SampleOf(out)}
+		out.Repeats = nil
+	case Sequential:
+		out.Samples = samples
+		out.Repeats = RepeatsOf(samples)
+	}
+	return out, nil
+}
+
+// RepeatsOf is the spread of ops/s and p99 over samples; nil for fewer
+// than two.
+func RepeatsOf(samples []Sample) *Repeats {
+	if len(samples) < 2 {
+		return nil
+	}
+	ops := make([]float64, len(samples))
+	p99 := make([]float64, len(samples))
+	for i, s := range samples {
+		ops[i], p99[i] = s.OpsPerSec, s.P99MS
+	}
+	return &Repeats{N: len(samples), OpsPerSec: NewSpread(ops), P99MS: NewSpread(p99)}
+}
+
+func cloneRaw(r *Raw) *Raw {
+	c := *r
+	c.Hists = maps.Clone(r.Hists)
+	c.ClientOps = slices.Clone(r.ClientOps)
+	c.Cost = make([]ServerCost, len(r.Cost))
+	for i, sc := range r.Cost {
+		c.Cost[i] = ServerCost{Servers: sc.Servers, ByCommand: maps.Clone(sc.ByCommand), CPUMS: sc.CPUMS}
+	}
+	if len(c.Cost) == 0 {
+		c.Cost = nil
+	}
+	c.LoadRates = slices.Clone(r.LoadRates)
+	if c.Runs == 0 {
+		c.Runs = 1
+	}
+	return &c
+}
+
+func (c ServerCost) commands() int64 {
+	var n int64
+	for _, v := range c.ByCommand {
+		n += v
+	}
+	return n
+}
+
+// widest keeps, per set of servers, the delta with the most commands (a
+// delta of the same servers read by another process over nearly the same
+// window); sets only one side has are kept.
+func widest(a, b []ServerCost) []ServerCost {
+	for _, y := range b {
+		i := slices.IndexFunc(a, func(x ServerCost) bool { return x.Servers == y.Servers })
+		switch {
+		case i < 0:
+			a = append(a, y)
+		case y.commands() > a[i].commands():
+			a[i] = y
+		}
+	}
+	return a
+}
+
+// addCost adds b's deltas to a's, per set of servers.
+func addCost(a, b []ServerCost) []ServerCost {
+	for _, y := range b {
+		i := slices.IndexFunc(a, func(x ServerCost) bool { return x.Servers == y.Servers })
+		if i < 0 {
+			a = append(a, ServerCost{Servers: y.Servers, ByCommand: maps.Clone(y.ByCommand), CPUMS: y.CPUMS})
+			continue
+		}
+		if a[i].ByCommand == nil {
+			a[i].ByCommand = map[string]int64{}
+		}
+		for k, v := range y.ByCommand {
+			a[i].ByCommand[k] += v
+		}
+		a[i].CPUMS += y.CPUMS
+	}
+	return a
+}
+
+func cloneCounters(c Counters) Counters {
+	c.ErrorsByKind = maps.Clone(c.ErrorsByKind)
+	c.ErrorSamples = maps.Clone(c.ErrorSamples)
+	return c
+}
+
+// addCounters adds every count of o to c (error samples: the first per
+// kind).
+func addCounters(c *Counters, o Counters) {
+	c.Attempts += o.Attempts
+	c.Failures += o.Failures
+	c.Timeouts += o.Timeouts
+	c.NotOwner += o.NotOwner
+	c.Rejected += o.Rejected
+	c.Reads += o.Reads
+	c.Cancelled += o.Cancelled
+	c.Errors += o.Errors
+	for k, v := range o.ErrorsByKind {
+		if c.ErrorsByKind == nil {
+			c.ErrorsByKind = map[string]int64{}
+		}
+		c.ErrorsByKind[k] += v
+	}
+	for k, v := range o.ErrorSamples {
+		if c.ErrorSamples == nil {
+			c.ErrorSamples = map[string]string{}
+		}
+		if _, ok := c.ErrorSamples[k]; !ok {
+			c.ErrorSamples[k] = v
+		}
+	}
+}
+
+func cloneLiveness(l *Liveness) *Liveness {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	return &c
+}
+
+// addLiveness adds b's liveness counts to a (nil: not kept by that side;
+// the sum of a measured and an unmeasured side is not measured).
+func addLiveness(a, b *Liveness) *Liveness {
+	if a == nil || b == nil {
+		if a == nil {
+			return cloneLiveness(b)
+		}
+		return a
+	}
+	if !b.Measured && a.Measured {
+		a.Measured, a.NotMeasured = false, b.NotMeasured
+	}
+	a.Samples += b.Samples
+	a.ReadErrors += b.ReadErrors
+	a.OrphanLocks += b.OrphanLocks
+	a.OrphanLockMS += b.OrphanLockMS
+	a.OrphansAtEnd += b.OrphansAtEnd
+	a.OrphanAcquires += b.OrphanAcquires
+	a.OrphanRenewals += b.OrphanRenewals
+	a.HeldPastTTL += b.HeldPastTTL
+	a.DeadlineOvershoots += b.DeadlineOvershoots
+	a.GoroutinesMax = max(a.GoroutinesMax, b.GoroutinesMax)
+	a.ForeignHoldMaxMS = max(a.ForeignHoldMaxMS, b.ForeignHoldMaxMS)
+	a.ResolutionMS = max(a.ResolutionMS, b.ResolutionMS)
+	return a
+}
+
+// combineStop is the stop reason of two combined parts: an interruption or
+// an abort wins over a normal end, and "done" over "duration".
+func combineStop(a, b string) string {
+	rank := func(s string) int {
+		switch s {
+		case "interrupted":
+			return 4
+		case "aborted":
+			return 3
+		case "done":
+			return 2
+		case "duration":
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// combineStats combines strategy stats: keys naming a maximum ("max")
+// take the largest, quantiles and means ("p50", "p99", "mean") are left
+// out (they do not combine), every other key is a count and is summed.
+func combineStats(all []map[string]float64) map[string]float64 {
+	var out map[string]float64
+	for _, m := range all {
+		for k, v := range m {
+			if strings.Contains(k, "_p") && quantileKey(k) || strings.Contains(k, "mean") {
+				continue
+			}
+			if out == nil {
+				out = map[string]float64{}
+			}
+			if strings.Contains(k, "max") {
+				out[k] = max(out[k], v)
+			} else {
+				out[k] += v
+			}
+		}
+	}
+	return out
+}
+
+// quantileKey reports whether k names a quantile (p50, p99, p999, ...).
+func quantileKey(k string) bool {
+	for _, part := range strings.Split(k, "_") {
+		if len(part) > 1 && part[0] == 'p' && strings.Trim(part[1:], "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// appendTimeline puts b's entries after a's: b's t_s shifted by a's last.
+func appendTimeline(a, b []Second) []Second {
+	var shift float64
+	if len(a) > 0 {
+		shift = a[len(a)-1].TS
+	}
+	for _, e := range b {
+		e.TS += shift
+		a = append(a, e)
+	}
+	return a
+}
