@@ -110,14 +110,15 @@ func peakLine(ss []Scenario) string {
 		}
 	}
 	if peak.Clients == last.Clients || peak.OpsPerSec == 0 {
-		return fmt.Sprintf("ops/s highest at the largest count, %.0f at %s", last.OpsPerSec, clientsText(last.Clients))
+		return fmt.Sprintf("ops/s highest at the largest count, %.0f at %s", last.OpsPerSec, ClientsText(last.Clients))
 	}
 	return fmt.Sprintf("peak %.0f ops/s at %s; at %s %.0f ops/s, %.0f %% of the peak",
-		peak.OpsPerSec, clientsText(peak.Clients), clientsText(last.Clients), last.OpsPerSec, 100*last.OpsPerSec/peak.OpsPerSec)
+		peak.OpsPerSec, ClientsText(peak.Clients), ClientsText(last.Clients), last.OpsPerSec, 100*last.OpsPerSec/peak.OpsPerSec)
 }
 
-// clientsText is "1 client", "10 clients".
-func clientsText(n int) string {
+// ClientsText is "1 client", "10 clients": a client count as the sweep
+// table's peak lines and the charts' labels write it.
+func ClientsText(n int) string {
 	if n == 1 {
 		return "1 client"
 	}

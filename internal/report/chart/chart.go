@@ -58,21 +58,56 @@ const (
 
 // series is one scenario of one file.
 type series struct {
+	// label names the series in legends, rows and headings: row, after
+	// the file's label when several files are drawn.
 	label string
-	file  string
-	s     report.Scenario
+	// row is the scenario's matrix cell (report.CellNames) and, when the
+	// scenarios drawn ran a cell at two or more client counts (a sweep),
+	// its client count: "atomic/rueidis/lock-cycle/spin, 10 clients". The
+	// bar charts have one row per distinct row, one bar per file in it.
+	row string
+	// line is the label of the scenario's line in the sweep chart: its
+	// cell, after the file's label when several files are drawn, without
+	// the client count (the sweep chart's x axis).
+	line string
+	file string
+	s    report.Scenario
 }
 
+// collect labels every scenario of in. When some cell (strategy, driver,
+// workload and retry spec) ran at two or more client counts, in one file
+// or across files, every label carries its scenario's client count:
+// otherwise a sweep's scenarios of one cell would read alike in every
+// legend, row and heading.
 func collect(in []Input) []series {
+	counts := map[string]map[int]bool{}
+	for _, f := range in {
+		for _, s := range f.Run.Scenarios {
+			k := s.Strategy + "/" + s.Driver + "/" + s.Workload + "/" + s.Retry
+			if counts[k] == nil {
+				counts[k] = map[int]bool{}
+			}
+			counts[k][s.Clients] = true
+		}
+	}
+	withClients := false
+	for _, c := range counts {
+		withClients = withClients || len(c) > 1
+	}
 	var out []series
 	for _, f := range in {
 		names := report.CellNames(f.Run.Scenarios)
 		for i, s := range f.Run.Scenarios {
-			label := names[i]
-			if len(in) > 1 {
-				label = f.Label + ": " + label
+			row, line := names[i], names[i]
+			if withClients {
+				row += ", " + report.ClientsText(s.Clients)
 			}
-			out = append(out, series{label: label, file: f.Label, s: s})
+			label := row
+			if len(in) > 1 {
+				label = f.Label + ": " + row
+				line = f.Label + ": " + line
+			}
+			out = append(out, series{label: label, row: row, line: line, file: f.Label, s: s})
 		}
 	}
 	return out
@@ -248,15 +283,15 @@ func spectrum(ss []series) (*figure, error) {
 	return single(p, legend), nil
 }
 
-// names returns the distinct scenario names in order of first appearance
-// and the files in order of first appearance.
+// names returns the distinct rows (series.row) in order of first
+// appearance and the files in order of first appearance.
 func names(ss []series) (order []string, files []string) {
 	seen := map[string]bool{}
 	fseen := map[string]bool{}
 	for _, s := range ss {
-		if n := s.s.Name(); !seen[n] {
-			seen[n] = true
-			order = append(order, n)
+		if !seen[s.row] {
+			seen[s.row] = true
+			order = append(order, s.row)
 		}
 		if !fseen[s.file] {
 			fseen[s.file] = true
@@ -353,8 +388,10 @@ func (t numTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// opsBars are ops/s per scenario, a bar per file.
-func opsBars(ss []series) (*figure, error) {
+// opsData is the ops chart's data: a row per distinct series.row (matrix
+// cell, and client count in a sweep), a group per file, each value the
+// scenario's ops/s; NaN where a file has no scenario of the row.
+func opsData(ss []series) barData {
 	order, files := names(ss)
 	d := barData{rows: order, groups: files}
 	idx := map[string]int{}
@@ -367,13 +404,19 @@ func opsBars(ss []series) (*figure, error) {
 		d.vals = append(d.vals, nanValues(len(order)))
 	}
 	for _, s := range ss {
-		d.vals[fidx[s.file]][idx[s.s.Name()]] = s.s.OpsPerSec
+		d.vals[fidx[s.file]][idx[s.row]] = s.s.OpsPerSec
 	}
+	return d
+}
+
+// opsBars are ops/s per scenario, a bar per file.
+func opsBars(ss []series) (*figure, error) {
+	d := opsData(ss)
 	p, legend, err := bars(d, "Throughput", "ops/s (operations per second, measured window)", "%.0f")
 	if err != nil {
 		return nil, err
 	}
-	if len(files) == 1 {
+	if len(d.groups) == 1 {
 		legend = nil // one file: the bars need no key
 	}
 	return single(p, legend), nil

@@ -57,19 +57,20 @@ type sweepLine struct {
 	ss    []report.Scenario
 }
 
-// sweepLines groups ss by file and matrix cell (its label: report.CellNames), in order of first
-// appearance, each cell's scenarios sorted by clients; it keeps the cells
-// run at two or more client counts.
+// sweepLines groups ss by file and matrix cell (its label: series.line,
+// without the client count), in order of first appearance, each cell's
+// scenarios sorted by clients; it keeps the cells run at two or more
+// client counts.
 func sweepLines(ss []series) []sweepLine {
 	var lines []sweepLine
 	idx := map[string]int{}
 	for _, s := range ss {
-		k := s.file + "\x00" + s.label
+		k := s.file + "\x00" + s.line
 		i, ok := idx[k]
 		if !ok {
 			i = len(lines)
 			idx[k] = i
-			lines = append(lines, sweepLine{label: s.label})
+			lines = append(lines, sweepLine{label: s.line})
 		}
 		lines[i].ss = append(lines[i].ss, s.s)
 	}
