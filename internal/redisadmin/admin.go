@@ -194,3 +194,21 @@ func StuckLocks(ctx context.Context, ds []drivers.Driver, keys []string) (int64,
 	}
 	return int64(len(stuck)), nil
 }
+
+// ServerVersions returns redis_version from INFO server of each server
+// behind d: every master of a cluster client, else d's one server.
+func ServerVersions(ctx context.Context, d drivers.Driver) ([]string, error) {
+	nodes, _, err := perNode(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		v, err := ServerVersion(ctx, n)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
