@@ -205,7 +205,11 @@ func (sp *segPlan) join(ctx context.Context, p *plan, runID string) (func(), err
 // scenario of the plan.
 func idleSegment(ctx context.Context, sc engine.Scenario) (report.Scenario, error) {
 	out := report.Scenario{Strategy: sc.Strategy, Driver: sc.Driver, Workload: sc.Workload,
-		Retry: sc.Retry.String(), Params: sc.ParamsMap(), StopReason: "no_clients"}
+		Retry: sc.Retry.String(), Params: sc.ParamsMap(), StopReason: "no_clients",
+		Raw: &report.Raw{Runs: 1}} // measured nothing: it adds nothing to a merge
+	if sc.Follower {
+		out.Violations.EndCheck = report.EndCheckNotRun
+	}
 	at, err := sc.Sync.Start(ctx)
 	if err != nil {
 		return out, err

@@ -45,6 +45,9 @@ func (r *run) verify(all *metrics.Recorder) error {
 		WorkedAfterLoss: all.WorkedAfterLoss,
 		FalseExtends:    all.FalseExtends,
 	}
+	if sc.Follower {
+		out.Violations.EndCheck = report.EndCheckNotRun
+	}
 	for _, k := range report.ViolationKinds {
 		if k.From == report.FromEndCheck {
 			k.Set(&out.Violations, res.Violations[k.Key])

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
+
+	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -41,6 +43,19 @@ func opsCell(s Scenario) string {
 	return ops
 }
 
+// msCell is v (ms) of latency l as the table prints it, "-" when l has no
+// value (nothing measured).
+func msCell(l metrics.Latency, v float64) string {
+	if !LatencyMeasured(l) {
+		return "-"
+	}
+	return FormatMS(v)
+}
+
+// LatencyMeasured reports whether l holds values: a latency without any
+// is zero throughout (absent from the JSON), never a measured 0.
+func LatencyMeasured(l metrics.Latency) bool { return l != metrics.Latency{} }
+
 // Cell is the column's text for s, as the table shows it.
 func (c Column) Cell(s Scenario) string { return c.cell(s) }
 
@@ -61,12 +76,17 @@ var (
 		}
 		return fmt.Sprintf("%.0f", s.CeilingOpsPerSec)
 	})
-	colJain       = col("jain", "jain", "Jain's fairness index over the clients' operations", func(s Scenario) string { return fmt.Sprintf("%.2f", s.Fairness.JainIndex) })
-	colP50        = col("p50", "p50 ms", "operation latency p50, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.P50) })
-	colP99        = col("p99", "p99 ms", "operation latency p99, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.P99) })
-	colP999       = col("p999", "p99.9 ms", "operation latency p99.9, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.P999) })
-	colMax        = col("max", "max ms", "operation latency max, ms", func(s Scenario) string { return FormatMS(s.LatencyMS.Max) })
-	colAcquireP99 = col("acquire_p99", "acquire p99 ms", "acquire wait p99, ms", func(s Scenario) string { return FormatMS(s.AcquireMS.P99) })
+	colJain = col("jain", "jain", "Jain's fairness index over the clients' operations (- without operations)", func(s Scenario) string {
+		if s.Ops == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", s.Fairness.JainIndex)
+	})
+	colP50        = col("p50", "p50 ms", "operation latency p50, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.P50) })
+	colP99        = col("p99", "p99 ms", "operation latency p99, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.P99) })
+	colP999       = col("p999", "p99.9 ms", "operation latency p99.9, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.P999) })
+	colMax        = col("max", "max ms", "operation latency max, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.Max) })
+	colAcquireP99 = col("acquire_p99", "acquire p99 ms", "acquire wait p99, ms (- without values)", func(s Scenario) string { return msCell(s.AcquireMS, s.AcquireMS.P99) })
 	colErrors     = col("errors", "errors", "errors, acquire timeouts and give-ups: the total, the kinds in brackets", func(s Scenario) string { return errorCell(s.Counters) })
 	colViolations = col("violations", "violations", "every violation kind summed (the liveness figures are not violations)", func(s Scenario) string {
 		return strconv.FormatInt(s.Violations.Total(), 10)
@@ -106,7 +126,12 @@ func TableColumns() []Column {
 		colOps, colCeiling, colP50, colP99, colP999, colMax, colJain}
 	for _, k := range ViolationKinds {
 		if k.Column {
-			cols = append(cols, col(k.Key, k.Short, k.Doc, func(s Scenario) string { return strconv.FormatInt(k.Of(s.Violations), 10) }))
+			cols = append(cols, col(k.Key, k.Short, k.Doc, func(s Scenario) string {
+				if !k.Known(s.Violations) {
+					return "-" // a follower segment: the leader ran the end check
+				}
+				return strconv.FormatInt(k.Of(s.Violations), 10)
+			}))
 		}
 	}
 	return append(cols,

@@ -54,9 +54,10 @@ type CompareOptions struct {
 	Alpha float64
 }
 
-// Change is one figure of a scenario in two runs: the medians of its
-// samples (ratios to the reference with Normalize), their relative change,
-// and whether the change is significant.
+// Change is one figure of a scenario in two runs: each side's figure as
+// its row has it (ratios to the reference's with Normalize), their
+// relative change, and whether the change is significant over the runs'
+// samples.
 type Change struct {
 	Base, New   float64
 	BaseN, NewN int     // samples on each side
@@ -68,6 +69,9 @@ type Change struct {
 	// Significant: P <= Alpha. FewSamples: a side had fewer than
 	// MinSamples, so the change was judged on the threshold alone.
 	Significant, FewSamples bool
+	// NotMeasured: a side did not measure the figure (a latency without
+	// values): no change is computed ("n/a") and none is a regression.
+	NotMeasured bool
 }
 
 // Delta is one scenario compared across two runs.
@@ -99,8 +103,8 @@ func Compare(base, cur *Run, o CompareOptions) (deltas []Delta, missing []string
 		}
 		for _, s := range r.Scenarios {
 			if s.Name() == o.Normalize {
-				ops, p99 := median(figures(s, opsOf)), median(figures(s, p99Of))
-				if ops == 0 || p99 == 0 {
+				ops, p99 := s.OpsPerSec, s.LatencyMS.P99
+				if ops == 0 || !LatencyMeasured(s.LatencyMS) {
 					return 0, 0, fmt.Errorf("reference %s has no ops/s or p99 in the %s run", o.Normalize, which)
 				}
 				return ops, p99, nil
@@ -120,9 +124,13 @@ func Compare(base, cur *Run, o CompareOptions) (deltas []Delta, missing []string
 	for _, p := range pairs {
 		b, n := p.Base, p.New
 		d := Delta{Name: n.Name(), BaseViol: b.Violations.Total(), NewViol: n.Violations.Total(), Notes: p.Notes,
-			Ops: change(scaled(figures(b, opsOf), bOps), scaled(figures(n, opsOf), nOps), o.Alpha),
-			P99: change(scaled(figures(b, p99Of), bP99), scaled(figures(n, p99Of), nP99), o.Alpha)}
-		worse := func(c Change) bool { return c.Significant || c.FewSamples }
+			Ops: change(b.OpsPerSec/bOps, n.OpsPerSec/nOps, scaled(figures(b, opsOf), bOps), scaled(figures(n, opsOf), nOps), o.Alpha),
+			P99: change(b.LatencyMS.P99/bP99, n.LatencyMS.P99/nP99, scaled(figures(b, p99Of), bP99), scaled(figures(n, p99Of), nP99), o.Alpha)}
+		d.P99.NotMeasured = !LatencyMeasured(b.LatencyMS) || !LatencyMeasured(n.LatencyMS)
+		if d.P99.NotMeasured {
+			d.P99.Rel, d.P99.Significant = 0, false
+		}
+		worse := func(c Change) bool { return !c.NotMeasured && (c.Significant || c.FewSamples) }
 		if d.Name != o.Normalize || o.Normalize == "" {
 			if d.Ops.Rel < -o.Threshold && worse(d.Ops) {
 				d.Regressed = append(d.Regressed, "ops/s")
@@ -168,9 +176,11 @@ func median(xs []float64) float64 {
 	return m
 }
 
-// change compares two samples of one figure.
-func change(base, cur []float64, alpha float64) Change {
-	c := Change{Base: median(base), New: median(cur), BaseN: len(base), NewN: len(cur), P: 1}
+// change compares one figure of two scenarios: their rows' figures
+// (derived from each side's raw data, pooled over its repeats) and, for
+// significance, the samples of their runs.
+func change(baseRow, curRow float64, base, cur []float64, alpha float64) Change {
+	c := Change{Base: baseRow, New: curRow, BaseN: len(base), NewN: len(cur), P: 1}
 	c.Rel = rel(c.Base, c.New)
 	if c.BaseN < MinSamples || c.NewN < MinSamples {
 		c.FewSamples = true
@@ -323,12 +333,22 @@ func CompareTable(w io.Writer, deltas []Delta, normalized bool) error {
 		return fmt.Sprintf("%.1f", v)
 	}
 	for _, d := range deltas {
+		p99b, p99n, p99c := f(d.P99.Base), f(d.P99.New), changeString(d.P99)
+		if d.P99.NotMeasured {
+			p99c = "n/a"
+			if d.P99.Base == 0 {
+				p99b = "-"
+			}
+			if d.P99.New == 0 {
+				p99n = "-"
+			}
+		}
 		verdict := "ok"
 		if len(d.Regressed) > 0 {
 			verdict = "REGRESSED: " + strings.Join(d.Regressed, ", ")
 		}
 		if err := t.Append(d.Name, f(d.Ops.Base), f(d.Ops.New), changeString(d.Ops),
-			f(d.P99.Base), f(d.P99.New), changeString(d.P99),
+			p99b, p99n, p99c,
 			fmt.Sprintf("%d -> %d", d.BaseViol, d.NewViol), verdict); err != nil {
 			return err
 		}

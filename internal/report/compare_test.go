@@ -68,9 +68,13 @@ func TestCompareSingleRuns(t *testing.T) {
 func repeated(rng *rand.Rand, n int, mean float64) *Run {
 	s := Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed:interval=100ms", Clients: 50,
 		Params: map[string]string{"ttl": "100ms"}}
+	var p99s []float64
 	for range n {
 		s.Samples = append(s.Samples, Sample{OpsPerSec: mean * (0.95 + 0.1*rng.Float64()), P99MS: 10 * (0.95 + 0.1*rng.Float64())})
+		s.OpsPerSec += s.Samples[len(s.Samples)-1].OpsPerSec / float64(n) // pooled over equal windows: the mean
+		p99s = append(p99s, s.Samples[len(s.Samples)-1].P99MS)
 	}
+	s.LatencyMS.P99, s.LatencyMS.Count = median(p99s), 1000
 	return &Run{Schema: Schema, Scenarios: []Scenario{s}}
 }
 
@@ -108,6 +112,7 @@ func TestCompareSamples(t *testing.T) {
 	// on the threshold; 4 against 4 with overlapping values is "~").
 	b, c := repeated(rng, 4, 1000), repeated(rng, 4, 1000)
 	b.Scenarios[0].Samples[0].OpsPerSec = 3000 // one outlier
+	b.Scenarios[0].OpsPerSec = c.Scenarios[0].OpsPerSec * 1.5
 	d, _, _ = Compare(b, c, CompareOptions{Threshold: 0.01, P99Threshold: 10})
 	if d[0].Ops.Significant || len(d[0].Regressed) != 0 || !strings.HasPrefix(changeString(d[0].Ops), "~") {
 		t.Fatalf("one outlier: %+v %v", d[0].Ops, d[0].Regressed)

@@ -111,17 +111,25 @@ func writeCSV(w io.Writer, scs []Scenario) error {
 
 // benchUnits are the figures of a Sample in the Go benchmark format, with
 // the direction benchstat should call better.
+// A unit whose known reports false for a run is left out of its line
+// (not measured: no operation, or no cost read), never written as 0.
 var benchUnits = []struct {
 	unit, better string
 	of           func(Sample) float64
+	known        func(Sample) bool
 }{
-	{"ops/s", "higher", func(x Sample) float64 { return x.OpsPerSec }},
-	{"p50-ms", "lower", func(x Sample) float64 { return x.P50MS }},
-	{"p99-ms", "lower", func(x Sample) float64 { return x.P99MS }},
-	{"p999-ms", "lower", func(x Sample) float64 { return x.P999MS }},
-	{"acquire-p99-ms", "lower", func(x Sample) float64 { return x.AcquireP99MS }},
-	{"violations", "lower", func(x Sample) float64 { return float64(x.Violations) }},
+	{"ops/s", "higher", func(x Sample) float64 { return x.OpsPerSec }, nil},
+	{"p50-ms", "lower", func(x Sample) float64 { return x.P50MS }, latencyKnown},
+	{"p99-ms", "lower", func(x Sample) float64 { return x.P99MS }, latencyKnown},
+	{"p999-ms", "lower", func(x Sample) float64 { return x.P999MS }, latencyKnown},
+	{"acquire-p99-ms", "lower", func(x Sample) float64 { return x.AcquireP99MS }, func(x Sample) bool { return x.AcquireP99MS > 0 }},
+	{"violations", "lower", func(x Sample) float64 { return float64(x.Violations) }, nil},
+	{"cmds/op", "lower", func(x Sample) float64 { return x.CommandsPerOp }, func(x Sample) bool { return x.CommandsPerOp > 0 }},
 }
+
+// latencyKnown: the run measured latencies (a sample of a file written
+// before Sample.Ops existed counts as measured when its p50 is set).
+func latencyKnown(x Sample) bool { return x.Ops > 0 || x.P50MS > 0 }
 
 // BenchName is a scenario's benchmark name, without the Benchmark prefix:
 // Lock/strategy=S/driver=D/workload=W/retry=R with R the retry policy's
@@ -182,8 +190,9 @@ func samplesOf(s Scenario) []Sample {
 // --repeat), named BenchmarkLock/strategy=.../driver=.../workload=.../retry=...
 // (made distinct by benchNames: the whole retry spec, /clients=N)
 // with GOMAXPROCS as the -N suffix, the run's operations as the
-// iteration count, and ops/s, p50-ms, p99-ms, p999-ms, acquire-p99-ms and
-// violations as its values; "Unit" lines tell benchstat which direction
+// iteration count, and ops/s, p50-ms, p99-ms, p999-ms, acquire-p99-ms,
+// violations and cmds/op as its values (a figure the run did not measure
+// is left out); "Unit" lines tell benchstat which direction
 // is better. extra are file configuration lines (key, value pairs) put
 // before the results, such as "run", "base" to tell two files apart.
 func WriteBenchstat(w io.Writer, r *Run, extra ...string) error {
@@ -206,8 +215,15 @@ func WriteBenchstat(w io.Writer, r *Run, extra ...string) error {
 	names := benchNames(r.Scenarios)
 	for si, s := range r.Scenarios {
 		for _, x := range samplesOf(s) {
-			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(fmt.Sprintf("%s-%d", names[si], procs)), Iters: int(max(s.Ops, 1))}
+			iters := s.Ops
+			if x.Ops > 0 {
+				iters = x.Ops // the run's own
+			}
+			res := &benchfmt.Result{Config: config, Name: benchfmt.Name(fmt.Sprintf("%s-%d", names[si], procs)), Iters: int(max(iters, 1))}
 			for _, u := range benchUnits {
+				if u.known != nil && !u.known(x) {
+					continue
+				}
 				res.Values = append(res.Values, benchfmt.Value{Value: u.of(x), Unit: u.unit})
 			}
 			if err := bw.Write(res); err != nil {

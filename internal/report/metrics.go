@@ -27,7 +27,8 @@ func buildMetrics() []Metric {
 	var ms []Metric
 	for _, k := range ViolationKinds {
 		ms = append(ms, Metric{Name: k.Key, Doc: "violations: " + k.Doc,
-			Of: func(s Scenario) float64 { return float64(k.Of(s.Violations)) }})
+			Of:    func(s Scenario) float64 { return float64(k.Of(s.Violations)) },
+			Known: func(s Scenario) bool { return k.Known(s.Violations) }})
 	}
 	for _, f := range LivenessFigures {
 		ms = append(ms, Metric{Name: f.Key, Doc: "liveness: " + f.Doc, Known: f.known,
@@ -53,8 +54,9 @@ func buildMetrics() []Metric {
 				}
 				return s.Liveness.TimeToFreeMS.P99
 			}})
-	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind",
-		Of: func(s Scenario) float64 { return float64(s.Violations.Total()) }})
+	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind (not measured in a follower segment's file, which lacks the end checks)",
+		Of:    func(s Scenario) float64 { return float64(s.Violations.Total()) },
+		Known: func(s Scenario) bool { return s.Violations.EndCheck != EndCheckNotRun }})
 	latencies := []struct {
 		prefix, what string
 		of           func(Scenario) metrics.Latency
@@ -76,8 +78,9 @@ func buildMetrics() []Metric {
 	}
 	for _, l := range latencies {
 		for _, st := range stats {
-			ms = append(ms, Metric{Name: l.prefix + st.name, Doc: st.what + " latency of the " + l.what + ", ms",
-				Of: func(s Scenario) float64 { return st.of(l.of(s)) }})
+			ms = append(ms, Metric{Name: l.prefix + st.name, Doc: st.what + " latency of the " + l.what + ", ms (not measured without values)",
+				Of:    func(s Scenario) float64 { return st.of(l.of(s)) },
+				Known: func(s Scenario) bool { return LatencyMeasured(l.of(s)) }})
 		}
 	}
 	return append(ms,
@@ -89,8 +92,8 @@ func buildMetrics() []Metric {
 			func(s Scenario) float64 { return s.Efficiency }, Scenario.HasCeiling},
 		Metric{"acquire_p99_per_turn", "p99 acquire wait / one turn, a turn being clients / the lock-bound ceiling (on one hot key: clients x mean hold), the time for every client to hold the lock once; a FIFO lock at full load stays near 1 (not measured without a ceiling)",
 			func(s Scenario) float64 { return s.AcquireMS.P99 / 1000 / (float64(s.Clients) / s.CeilingOpsPerSec) }, Scenario.HasCeiling},
-		Metric{"jain", "Jain's fairness index over the clients' completed operations (1 = equal shares)",
-			func(s Scenario) float64 { return s.Fairness.JainIndex }, nil},
+		Metric{"jain", "Jain's fairness index over the clients' completed operations (1 = equal shares; not measured without operations)",
+			func(s Scenario) float64 { return s.Fairness.JainIndex }, func(s Scenario) bool { return s.Ops > 0 }},
 		Metric{"errors", "Redis and other errors (counters.errors)",
 			func(s Scenario) float64 { return float64(s.Counters.Errors) }, nil},
 		Metric{"timeouts", "acquires that hit --acquire-timeout",
@@ -99,8 +102,8 @@ func buildMetrics() []Metric {
 			func(s Scenario) float64 { return float64(s.Counters.Failures) }, nil},
 		Metric{"dropped", "open loop: arrivals dropped for want of a free client (0 in a closed loop)",
 			func(s Scenario) float64 { return float64(s.Dropped) }, nil},
-		Metric{"commands_per_op", "Redis commands the servers executed per operation",
-			func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }, nil},
+		Metric{"commands_per_op", "Redis commands the servers executed per operation (not measured without operations, or when the servers could not be read)",
+			func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }, func(s Scenario) bool { return s.RedisCost.CommandsPerOp > 0 }},
 	)
 }
 

@@ -44,12 +44,19 @@ type Sample struct {
 	AcquireP99MS float64 `json:"acquire_p99_ms"`
 	// Violations is the run's total of every violation kind.
 	Violations int64 `json:"violations"`
+	// Ops are the run's operations in its measured window (absent in
+	// files written before it existed); without any, the latencies above
+	// are not measured.
+	Ops int64 `json:"ops,omitempty"`
+	// CommandsPerOp is the run's redis_cost.commands_per_op; absent when
+	// not measured.
+	CommandsPerOp float64 `json:"commands_per_op,omitempty"`
 }
 
 // SampleOf is s's own figures as one Sample.
 func SampleOf(s Scenario) Sample {
 	return Sample{OpsPerSec: s.OpsPerSec, P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, P999MS: s.LatencyMS.P999,
-		AcquireP99MS: s.AcquireMS.P99, Violations: s.Violations.Total()}
+		AcquireP99MS: s.AcquireMS.P99, Violations: s.Violations.Total(), Ops: s.Ops, CommandsPerOp: s.RedisCost.CommandsPerOp}
 }
 
 // NewSpread computes the median, the range and MedianCI's 95 % interval

@@ -215,12 +215,6 @@ type Scenario struct {
 	// from it by Derive, for one run and for any combination of runs
 	// (Combine). Absent in files written before it existed.
 	Raw *Raw `json:"raw,omitempty"`
-	// EndCheck is "not_run" in a follower segment's file: the leader ran
-	// the run's end check (oversell, lost updates, lost acked writes), so
-	// the follower's counts of those kinds are not measured (absent in its
-	// JSON, "-" in its table). Empty: the end check ran (or the scenario
-	// has none).
-	EndCheck string `json:"end_check,omitempty"`
 }
 
 // FaultWindow is when a fault acted. Times are ms since the scenario's
@@ -327,12 +321,19 @@ type Counters struct {
 }
 
 // WriteFile writes r as indented JSON to path atomically (WriteAtomic).
+//
+// The invariants of every scenario (Check) are tested as it is written:
+// a file that breaks one is still written whole, and the error (wrapping
+// ErrInvariant) says which.
 func WriteFile(path string, r *Run) error {
-	return WriteAtomic(path, func(w io.Writer) error {
+	if err := WriteAtomic(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
-	})
+	}); err != nil {
+		return err
+	}
+	return Check(r)
 }
 
 // WriteAtomic writes a file with write: into a temporary file in path's

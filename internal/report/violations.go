@@ -1,5 +1,7 @@
 package report
 
+import "encoding/json"
+
 // Violations are safety counts over the whole run; all 0 for a correct lock
 // in fault-free conditions. ViolationKinds describes each field; code that
 // handles every kind (tables, CSV, charts, exporters) iterates it instead
@@ -39,6 +41,40 @@ type Violations struct {
 	// leaves them out.
 	CrossOverlap         *int64 `json:"cross_overlap,omitempty"`
 	CrossOverlapPossible *int64 `json:"cross_overlap_possible,omitempty"`
+	// EndCheck is "not_run" in a follower segment's file: the leading
+	// segment ran the run's end checks (the workload's Verify and the
+	// stuck-lock check), so the kinds they count (FromEndCheck,
+	// FromStuckCheck) are not measured here: absent from the JSON, "-" in
+	// the table, "not measured" to a threshold. Empty: they ran.
+	EndCheck string `json:"end_check,omitempty"`
+}
+
+// EndCheckNotRun is Violations.EndCheck of a follower segment.
+const EndCheckNotRun = "not_run"
+
+// Known reports whether v measured kind k: every kind but those of the
+// end checks, which a follower segment does not run.
+func (k ViolationKind) Known(v Violations) bool {
+	return v.EndCheck != EndCheckNotRun || (k.From != FromEndCheck && k.From != FromStuckCheck)
+}
+
+// MarshalJSON writes v, without the kinds it did not measure (Known).
+func (v Violations) MarshalJSON() ([]byte, error) {
+	type plain Violations
+	b, err := json.Marshal(plain(v))
+	if err != nil || v.EndCheck != EndCheckNotRun {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range ViolationKinds {
+		if !k.Known(v) {
+			delete(m, k.Key)
+		}
+	}
+	return json.Marshal(m)
 }
 
 // ViolationSource is what counts a kind of violation.
@@ -133,8 +169,12 @@ func (v Violations) Map() map[string]int64 {
 	return m
 }
 
-// Add adds o's counts to v.
+// Add adds o's counts to v. The end checks count as run when either side
+// ran them (the leading segment's file with a follower's).
 func (v *Violations) Add(o Violations) {
+	if o.EndCheck != EndCheckNotRun {
+		v.EndCheck = o.EndCheck
+	}
 	for _, k := range ViolationKinds {
 		k.Set(v, k.Of(*v)+k.Of(o))
 	}
