@@ -333,4 +333,3 @@ func TestScheduleOverloadDrops(t *testing.T) {
 		}
 	})
 }
-

@@ -118,7 +118,7 @@ type Scenario struct {
 	// Ops is the number of operations completed in the measured window.
 	Ops int64 `json:"ops"`
 	// OpsPerSec is Ops / DurationS.
-	OpsPerSec  float64         `json:"ops_per_sec"`
+	OpsPerSec float64 `json:"ops_per_sec"`
 	// LatencyMS, AcquireMS and ReleaseMS summarise raw.hists (Derive);
 	// each is absent when it has no value (nothing measured, never 0).
 	LatencyMS  metrics.Latency `json:"latency_ms,omitzero"`
