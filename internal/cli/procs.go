@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +33,7 @@ const procChildEnv = "LOCKBENCH_PROCS_CHILD"
 // children get their own --segment, --run-id and --out, serve no
 // metrics, and test no thresholds (the parent tests the merged result).
 var parentOnly = map[string]bool{"procs": true, "out": true, "run-id": true, "force": true, "metrics-addr": true,
-	"metrics-linger": true, "fail-on": true, "format": true, "columns": true, "quiet": true, "q": true}
+	"metrics-linger": true, "fail-on": true, "format": true, "columns": true, "quiet": true, "q": true, "repeat": true}
 
 // childArgs is the parent's command line (without the program name) with
 // the parentOnly flags taken out (--flag value and --flag=value forms;
@@ -66,7 +67,6 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	if parent == nil {
 		parent = context.Background()
 	}
-	n := f.procs
 	runID := f.runID
 	if runID == "" {
 		runID = randomID()
@@ -125,9 +125,130 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		return err
 	}
 	defer files.release()
-	tmp, err := os.MkdirTemp("", "lockbench-procs-")
+	// One round of children per --repeat, on the same servers and run id
+	// (each round's leader deletes its keys and barrier), pooled after.
+	var rounds []*report.Run
+	var failed []string
+	var sig os.Signal
+	for k := 0; k < max(p.repeat, 1); k++ {
+		m, fails, s, err := procsRound(f, p, runID, first, self, addrArgs, env, stderr)
+		if err != nil {
+			return err
+		}
+		rounds, failed, sig = append(rounds, m), append(failed, fails...), s
+		if sig != nil || m.Interrupted || len(fails) > 0 {
+			break
+		}
+	}
+	merged, err := poolRounds(rounds)
 	if err != nil {
 		return err
+	}
+	merged.Meta.Args = redactArgs(os.Args[1:])
+	if ownServers != nil { // the children saw them as given (--addr)
+		merged.Meta.Servers = ownServers
+	}
+	if len(failed) > 0 {
+		merged.Failed = strings.Join(failed, "; ")
+	}
+	merged.Thresholds = thresholds.Evaluate(p.thresholds, merged.Scenarios)
+	if err := files.write(merged); err != nil {
+		return namedPath(files.path, err)
+	}
+	files.release()
+	if err := printResults(stdout, f.format, f.columns, termWidth(stdout), merged); err != nil {
+		return err
+	}
+	if len(p.thresholds) > 0 {
+		if err := printThresholds(stdout, stderr, f.format, p.thresholds, merged.Thresholds); err != nil {
+			return err
+		}
+	}
+	if len(rounds) > 1 {
+		fmt.Fprintf(stderr, "results of %d segments x %d repeats merged into %s\n", f.procs, len(rounds), files.path)
+	} else {
+		fmt.Fprintf(stderr, "results of %d segments merged into %s\n", f.procs, files.path)
+	}
+	switch {
+	case sig != nil || merged.Interrupted:
+		return errInterrupted
+	case len(failed) > 0:
+		return errors.New(strings.Join(failed, "; "))
+	}
+	if k := thresholds.Failed(merged.Thresholds); k > 0 {
+		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(merged.Thresholds))
+	}
+	return nil
+}
+
+// atomicSignal holds the first signal received.
+type atomicSignal struct {
+	mu  sync.Mutex
+	sig os.Signal
+}
+
+// set records sig if none was, and reports whether it did.
+func (a *atomicSignal) set(sig os.Signal) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sig != nil {
+		return false
+	}
+	a.sig = sig
+	return true
+}
+
+func (a *atomicSignal) get() os.Signal {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sig
+}
+
+// poolRounds pools the merged runs of the rounds of --procs --repeat:
+// each scenario's rounds combined Sequential (report.Combine), in the
+// first round's order; one round is returned as it is.
+func poolRounds(rounds []*report.Run) (*report.Run, error) {
+	if len(rounds) == 1 {
+		return rounds[0], nil
+	}
+	out := *rounds[0]
+	out.Scenarios = nil
+	for i, s := range rounds[0].Scenarios {
+		parts := []report.Scenario{s}
+		for _, r := range rounds[1:] {
+			for _, o := range r.Scenarios {
+				if o.Key() == s.Key() {
+					parts = append(parts, o)
+					break
+				}
+			}
+		}
+		pooled, err := report.Combine(report.Sequential, parts)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %d: %w", i+1, err)
+		}
+		out.Scenarios = append(out.Scenarios, pooled)
+	}
+	for _, r := range rounds[1:] {
+		out.Interrupted = out.Interrupted || r.Interrupted
+		out.Meta.KilledSegments = append(out.Meta.KilledSegments, r.Meta.KilledSegments...)
+	}
+	slices.Sort(out.Meta.KilledSegments)
+	out.Meta.KilledSegments = slices.Compact(out.Meta.KilledSegments)
+	return &out, nil
+}
+
+// procsRound runs the children of one round of --procs (one repeat)
+// against the servers (addrArgs, env) and merges their result files: the
+// round's merged run, the segments that failed, the signal that
+// interrupted it (nil: none). Errors: a child's usage error (exit 2), no
+// result at all, a merge or cross-check failure.
+func procsRound(f *runFlags, p *plan, runID string, first engine.Node, self string, addrArgs, env []string, stderr io.Writer) (*report.Run, []string, os.Signal, error) {
+	n := f.procs
+	var err error
+	tmp, err := os.MkdirTemp("", "lockbench-procs-")
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
 
@@ -151,7 +272,7 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		// Its events (its scenarios' start, a proc-kill) on fd 3.
 		er, ew, err := os.Pipe()
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		events = append(events, er)
 		defer er.Close()
@@ -163,7 +284,7 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		pr, err := c.StderrPipe()
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 		outs.Add(1)
 		go func(i int, r io.Reader) {
@@ -197,7 +318,7 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		err := c.Start()
 		c.ExtraFiles[0].Close() // the child's end: EOF once it exits
 		if err != nil {
-			return fmt.Errorf("--procs: start segment %d: %w", started+1, err)
+			return nil, nil, nil, fmt.Errorf("--procs: start segment %d: %w", started+1, err)
 		}
 		started++
 		pf.procs = append(pf.procs, c.Process)
@@ -258,7 +379,7 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		switch code {
 		case exitOK, exitThresholds:
 		case exitUsage:
-			return usageError{fmt.Errorf("segment %d: %s", i+1, strings.TrimPrefix(lastLine[i], "lockbench: "))}
+			return nil, nil, nil, usageError{fmt.Errorf("segment %d: %s", i+1, strings.TrimPrefix(lastLine[i], "lockbench: "))}
 		case -1:
 			if killed[i] {
 				fmt.Fprintf(stderr, "lockbench: segment %d was killed by its proc-kill fault (SIGKILL inside a critical section); the others' results are merged\n", i+1)
@@ -282,75 +403,22 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	}
 	if len(runs) == 0 {
 		if signalled.get() != nil {
-			return errInterrupted
+			return nil, nil, signalled.get(), errInterrupted
 		}
-		return fmt.Errorf("--procs: no segment wrote a result: %s", strings.Join(failed, "; "))
+		return nil, nil, nil, fmt.Errorf("--procs: no segment wrote a result: %s", strings.Join(failed, "; "))
 	}
 	missing, err := checkSegmentFiles(runs, names)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	merged, err := mergeSegments(runs, missing)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	if err := crossCheck(merged, runs, names); err != nil {
-		return err
-	}
-	merged.Meta.Args = redactArgs(os.Args[1:])
-	if ownServers != nil { // the children saw them as given (--addr)
-		merged.Meta.Servers = ownServers
+		return nil, nil, nil, err
 	}
 	pf.finish()
 	pf.addWindows(merged)
-	if len(failed) > 0 {
-		merged.Failed = strings.Join(failed, "; ")
-	}
-	merged.Thresholds = thresholds.Evaluate(p.thresholds, merged.Scenarios)
-	if err := files.write(merged); err != nil {
-		return namedPath(files.path, err)
-	}
-	files.release()
-	if err := printResults(stdout, f.format, f.columns, termWidth(stdout), merged); err != nil {
-		return err
-	}
-	if len(p.thresholds) > 0 {
-		if err := printThresholds(stdout, stderr, f.format, p.thresholds, merged.Thresholds); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(stderr, "results of %d segments merged into %s\n", len(runs), files.path)
-	switch {
-	case signalled.get() != nil || merged.Interrupted:
-		return errInterrupted
-	case len(failed) > 0:
-		return errors.New(strings.Join(failed, "; "))
-	}
-	if k := thresholds.Failed(merged.Thresholds); k > 0 {
-		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(merged.Thresholds))
-	}
-	return nil
-}
-
-// atomicSignal holds the first signal received.
-type atomicSignal struct {
-	mu  sync.Mutex
-	sig os.Signal
-}
-
-// set records sig if none was, and reports whether it did.
-func (a *atomicSignal) set(sig os.Signal) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.sig != nil {
-		return false
-	}
-	a.sig = sig
-	return true
-}
-
-func (a *atomicSignal) get() os.Signal {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.sig
+	return merged, failed, signalled.get(), nil
 }

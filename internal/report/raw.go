@@ -381,6 +381,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 	if len(ss) > 1 {
 		out.StrategyStats = combineStats(stats)
 	}
+	out.Violations.CrossOverlap, out.Violations.CrossOverlapPossible = crossSum(ss)
 	out.Raw.Hists = map[string]string{}
 	for k, h := range hists {
 		out.Raw.SetHist(k, h)
@@ -397,6 +398,21 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		out.Repeats = RepeatsOf(samples)
 	}
 	return out, nil
+}
+
+// crossSum sums the cross-process oracle's counts of ss: nil (not
+// checked) unless every input was checked.
+func crossSum(ss []Scenario) (certain, possible *int64) {
+	var c, p int64
+	for _, s := range ss {
+		v := s.Violations
+		if v.CrossOverlap == nil || v.CrossOverlapPossible == nil {
+			return nil, nil
+		}
+		c += *v.CrossOverlap
+		p += *v.CrossOverlapPossible
+	}
+	return &c, &p
 }
 
 // RepeatsOf is the spread of ops/s and p99 over samples; nil for fewer
