@@ -1,10 +1,12 @@
 package thresholds
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
 )
 
@@ -328,5 +330,38 @@ func TestThresholdMetricsDoc(t *testing.T) {
 		if !strings.Contains(doc, "`"+m+"`") {
 			t.Errorf("docs/ci.md does not list %s", m)
 		}
+	}
+}
+
+// A scenario that completed no operation measured no latency and no
+// commands per operation (2,420 commands were sent): a threshold on either
+// fails as not measured, whatever its bound; on a scenario that measured
+// them the same thresholds pass. A follower segment's file has no end
+// check: oversell fails as not measured there, overlap is judged.
+func TestThresholdNotMeasured(t *testing.T) {
+	empty := report.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed",
+		RedisCost: report.RedisCost{Commands: 2420}}
+	done := empty
+	done.Ops, done.LatencyMS, done.RedisCost.CommandsPerOp = 100, metrics.Latency{P50: 1, P90: 1, P99: 2, P999: 2, Max: 3, Mean: 1, Count: 100}, 24.2
+	follower := done
+	follower.Violations.EndCheck = report.EndCheckNotRun
+	ts, errs := ParseList([]string{"commands_per_op<=1000", "p99_ms<50", "jain>=0", "oversell==0", "overlap==0"})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	rs := Evaluate(ts, []report.Scenario{empty, done, follower})
+	var got []string
+	for _, r := range rs {
+		got = append(got, fmt.Sprintf("%s pass=%v not_measured=%v", r.Metric, r.Pass, r.NotMeasured))
+	}
+	want := []string{
+		"commands_per_op pass=false not_measured=true", "commands_per_op pass=true not_measured=false", "commands_per_op pass=true not_measured=false",
+		"p99_ms pass=false not_measured=true", "p99_ms pass=true not_measured=false", "p99_ms pass=true not_measured=false",
+		"jain pass=false not_measured=true", "jain pass=true not_measured=false", "jain pass=true not_measured=false",
+		"oversell pass=true not_measured=false", "oversell pass=true not_measured=false", "oversell pass=false not_measured=true",
+		"overlap pass=true not_measured=false", "overlap pass=true not_measured=false", "overlap pass=true not_measured=false",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("results:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
