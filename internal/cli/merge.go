@@ -16,8 +16,11 @@ func newMergeCmd() *cobra.Command {
 		Short: "Merge result files of several load machines that ran the same scenarios together",
 		Long: `merge combines result files from several load-generator machines that ran
 the same scenarios against the same Redis at the same time, the way to
-scale load past one machine: latency histograms are merged (from each
-file's latency_hist), ops, rates, counters and violations summed. When the
+scale load past one machine: each scenario's raw data (every histogram,
+per-client counts, the servers' cost counted once per set of servers,
+client CPU) is combined first and every figure derived from it after
+(ops/s over the shared window, percentiles, ceiling, Jain, commands/op;
+docs/results.md); counters and violations are summed. When the
 files carry history_file (run --history), the processes' critical-section
 histories are compared on one clock and the sections of different
 processes that overlapped on one lock are counted (violations.cross_overlap,
