@@ -10,7 +10,7 @@ ARGS    ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build install run test lint bench regress redis servers fmt clean
+.PHONY: all build install run test lint bench regress redis servers schema fmt clean
 
 all: build
 
@@ -28,9 +28,11 @@ run: servers build
 # Test binaries are built in parallel, then run one package at a time: the
 # timing tests (watchdog renewals, fault windows) must not share the 2 cores
 # with another package's server starts (a JVM, mariadb-install-db).
+# LOCKBENCH_CHECK_SCHEMA=1: every result file written, by the lockbench
+# processes the tests start too, is checked against results/schema.json.
 test: servers lint
 	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
-	$(GO) test -race -count=1 -p 1 -timeout 25m ./...
+	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 1 -timeout 25m ./...
 
 # go vet, gofmt and staticcheck (fetched through the Go module proxy).
 lint:
@@ -116,6 +118,12 @@ regress: redis build
 	./$(BIN) run -q $(REGRESS_ARGS) --force --out $(REGRESS_OUT)
 	@if [ "$(REGRESS_OUT)" != results/baseline.json ]; then \
 	  ./$(BIN) compare results/baseline.json $(REGRESS_OUT) --normalize atomic/rueidis/flash-sale/backoff --threshold 25% --p99-threshold 150%; fi
+
+# The JSON Schema of the result file, generated from internal/report's
+# types: run after changing one (a test fails while the committed copies,
+# results/schema.json and internal/report/schemacheck/schema.json, are stale).
+schema:
+	$(GO) run ./internal/report/schemagen
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

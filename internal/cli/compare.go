@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -31,7 +32,10 @@ with a warning. Any rise in a violation count is a regression. It exits 1 on
 a regression or when no scenario matches, 2 on bad input.
 --normalize strategy/driver/workload/retry divides each scenario's figures
 by that reference scenario's median in the same file, which stays stable on
-noisy machines. --format benchstat writes both files in the Go benchmark
+noisy machines. When the two files were produced by different builds
+(lockbench's version or commit, Go, a driver or lock library of
+meta.deps, the Redis versions), compare prints each file's provenance and
+a warning naming every difference. --format benchstat writes both files in the Go benchmark
 format (one line per run, file key "run: base" or "run: new") for
 'benchstat -col run'.`,
 		Example: `  lockbench run --repeat 5 --out base.json; lockbench run --repeat 5 --out new.json
@@ -69,6 +73,11 @@ format (one line per run, file key "run: base" or "run: new") for
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if format == "benchstat" {
+				warnBuilds(cmd.ErrOrStderr(), cmd.ErrOrStderr(), base, cur)
+			} else {
+				warnBuilds(out, cmd.ErrOrStderr(), base, cur)
+			}
 			if format == "benchstat" {
 				if err := report.WriteBenchstat(out, base, "run", "base"); err != nil {
 					return err
@@ -120,6 +129,18 @@ format (one line per run, file key "run: base" or "run: new") for
 	cmd.Flags().Float64Var(&alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test (benchstat's default)")
 	cmd.Flags().StringVar(&format, "format", "table", "table, or benchstat: both files in the Go benchmark format, for benchstat -col run")
 	return cmd
+}
+
+// warnBuilds prints, when base and cur were produced by different builds
+// (report.BuildDiff), the provenance of each on out and a warning naming
+// the differences on stderr.
+func warnBuilds(out, stderr io.Writer, base, cur *report.Run) {
+	diffs := report.BuildDiff(base.Meta, cur.Meta)
+	if len(diffs) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "base: %s\nnew:  %s\n", base.Meta.Provenance(), cur.Meta.Provenance())
+	fmt.Fprintf(stderr, "lockbench: warning: the two files were produced by different builds: %s\n", strings.Join(diffs, ", "))
 }
 
 // parsePercent reads "5%" or "0.05".

@@ -30,6 +30,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	// The lockbench processes the tests start check every result file
+	// they write against results/schema.json (report.WriteFile).
+	os.Setenv("LOCKBENCH_CHECK_SCHEMA", "1")
 	dir, err := os.MkdirTemp("", "lockbench-bin-")
 	if err != nil {
 		panic(err)

@@ -4,16 +4,20 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/lockbench/lockbench/internal/atomicfile"
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/report/schemacheck"
 )
 
 // Schema is the version of the result-file format.
@@ -324,16 +328,30 @@ type Counters struct {
 //
 // The invariants of every scenario (Check) are tested as it is written:
 // a file that breaks one is still written whole, and the error (wrapping
-// ErrInvariant) says which.
+// ErrInvariant) says which. Likewise, under go test or with
+// LOCKBENCH_CHECK_SCHEMA=1 in the environment (make test sets it, for the
+// lockbench processes tests start), the JSON is checked against the result
+// file's JSON Schema (results/schema.json, internal/report/schemacheck).
 func WriteFile(path string, r *Run) error {
+	var schemaErr error
 	if err := WriteAtomic(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		if testing.Testing() || os.Getenv("LOCKBENCH_CHECK_SCHEMA") == "1" {
+			if err := schemacheck.Validate(b.Bytes()); err != nil {
+				schemaErr = fmt.Errorf("the result file does not match results/schema.json (after changing a type of the file, run make schema): %w", err)
+			}
+		}
+		_, err := w.Write(b.Bytes())
+		return err
 	}); err != nil {
 		return err
 	}
-	return Check(r)
+	return errors.Join(schemaErr, Check(r))
 }
 
 // WriteAtomic writes a file with write: into a temporary file in path's
