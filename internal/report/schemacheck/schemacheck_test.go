@@ -20,7 +20,8 @@ func encode(t *testing.T, r *report.Run) []byte {
 
 // What the Go types write matches, the custom and the nil cases included:
 // a Liveness that measured nothing (its MarshalJSON leaves out the
-// counts), nil slices and maps written as null, every Meta field set.
+// counts), a follower segment's Violations (without the end check's
+// kinds), nil slices and maps written as null, every Meta field set.
 func TestValidateAcceptsWhatTheTypesWrite(t *testing.T) {
 	for name, r := range map[string]*report.Run{
 		"zero": {Schema: report.Schema},
@@ -28,6 +29,8 @@ func TestValidateAcceptsWhatTheTypesWrite(t *testing.T) {
 			RedisVersion: "7.0.15", RedisVersions: []string{"7.0.15", "7.2.4"}, Servers: []report.ServerInfo{{Addr: "127.0.0.1:1", Pid: 2}}}},
 		"liveness not measured": {Schema: report.Schema, Scenarios: []report.Scenario{{Strategy: "atomic",
 			Liveness: &report.Liveness{NotMeasured: "why", DeadlineOvershoots: 1, OrphanLocks: 3}}}},
+		"follower segment": {Schema: report.Schema, Scenarios: []report.Scenario{{Strategy: "atomic",
+			Violations: report.Violations{EndCheck: report.EndCheckNotRun, Overlap: 1}}}},
 		"liveness measured": {Schema: report.Schema, Scenarios: []report.Scenario{{Strategy: "atomic",
 			Liveness: &report.Liveness{Measured: true, OrphanLocks: 3}, ServerLoad: &report.ServerLoad{Samples: 3}}}},
 	} {
