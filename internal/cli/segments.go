@@ -252,7 +252,8 @@ func ourKeys(ctx context.Context, d drivers.Driver, runID string) int64 {
 
 // checkSegmentFiles refuses to merge result files of execution segments
 // that are not of one run: different run ids, plan hashes or run nonces,
-// or two files of one segment. Files without segments pass. It sorts
+// or two files of one segment. Files without segments pass unless two
+// have one run id (one run's file twice). It sorts
 // segment files by segment (the leader's first: its meta is the merged
 // file's) and returns the segments missing from 1..N.
 func checkSegmentFiles(runs []*report.Run, names []string) (missing []int, err error) {
@@ -263,6 +264,17 @@ func checkSegmentFiles(runs []*report.Run, names []string) (missing []int, err e
 		}
 	}
 	if seg == 0 {
+		// Files of several machines' runs: a run's file twice (or a copy)
+		// would count its operations twice in one window.
+		byID := map[string]string{}
+		for i, r := range runs {
+			if id := r.Meta.RunID; id != "" {
+				if prev, ok := byID[id]; ok {
+					return nil, fmt.Errorf("%s and %s are of one run (run id %s): merge the files of runs made together on several machines, or the segments of one run", prev, names[i], id)
+				}
+				byID[id] = names[i]
+			}
+		}
 		return nil, nil
 	}
 	if seg != len(runs) {

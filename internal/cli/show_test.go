@@ -36,8 +36,18 @@ func TestShowReproducesRun(t *testing.T) {
 	// merge prints the table show prints of the merged file.
 	copyOut := filepath.Join(filepath.Dir(out), "copy.json")
 	merged := filepath.Join(filepath.Dir(out), "merged.json")
-	if b, err := os.ReadFile(out); err != nil || os.WriteFile(copyOut, b, 0o644) != nil {
+	// The copy stands for another machine's run made at the same time:
+	// its own run id, so its own keys (raw.lock_space).
+	orig, err := report.ReadFile(out)
+	if err != nil {
 		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || os.WriteFile(copyOut, []byte(strings.ReplaceAll(string(b), orig.Meta.RunID, "other")), 0o644) != nil {
+		t.Fatal(err)
+	}
+	if m := lockbench(t, "merge", out, out, "--out", merged); m.code != exitUsage || !strings.Contains(m.stderr, "are of one run (run id "+orig.Meta.RunID+")") {
+		t.Fatalf("merge of a file with itself: exit %d, want 2 and 'of one run'\n%s", m.code, m.stderr)
 	}
 	m := lockbench(t, "merge", out, copyOut, "--out", merged)
 	mergedTable, ok := strings.CutSuffix(m.stdout, "merged 2 files into "+merged+"\n")

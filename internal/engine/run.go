@@ -112,3 +112,7 @@ func (r *run) close() {
 		defer f()
 	}
 }
+
+// lockSpace is where the scenario's locks live (report.Raw.LockSpace):
+// the prefix of every key it writes.
+func (r *run) lockSpace() string { return r.prefix }

@@ -72,6 +72,7 @@ func (r *run) summarize() *metrics.Recorder {
 	if r.env.Params.Work.Mean() > 0 && r.env.Locks > 0 {
 		raw.Locks = r.env.Locks
 	}
+	raw.LockSpace = r.lockSpace()
 	if r.afterErr == nil {
 		var sampler map[string]int64
 		if r.live != nil {

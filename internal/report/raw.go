@@ -46,6 +46,16 @@ type Raw struct {
 	// critical-section work, so no lock-bound ceiling): the ceiling holds
 	// min(clients, Locks) locks at once.
 	Locks int `json:"locks,omitempty"`
+	// LockSpace names where those locks live: the prefix of the keys the
+	// scenario wrote (lockbench:<run-id>:, the same in every segment of a
+	// run). Scenarios combined Concurrent on one lock space share their
+	// locks; on several (independent runs merged) each brings its own, and
+	// the locks add up.
+	LockSpace string `json:"lock_space,omitempty"`
+	// LockSpaces are, after a Concurrent combination of several lock
+	// spaces, the locks of each (LockSpace is then empty and Locks their
+	// sum).
+	LockSpaces map[string]int `json:"lock_spaces,omitempty"`
 	// CostOps are the operations over the window the server cost and the
 	// client CPU were read over (warm-up included).
 	CostOps int64 `json:"cost_ops"`
@@ -322,9 +332,19 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		o.CostOps += r.CostOps
 		o.ClientCPUS += r.ClientCPUS
 		o.CPUBudgetS += r.CPUBudgetS
-		o.Locks = max(o.Locks, r.Locks)
 		switch mode {
 		case Concurrent:
+			o.LockSpaces = addSpaces(spacesOf(o), spacesOf(r))
+			o.Locks, o.LockSpace = 0, ""
+			for _, n := range o.LockSpaces {
+				o.Locks += n
+			}
+			if len(o.LockSpaces) == 1 {
+				for k := range o.LockSpaces {
+					o.LockSpace = k
+				}
+				o.LockSpaces = nil
+			}
 			o.WindowS = max(o.WindowS, r.WindowS)
 			out.Clients += s.Clients
 			o.ClientOps = append(o.ClientOps, r.ClientOps...)
@@ -335,6 +355,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 			out.OfferedRate += s.OfferedRate
 			out.Timeline = mergeTimeline(out.Timeline, s.Timeline)
 		case Sequential:
+			o.Locks = max(o.Locks, r.Locks) // one run at a time
 			o.WindowS += r.WindowS
 			o.Runs += max(r.Runs, 1)
 			for i, n := range r.ClientOps {
@@ -429,8 +450,36 @@ func RepeatsOf(samples []Sample) *Repeats {
 	return &Repeats{N: len(samples), OpsPerSec: NewSpread(ops), P99MS: NewSpread(p99)}
 }
 
+// spacesOf is r's locks by lock space.
+func spacesOf(r *Raw) map[string]int {
+	if r.LockSpaces != nil {
+		return r.LockSpaces
+	}
+	if r.Locks == 0 && r.LockSpace == "" {
+		return nil
+	}
+	return map[string]int{r.LockSpace: r.Locks}
+}
+
+// addSpaces is the locks of a and b: per lock space, the most either has
+// (segments of one run share theirs).
+func addSpaces(a, b map[string]int) map[string]int {
+	if a == nil && b == nil {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]int{}
+	}
+	for k, n := range b {
+		out[k] = max(out[k], n)
+	}
+	return out
+}
+
 func cloneRaw(r *Raw) *Raw {
 	c := *r
+	c.LockSpaces = maps.Clone(r.LockSpaces)
 	c.Hists = maps.Clone(r.Hists)
 	c.ClientOps = slices.Clone(r.ClientOps)
 	c.Cost = make([]ServerCost, len(r.Cost))
