@@ -78,13 +78,13 @@ func (r *run) summarize() *metrics.Recorder {
 		if r.live != nil {
 			sampler = r.live.Cost()
 		}
-		c := redisadmin.CostDelta(r.before, r.after, all.Ops, sampler)
+		c := redisadmin.CostDelta(r.before, r.after, all.Ops, nil) // the sampler's share apart (Own)
 		addrs := make([]string, len(r.nodes))
 		for i, n := range r.nodes {
 			addrs[i] = n.Addr
 		}
 		slices.Sort(addrs)
-		raw.Cost = []report.ServerCost{{Servers: strings.Join(addrs, ","), ByCommand: c.ByCommand, CPUMS: c.ServerCPUMS}}
+		raw.Cost = []report.ServerCost{{Servers: strings.Join(addrs, ","), ByCommand: c.ByCommand, Own: sampler, CPUMS: c.ServerCPUMS}}
 	}
 	// Client side: lockbench's own CPU over the run (warm-up included).
 	raw.ClientCPUS = (rusageCPU(r.ruAfter) - rusageCPU(r.ruBefore)).Seconds()

@@ -79,9 +79,15 @@ type ServerCost struct {
 	// Servers names the servers measured: their addresses, sorted and
 	// joined by commas.
 	Servers string `json:"servers"`
-	// ByCommand counts the commands executed per command name (lower case),
-	// lockbench's own snapshots and samplers taken out.
+	// ByCommand counts the commands executed per command name (lower case)
+	// over the window, lockbench's INFO snapshots and connection set-up
+	// left out: every client's commands, of this process and of any other
+	// that ran at the same time (segments), their instrumentation included.
 	ByCommand map[string]int64 `json:"by_command"`
+	// Own are the commands in ByCommand that lockbench's own samplers sent
+	// (the liveness oracle's reads), per command name: the workload's cost
+	// is ByCommand less the Own of every process combined.
+	Own map[string]int64 `json:"own,omitempty"`
 	// CPUMS is the servers' CPU time (user + sys), ms.
 	CPUMS float64 `json:"cpu_ms"`
 }
@@ -204,8 +210,10 @@ func Derive(s *Scenario) error {
 		c := RedisCost{ByCommand: map[string]int64{}, Ops: r.CostOps}
 		for _, sc := range r.Cost {
 			for k, v := range sc.ByCommand {
-				c.ByCommand[k] += v
-				c.Commands += v
+				if n := v - sc.Own[k]; n > 0 {
+					c.ByCommand[k] += n
+					c.Commands += n
+				}
 			}
 			c.ServerCPUMS += sc.CPUMS
 		}
@@ -484,7 +492,7 @@ func cloneRaw(r *Raw) *Raw {
 	c.ClientOps = slices.Clone(r.ClientOps)
 	c.Cost = make([]ServerCost, len(r.Cost))
 	for i, sc := range r.Cost {
-		c.Cost[i] = ServerCost{Servers: sc.Servers, ByCommand: maps.Clone(sc.ByCommand), CPUMS: sc.CPUMS}
+		c.Cost[i] = ServerCost{Servers: sc.Servers, ByCommand: maps.Clone(sc.ByCommand), Own: maps.Clone(sc.Own), CPUMS: sc.CPUMS}
 	}
 	if len(c.Cost) == 0 {
 		c.Cost = nil
@@ -514,10 +522,29 @@ func widest(a, b []ServerCost) []ServerCost {
 		case i < 0:
 			a = append(a, y)
 		case y.commands() > a[i].commands():
+			own := addCounts(a[i].Own, y.Own)
 			a[i] = y
+			a[i].Own = own
+		default:
+			a[i].Own = addCounts(a[i].Own, y.Own)
 		}
 	}
 	return a
+}
+
+// addCounts is a copy of a with b's counts added.
+func addCounts(a, b map[string]int64) map[string]int64 {
+	if a == nil && b == nil {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]int64{}
+	}
+	for k, v := range b {
+		out[k] += v
+	}
+	return out
 }
 
 // addCost adds b's deltas to a's, per set of servers.
@@ -525,15 +552,11 @@ func addCost(a, b []ServerCost) []ServerCost {
 	for _, y := range b {
 		i := slices.IndexFunc(a, func(x ServerCost) bool { return x.Servers == y.Servers })
 		if i < 0 {
-			a = append(a, ServerCost{Servers: y.Servers, ByCommand: maps.Clone(y.ByCommand), CPUMS: y.CPUMS})
+			a = append(a, ServerCost{Servers: y.Servers, ByCommand: maps.Clone(y.ByCommand), Own: maps.Clone(y.Own), CPUMS: y.CPUMS})
 			continue
 		}
-		if a[i].ByCommand == nil {
-			a[i].ByCommand = map[string]int64{}
-		}
-		for k, v := range y.ByCommand {
-			a[i].ByCommand[k] += v
-		}
+		a[i].ByCommand = addCounts(a[i].ByCommand, y.ByCommand)
+		a[i].Own = addCounts(a[i].Own, y.Own)
 		a[i].CPUMS += y.CPUMS
 	}
 	return a
