@@ -159,3 +159,32 @@ func TestNotMeasuredIsAbsent(t *testing.T) {
 		t.Fatalf("compare table:\n%s", tb.String())
 	}
 }
+
+// The servers' cost of segments: each process read the same server over
+// one window (every client's commands and every sampler's reads), so the
+// widest delta counts once, and every process's own sampler reads come
+// out of it; repeats add theirs up.
+func TestCombineCost(t *testing.T) {
+	part := func(set, get int64, own int64) Scenario {
+		s := rawScenario(t, 1, 900, 900)
+		s.Raw.CostOps = 2
+		s.Raw.Cost = []ServerCost{{Servers: "127.0.0.1:1", ByCommand: map[string]int64{"set": set, "get": get}, Own: map[string]int64{"get": own}, CPUMS: 10}}
+		return s
+	}
+	// Process A saw 10 sets and 30 gets (its sampler sent 12 of them),
+	// B over a slightly shorter window 9 and 28 (its sampler 13).
+	c, err := Combine(Concurrent, []Scenario{part(10, 30, 12), part(9, 28, 13)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.RedisCost; got.Commands != 10+30-12-13 || got.ByCommand["get"] != 5 || got.Ops != 4 || got.CommandsPerOp != 15.0/4 || got.ServerCPUMS != 10 {
+		t.Fatalf("concurrent cost %+v: want 15 commands (get 5) over 4 ops, 10 ms of server CPU", got)
+	}
+	sq, err := Combine(Sequential, []Scenario{part(10, 30, 12), part(9, 28, 13)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sq.RedisCost; got.Commands != 19+58-25 || got.Ops != 4 || got.ServerCPUMS != 20 {
+		t.Fatalf("sequential cost %+v: want 52 commands over 4 ops, 20 ms", got)
+	}
+}
