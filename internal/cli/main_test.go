@@ -717,6 +717,21 @@ func TestRepeat(t *testing.T) {
 		t.Fatalf("pooled repeats: sold %d, final stock %d, runs %d, samples %d, ops %d (samples' %d); want 90, 0, 3, 3, the samples' sum",
 			s.Figures["sold"], s.Figures["final_stock"], s.Raw.Runs, len(s.Samples), s.Ops, ops)
 	}
+	// The interval log has the three runs' intervals, one after another
+	// as in the timeline: two histograms (operation, acquire) per entry.
+	hlog, err := os.ReadFile(report.HLOGName(out, 0, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, l := range strings.Split(string(hlog), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "\"StartTimestamp\"") {
+			lines++
+		}
+	}
+	if len(s.Timeline) < 3 || lines != 2*len(s.Timeline) {
+		t.Fatalf("interval log: %d histograms for a timeline of %d entries (3 runs): want 2 per entry", lines, len(s.Timeline))
+	}
 }
 
 // compare exits 0 with no regression, 1 with one, 2 on bad input.

@@ -309,6 +309,9 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 	out.Faults = slices.Clone(ss[0].Faults)
 	out.Timeline = slices.Clone(ss[0].Timeline)
 	out.Intervals = nil
+	if mode == Sequential {
+		out.Intervals = appendIntervals(ss)
+	}
 	hists := map[string]*hdrhistogram.Histogram{}
 	for k := range out.Raw.Hists {
 		h, err := out.Raw.Hist(k)
@@ -683,6 +686,25 @@ func quantileKey(k string) bool {
 		}
 	}
 	return false
+}
+
+// appendIntervals is the interval histograms of ss one run after another,
+// as appendTimeline puts their timelines (the .hlog of pooled repeats);
+// nil unless every input has one per timeline entry.
+func appendIntervals(ss []Scenario) *IntervalHists {
+	var out *IntervalHists
+	for _, s := range ss {
+		iv := s.Intervals
+		if iv == nil || len(iv.Op) != len(s.Timeline) || len(iv.Acquire) != len(s.Timeline) {
+			return nil
+		}
+		if out == nil {
+			out = &IntervalHists{Start: iv.Start, WindowS: iv.WindowS}
+		}
+		out.Op = append(out.Op, iv.Op...)
+		out.Acquire = append(out.Acquire, iv.Acquire...)
+	}
+	return out
 }
 
 // appendTimeline puts b's entries after a's: b's t_s shifted by a's last.
