@@ -388,9 +388,29 @@ func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, p
 		return res, err
 	}
 	var runs []report.Scenario
+	pool := func() (report.Scenario, error) {
+		if len(runs) == 1 {
+			return runs[0], nil
+		}
+		return report.Combine(report.Sequential, runs)
+	}
 	for k := 0; k < n; k++ {
 		res, err := engine.Run(ctx, sc, nodes, prefix+"r"+strconv.Itoa(k)+":")
-		if err != nil {
+		switch {
+		case err != nil && len(runs) > 0 && res.Raw == nil && errors.Is(err, context.Canceled):
+			// Ctrl-C before this repeat measured anything: the repeats
+			// done are the result.
+			out, perr := pool()
+			out.StopReason = "interrupted"
+			return out, perr
+		case err != nil && res.Raw != nil && errors.Is(err, engine.ErrAborted):
+			// Stopped by the failure-streak guard: what it measured is kept
+			// with the repeats before it, and the error goes on.
+			res.Samples = []report.Sample{report.SampleOf(res)}
+			runs = append(runs, res)
+			out, perr := pool()
+			return out, errors.Join(err, perr)
+		case err != nil:
 			return res, err
 		}
 		res.Samples = []report.Sample{report.SampleOf(res)}
@@ -399,8 +419,5 @@ func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, p
 			break
 		}
 	}
-	if len(runs) == 1 {
-		return runs[0], nil
-	}
-	return report.Combine(report.Sequential, runs)
+	return pool()
 }

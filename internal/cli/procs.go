@@ -132,6 +132,10 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	var sig os.Signal
 	for k := 0; k < max(p.repeat, 1); k++ {
 		m, fails, s, err := procsRound(f, p, runID, first, self, addrArgs, env, stderr)
+		if err != nil && errors.Is(err, errInterrupted) && len(rounds) > 0 {
+			sig = s // Ctrl-C before this round ended a scenario: the rounds done are the result
+			break
+		}
 		if err != nil {
 			return err
 		}
@@ -144,6 +148,7 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	merged.Interrupted = merged.Interrupted || sig != nil
 	merged.Meta.Args = redactArgs(os.Args[1:])
 	if ownServers != nil { // the children saw them as given (--addr)
 		merged.Meta.Servers = ownServers
@@ -398,6 +403,9 @@ func procsRound(f *runFlags, p *plan, runID string, first engine.Node, self stri
 		r, err := readResult(path)
 		if err != nil {
 			continue // missing: a killed or failed segment
+		}
+		if len(r.Scenarios) == 0 && signalled.get() != nil {
+			continue // interrupted before its first scenario ended
 		}
 		runs, names = append(runs, r), append(names, path)
 	}
