@@ -245,7 +245,8 @@ func TestBadInput(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "isdir.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sc := report.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 1, OpsPerSec: 1000}
+	sc := report.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 1, OpsPerSec: 1000,
+		Raw: &report.Raw{WindowS: 1, Runs: 1}}
 	for name, hist := range map[string]string{"good.json": "", "badhist.json": "not a histogram"} {
 		s := sc
 		s.LatencyHist = hist

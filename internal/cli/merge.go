@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -42,9 +43,17 @@ segments whose file is missing.`,
 			}
 			var runs []*report.Run
 			for _, a := range args {
+				if same, err := samePath(a, out); err == nil && same {
+					return usageError{fmt.Errorf("--out %s is one of the files to merge: it would be replaced by the merge", out)}
+				}
 				r, err := readResult(a)
 				if err != nil {
 					return err
+				}
+				// Every input must hold its own invariants: a damaged or
+				// hand-edited file is bad input, not a merge to write.
+				if err := report.Check(r); err != nil {
+					return usageError{fmt.Errorf("%s: %w", a, err)}
 				}
 				runs = append(runs, r)
 			}
@@ -88,4 +97,17 @@ func crossCheck(merged *report.Run, runs []*report.Run, paths []string) error {
 		return usageError{fmt.Errorf("cross-process check: %w", err)}
 	}
 	return nil
+}
+
+// samePath reports whether a and b name one file (b may not exist yet).
+func samePath(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
 }

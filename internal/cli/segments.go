@@ -280,6 +280,11 @@ func checkSegmentFiles(runs []*report.Run, names []string) (missing []int, err e
 	if seg != len(runs) {
 		return nil, errors.New("some files are execution segments (meta.segments) and some are not: merge the segments of one run")
 	}
+	for i, r := range runs {
+		if r.Meta.Segment == 0 {
+			return nil, fmt.Errorf("%s is already the merge of %d segments: merge the segments' own files", names[i], r.Meta.Segments)
+		}
+	}
 	idx := make([]int, len(runs))
 	for i := range idx {
 		idx[i] = i

@@ -107,7 +107,8 @@ func TestSegmentPlanMismatch(t *testing.T) {
 // one segment (exit 2).
 func TestMergeRefusesOtherRuns(t *testing.T) {
 	dir := t.TempDir()
-	sc := report.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 2, Params: map[string]string{"ttl": "1s"}}
+	sc := report.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 2, Params: map[string]string{"ttl": "1s"},
+		Raw: &report.Raw{WindowS: 1, Runs: 1}}
 	write := func(name, runID, plan string, seg int) string {
 		r := &report.Run{Schema: report.Schema, Meta: report.Meta{RunID: runID, PlanHash: plan, Segment: seg, Segments: 2}, Scenarios: []report.Scenario{sc}}
 		p := filepath.Join(dir, name)
@@ -137,6 +138,14 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 	m := filepath.Join(dir, "ok.json")
 	if r := lockbench(t, "merge", "--out", m, e, a); r.code != 0 {
 		t.Fatalf("merge of one run's segments: exit %d\n%s", r.code, r.stderr)
+	}
+	// The merged file is no segment to merge again; --out must not be an
+	// input (it would be replaced).
+	if r := lockbench(t, "merge", "--out", filepath.Join(dir, "m2.json"), m, e); r.code != exitUsage || !strings.Contains(r.stderr, "is already the merge of 2 segments") {
+		t.Errorf("merge of a merged file with a segment: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := lockbench(t, "merge", "--out", a, a, e); r.code != exitUsage || !strings.Contains(r.stderr, "is one of the files to merge") {
+		t.Errorf("merge --out an input: exit %d\n%s", r.code, r.stderr)
 	}
 	got, err := report.ReadFile(m)
 	if err != nil {

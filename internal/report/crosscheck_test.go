@@ -26,7 +26,7 @@ func writeHistory(t *testing.T, path, proc, key string, secs ...[2]int64) {
 
 func TestCrossCheck(t *testing.T) {
 	dir := t.TempDir()
-	sc := Scenario{Strategy: "naive", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 1}
+	sc := Scenario{Strategy: "naive", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 1, Raw: &Raw{WindowS: 1, Runs: 1}}
 	key := sc.Key()
 	if err := os.Mkdir(filepath.Join(dir, "b"), 0o755); err != nil {
 		t.Fatal(err)

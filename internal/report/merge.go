@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/lockbench/lockbench/internal/history"
 )
@@ -13,10 +14,11 @@ import (
 // combined Concurrent (Combine: raw data merged first, every figure
 // derived after). Files of execution segments (Meta.Segments > 0) match
 // scenarios whatever their clients (each ran its share), and the merged
-// file has every segment's clients. A scenario written before raw data
-// existed combines its latency histogram, window and counts only.
-// Errors: runs with no scenario in common with the first, or a histogram
-// that does not decode.
+// file has every segment's clients; a sweep's meta lists the merged
+// client counts. Errors: runs whose scenarios differ (each must have the
+// same ones, once each), a scenario without raw data (written before it
+// existed: it cannot be combined exactly) or that pools repeats (runs
+// not made at the same time), a histogram that does not decode.
 func Merge(runs []*Run) (*Run, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("nothing to merge")
@@ -39,34 +41,39 @@ func Merge(runs []*Run) (*Run, error) {
 				parts = append(parts, nil)
 			}
 			matched++
-			parts[i] = append(parts[i], withRaw(s))
+			parts[i] = append(parts[i], s)
 		}
 		if matched == 0 {
 			return nil, fmt.Errorf("run %d has no scenario in common with the first", ri+1)
 		}
+		if matched != len(r.Scenarios) || (ri > 0 && matched != len(parts)) {
+			return nil, fmt.Errorf("run %d has %d scenarios, %d of them among the first run's %d: merge files that ran the same scenarios", ri+1, len(r.Scenarios), matched, len(parts))
+		}
 	}
 	for _, p := range parts {
+		for _, s := range p {
+			if s.Raw != nil && s.Raw.Runs > 1 {
+				return nil, fmt.Errorf("%s pools %d repeats (--repeat): merge combines runs made at the same time; merge the files of one repeat, or run --procs with --repeat", s.Name(), s.Raw.Runs)
+			}
+		}
 		m, err := Combine(Concurrent, p)
 		if err != nil {
 			return nil, err
 		}
 		out.Scenarios = append(out.Scenarios, m)
 	}
+	if out.Meta.Sweep != nil {
+		sw := *out.Meta.Sweep
+		sw.Clients = nil
+		for _, s := range out.Scenarios {
+			if !slices.Contains(sw.Clients, s.Clients) {
+				sw.Clients = append(sw.Clients, s.Clients)
+			}
+		}
+		slices.Sort(sw.Clients)
+		out.Meta.Sweep = &sw
+	}
 	return out, nil
-}
-
-// withRaw returns s with Raw set: s's own, or for a scenario written
-// before raw data existed, one of what it kept that combines (its window
-// and latency histogram); its other figures are then not derived again.
-func withRaw(s Scenario) Scenario {
-	if s.Raw != nil {
-		return s
-	}
-	s.Raw = &Raw{WindowS: s.DurationS, Runs: 1}
-	if s.LatencyHist != "" {
-		s.Raw.Hists = map[string]string{HistOp: s.LatencyHist}
-	}
-	return s
 }
 
 // mergeTimeline adds b's seconds to a's, entry by entry (the machines ran

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -20,9 +21,13 @@ func encoded(ms ...int) string {
 
 func TestMerge(t *testing.T) {
 	sc := func(ops int64, hist string, overlap int64) Scenario {
+		raw := &Raw{WindowS: 1, Runs: 1}
+		if hist != "" {
+			raw.Hists = map[string]string{HistOp: hist}
+		}
 		return Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 10,
 			Ops: ops, OpsPerSec: float64(ops), DurationS: 1, LatencyHist: hist, Violations: Violations{Overlap: overlap},
-			Figures: map[string]int64{"sold": ops}}
+			Figures: map[string]int64{"sold": ops}, Raw: raw}
 	}
 	a := &Run{Schema: Schema, Scenarios: []Scenario{sc(3, encoded(1, 2, 3), 0)}}
 	b := &Run{Schema: Schema, Scenarios: []Scenario{sc(2, encoded(100, 200), 1)}}
@@ -54,12 +59,30 @@ func TestMerge(t *testing.T) {
 	if _, err := Merge([]*Run{a, other}); err == nil {
 		t.Fatal("runs with nothing in common merged")
 	}
+	// Files that ran different scenarios, in either order; a file
+	// written before raw data; a file of pooled repeats.
+	both := &Run{Schema: Schema, Scenarios: []Scenario{sc(2, "", 0), {Strategy: "naive", Raw: &Raw{Runs: 1}}}}
+	for _, rs := range [][]*Run{{a, both}, {both, a}} {
+		if _, err := Merge(rs); err == nil || !strings.Contains(err.Error(), "merge files that ran the same scenarios") {
+			t.Errorf("files of different scenarios: %v", err)
+		}
+	}
+	old := sc(2, "", 0)
+	old.Raw = nil
+	if _, err := Merge([]*Run{a, {Schema: Schema, Scenarios: []Scenario{old}}}); err == nil || !strings.Contains(err.Error(), "no raw data") {
+		t.Errorf("a file without raw data: %v", err)
+	}
+	rep := sc(2, "", 0)
+	rep.Raw.Runs = 3
+	if _, err := Merge([]*Run{a, {Schema: Schema, Scenarios: []Scenario{rep}}}); err == nil || !strings.Contains(err.Error(), "pools 3 repeats") {
+		t.Errorf("a file of repeats: %v", err)
+	}
 }
 
 // Timelines of machines that ran together add up second by second.
 func TestMergeTimeline(t *testing.T) {
 	sc := func(tl ...Second) Scenario {
-		return Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Timeline: tl}
+		return Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Timeline: tl, Raw: &Raw{WindowS: 2.5, Runs: 1}}
 	}
 	a := &Run{Schema: Schema, Scenarios: []Scenario{sc(Second{TS: 1, Ops: 10, Errors: 1}, Second{TS: 1.9, Ops: 5})}}
 	b := &Run{Schema: Schema, Scenarios: []Scenario{sc(Second{TS: 1, Ops: 7, Violations: 2}, Second{TS: 2, Ops: 6}, Second{TS: 2.5, Ops: 3})}}

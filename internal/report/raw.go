@@ -297,7 +297,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 	}
 	for i := range ss {
 		if ss[i].Raw == nil {
-			return Scenario{}, fmt.Errorf("%s: input %d has no raw data (a file written before lockbench kept it): it cannot be combined exactly", ss[i].Name(), i+1)
+			return Scenario{}, fmt.Errorf("%s: input %d has no raw data (a file written before lockbench kept it, in schema 1's raw): its figures cannot be combined exactly; run it again", ss[i].Name(), i+1)
 		}
 	}
 	out := ss[0]
