@@ -91,14 +91,26 @@ func writeCSV(w io.Writer, scs []Scenario) error {
 	_ = c.Write(header)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	// known: f(v), or "" for a figure not measured (never 0).
+	known := func(ok bool, v float64) string {
+		if !ok {
+			return ""
+		}
+		return f(v)
+	}
 	for _, s := range scs {
+		lat, acq := LatencyMeasured(s.LatencyMS), LatencyMeasured(s.AcquireMS)
 		row := []string{s.Strategy, s.Driver, s.Workload, s.Retry, strconv.Itoa(s.Clients), s.Loop, i(s.Ops),
-			f(s.OpsPerSec), f(s.LatencyMS.P50), f(s.LatencyMS.P90), f(s.LatencyMS.P99), f(s.LatencyMS.P999),
-			f(s.LatencyMS.Max), f(s.AcquireMS.P99)}
+			f(s.OpsPerSec), known(lat, s.LatencyMS.P50), known(lat, s.LatencyMS.P90), known(lat, s.LatencyMS.P99), known(lat, s.LatencyMS.P999),
+			known(lat, s.LatencyMS.Max), known(acq, s.AcquireMS.P99)}
 		for _, k := range ViolationKinds {
+			if !k.Known(s.Violations) {
+				row = append(row, "")
+				continue
+			}
 			row = append(row, i(k.Of(s.Violations)))
 		}
-		row = append(row, i(s.Counters.Errors), f(s.RedisCost.CommandsPerOp), f(s.Fairness.JainIndex),
+		row = append(row, i(s.Counters.Errors), known(s.RedisCost.CommandsPerOp > 0, s.RedisCost.CommandsPerOp), known(s.Ops > 0, s.Fairness.JainIndex),
 			f(s.DurationS), s.StopReason, s.Topology, f(s.OfferedRate), i(s.Offered), i(s.Dropped))
 		for _, k := range params {
 			row = append(row, s.Params[k])

@@ -47,7 +47,8 @@ func buildMetrics() []Metric {
 			}
 			return s.Liveness.OrphanLockMS
 		}},
-		Metric{Name: "time_to_free_p99_ms", Doc: "liveness: 99th percentile of the time from a holder's exit to its lock being free, ms", Known: measured,
+		Metric{Name: "time_to_free_p99_ms", Doc: "liveness: 99th percentile of the time from a holder's exit to its lock being free, ms (not measured when no holder exited)",
+			Known: func(s Scenario) bool { return measured(s) && LatencyMeasured(s.Liveness.TimeToFreeMS) },
 			Of: func(s Scenario) float64 {
 				if s.Liveness == nil {
 					return 0

@@ -204,7 +204,10 @@ func Derive(s *Scenario) error {
 	if s.Liveness != nil && s.Liveness.Measured {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
 	}
-	s.Fairness = Fairness{JainIndex: metrics.Jain(r.ClientOps), LongestWaitMS: s.AcquireMS.Max}
+	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
+	if s.Ops > 0 {
+		s.Fairness.JainIndex = metrics.Jain(r.ClientOps)
+	}
 	s.RedisCost = RedisCost{}
 	if len(r.Cost) > 0 {
 		c := RedisCost{ByCommand: map[string]int64{}, Ops: r.CostOps}

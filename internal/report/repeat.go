@@ -24,9 +24,10 @@ type Spread struct {
 }
 
 // Repeats is the spread of a scenario run --repeat times, each on fresh
-// keys. The scenario's ops/s and p99 are the medians over the repeats; its
-// other fields are those of the run whose ops/s is nearest the median
-// (the lower middle one for an even number of runs).
+// keys: per-run ops/s and p99. The scenario's own figures are derived from
+// every run's raw data pooled (Combine), not from these; files written
+// before raw data had the medians here and the other fields of the run
+// nearest the median ops/s.
 type Repeats struct {
 	N         int    `json:"n"`
 	OpsPerSec Spread `json:"ops_per_sec"`
@@ -35,13 +36,16 @@ type Repeats struct {
 
 // Sample is one run's headline figures: a scenario's Samples hold one per
 // repeat, in run order, for statistics across runs (compare, benchstat).
+//
+// A latency the run did not measure (no operation, no granted acquire)
+// is absent, never 0.
 type Sample struct {
 	OpsPerSec float64 `json:"ops_per_sec"`
-	P50MS     float64 `json:"p50_ms"`
-	P99MS     float64 `json:"p99_ms"`
-	P999MS    float64 `json:"p999_ms"`
+	P50MS     float64 `json:"p50_ms,omitempty"`
+	P99MS     float64 `json:"p99_ms,omitempty"`
+	P999MS    float64 `json:"p999_ms,omitempty"`
 	// AcquireP99MS is the p99 of the acquire alone.
-	AcquireP99MS float64 `json:"acquire_p99_ms"`
+	AcquireP99MS float64 `json:"acquire_p99_ms,omitempty"`
 	// Violations is the run's total of every violation kind.
 	Violations int64 `json:"violations"`
 	// Ops are the run's operations in its measured window (absent in

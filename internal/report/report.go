@@ -245,9 +245,11 @@ type FaultWindow struct {
 type Fairness struct {
 	// JainIndex is Jain's index over per-client completed operations:
 	// 1 = equal shares, 1/clients = one client got everything.
-	JainIndex float64 `json:"jain_index"`
-	// LongestWaitMS is the longest single successful acquire, ms.
-	LongestWaitMS float64 `json:"longest_wait_ms"`
+	// Absent without operations (nothing to be fair about).
+	JainIndex float64 `json:"jain_index,omitzero"`
+	// LongestWaitMS is the longest single successful acquire, ms; absent
+	// without one.
+	LongestWaitMS float64 `json:"longest_wait_ms,omitzero"`
 }
 
 // ServerLoad describes how steady the servers' command rate was: INFO
@@ -284,8 +286,9 @@ type RedisCost struct {
 	ByCommand map[string]int64 `json:"by_command"`
 	// ServerCPUMS is the servers' CPU time (user + sys, all nodes) over the
 	// run, ms, from INFO cpu; ServerCPUMSPer1kOps divides it per 1,000 ops.
+	// (absent without operations).
 	ServerCPUMS         float64 `json:"server_cpu_ms"`
-	ServerCPUMSPer1kOps float64 `json:"server_cpu_ms_per_1k_ops"`
+	ServerCPUMSPer1kOps float64 `json:"server_cpu_ms_per_1k_ops,omitzero"`
 }
 
 // ClientCPU is lockbench's own CPU use over the run (getrusage).
@@ -494,7 +497,8 @@ type Liveness struct {
 	OrphanAcquires int64 `json:"orphan_acquires"`
 	// TimeToFreeMS is, per holder exit (release, crash, cancel), the time
 	// until the lock could be taken again.
-	TimeToFreeMS metrics.Latency `json:"time_to_free_ms"`
+	// Absent when no holder exited (nothing measured).
+	TimeToFreeMS metrics.Latency `json:"time_to_free_ms,omitzero"`
 	// OrphanRenewals are renewals sent for a token already released or
 	// given up; HeldPastTTL keys kept alive more than 3 x the TTL holding
 	// only such tokens.
