@@ -133,7 +133,13 @@ func TestSegmentsByHandMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	as := a.Scenarios[0]
 	fs := b.Scenarios[0]
+	// A segment's own file: the server's commands are every segment's, so
+	// it derives no commands per operation.
+	if as.RedisCost.CommandsPerOp != 0 || fs.RedisCost.CommandsPerOp != 0 || !as.Raw.Segment || as.RedisCost.Commands == 0 {
+		t.Fatalf("segments' own commands/op %v and %v (raw.segment %v, commands %d): want absent", as.RedisCost.CommandsPerOp, fs.RedisCost.CommandsPerOp, as.Raw.Segment, as.RedisCost.Commands)
+	}
 	if fs.Violations.EndCheck != report.EndCheckNotRun {
 		t.Fatalf("follower's end_check %q, want %q", fs.Violations.EndCheck, report.EndCheckNotRun)
 	}
@@ -156,7 +162,7 @@ func TestSegmentsByHandMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, as := merged.Scenarios[0], a.Scenarios[0]
+	s := merged.Scenarios[0]
 	if s.Ops != as.Ops+fs.Ops || s.Clients != 6 || len(s.Raw.ClientOps) != 6 || s.Violations.EndCheck != "" {
 		t.Fatalf("merged ops %d (files %d + %d), clients %d, client counts %v, end check %q",
 			s.Ops, as.Ops, fs.Ops, s.Clients, s.Raw.ClientOps, s.Violations.EndCheck)

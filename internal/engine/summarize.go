@@ -73,6 +73,7 @@ func (r *run) summarize() *metrics.Recorder {
 		raw.Locks = r.env.Locks
 	}
 	raw.LockSpace = r.lockSpace()
+	raw.Segment = sc.Sync != nil
 	if r.afterErr == nil {
 		var sampler map[string]int64
 		if r.live != nil {

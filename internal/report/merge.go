@@ -60,6 +60,14 @@ func Merge(runs []*Run) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
+		if m.Raw.Segment && len(p) == runs[0].Meta.Segments {
+			// Every segment of the run: the servers' cost is the run's.
+			m.Raw.Segment = false
+			if err := Derive(&m); err != nil {
+				return nil, err
+			}
+			m.Samples = []Sample{SampleOf(m)}
+		}
 		out.Scenarios = append(out.Scenarios, m)
 	}
 	if out.Meta.Sweep != nil {

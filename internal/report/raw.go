@@ -68,6 +68,12 @@ type Raw struct {
 	// GOMAXPROCS), s. Processes add theirs up.
 	ClientCPUS float64 `json:"client_cpu_s"`
 	CPUBudgetS float64 `json:"cpu_budget_s"`
+	// Segment is set in the file of one execution segment of a run: its
+	// servers' cost covers every segment's commands over the window, so no
+	// cost per operation is derived from it (commands/op is absent); the
+	// merge of every segment of the run derives it (Merge clears it when
+	// no segment is missing). Absent (false) elsewhere.
+	Segment bool `json:"segment,omitempty"`
 	// LoadIntervalMS and LoadRates are --load-sample's samples: the
 	// servers' commands/s over each interval of the measured window.
 	LoadIntervalMS float64   `json:"load_interval_ms,omitempty"`
@@ -220,7 +226,7 @@ func Derive(s *Scenario) error {
 			}
 			c.ServerCPUMS += sc.CPUMS
 		}
-		if r.CostOps > 0 {
+		if r.CostOps > 0 && !r.Segment {
 			c.CommandsPerOp = float64(c.Commands) / float64(r.CostOps)
 			c.ServerCPUMSPer1kOps = c.ServerCPUMS * 1000 / float64(r.CostOps)
 		}
