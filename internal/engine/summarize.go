@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -90,6 +91,7 @@ func (r *run) summarize() *metrics.Recorder {
 	// Client side: lockbench's own CPU over the run (warm-up included).
 	raw.ClientCPUS = (rusageCPU(r.ruAfter) - rusageCPU(r.ruBefore)).Seconds()
 	raw.CPUBudgetS = r.cpuWall.Seconds() * float64(runtime.GOMAXPROCS(0))
+	raw.Host, _ = os.Hostname()
 	if len(r.loadRates) > 0 {
 		raw.LoadRates, raw.LoadIntervalMS = r.loadRates, float64(sc.LoadSample)/float64(time.Millisecond)
 	}

@@ -63,8 +63,9 @@ func splitCount(rng *rand.Rand, n int64, k int) []int64 {
 // split cuts s into k parts that Combine(mode) puts back together: every
 // histogram's values dealt at random; Concurrent: the clients dealt out
 // (each client's count goes with it; at least one per part), one shared
-// window and server cost; Sequential: each client's count, the window and
-// the cost dealt out, the same clients in every part. Counters, figures,
+// window, server cost and CPU budget (one machine); Sequential: each
+// client's count, the window, the cost and the CPU budget dealt out, the
+// same clients in every part. Counters, figures,
 // arrivals and the liveness counts are dealt out in both.
 func split(t *testing.T, rng *rand.Rand, s Scenario, mode Mode, k int) []Scenario {
 	t.Helper()
@@ -117,7 +118,6 @@ func split(t *testing.T, rng *rand.Rand, s Scenario, mode Mode, k int) []Scenari
 	}
 	// CPU in µs, dealt as counts, so that the parts add up exactly.
 	deal(int64(math.Round(s.Raw.ClientCPUS*1e6)), func(p *Scenario, v int64) { p.Raw.ClientCPUS = float64(v) / 1e6 })
-	deal(int64(math.Round(s.Raw.CPUBudgetS*1e6)), func(p *Scenario, v int64) { p.Raw.CPUBudgetS = float64(v) / 1e6 })
 	switch mode {
 	case Concurrent:
 		n := len(s.Raw.ClientOps)
@@ -134,7 +134,8 @@ func split(t *testing.T, rng *rand.Rand, s Scenario, mode Mode, k int) []Scenari
 		for i := range parts {
 			parts[i].Raw.ClientOps = slices.Clone(s.Raw.ClientOps[bounds[i]:bounds[i+1]])
 			parts[i].Clients = bounds[i+1] - bounds[i]
-			parts[i].Raw.Cost = s.Raw.Cost // every process read the same servers
+			parts[i].Raw.Cost = s.Raw.Cost             // every process read the same servers
+			parts[i].Raw.CPUBudgetS = s.Raw.CPUBudgetS // on one machine, whose cores they shared
 			parts[i].Raw.LoadRates = nil
 			parts[i].OfferedRate = s.OfferedRate / float64(k)
 		}
@@ -146,6 +147,7 @@ func split(t *testing.T, rng *rand.Rand, s Scenario, mode Mode, k int) []Scenari
 		for c, n := range s.Raw.ClientOps {
 			deal(n, func(p *Scenario, v int64) { p.Raw.ClientOps[c] = v })
 		}
+		deal(int64(math.Round(s.Raw.CPUBudgetS*1e6)), func(p *Scenario, v int64) { p.Raw.CPUBudgetS = float64(v) / 1e6 })
 		// The window in µs, so that the parts add up exactly.
 		deal(int64(math.Round(s.Raw.WindowS*1e6)), func(p *Scenario, v int64) { p.Raw.WindowS = float64(v) / 1e6 })
 		for _, c := range s.Raw.Cost {

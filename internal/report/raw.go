@@ -68,6 +68,12 @@ type Raw struct {
 	// GOMAXPROCS), s. Processes add theirs up.
 	ClientCPUS float64 `json:"client_cpu_s"`
 	CPUBudgetS float64 `json:"cpu_budget_s"`
+	// Host is the machine lockbench ran on (its host name); CPUBudgets,
+	// after a combination over several, each one's budget (s): processes
+	// on one machine at the same time share its cores, so their budget is
+	// the machine's once (the largest), not their sum.
+	Host       string             `json:"host,omitempty"`
+	CPUBudgets map[string]float64 `json:"cpu_budgets,omitempty"`
 	// Segment is set in the file of one execution segment of a run: its
 	// servers' cost covers every segment's commands over the window, so no
 	// cost per operation is derived from it (commands/op is absent); the
@@ -351,7 +357,17 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		o := out.Raw
 		o.CostOps += r.CostOps
 		o.ClientCPUS += r.ClientCPUS
-		o.CPUBudgetS += r.CPUBudgetS
+		o.CPUBudgets = addBudgets(budgetsOf(o), budgetsOf(r), mode)
+		o.CPUBudgetS, o.Host = 0, ""
+		for _, b := range o.CPUBudgets {
+			o.CPUBudgetS += b
+		}
+		if len(o.CPUBudgets) == 1 {
+			for h := range o.CPUBudgets {
+				o.Host = h
+			}
+			o.CPUBudgets = nil
+		}
 		switch mode {
 		case Concurrent:
 			o.LockSpaces = addSpaces(spacesOf(o), spacesOf(r))
@@ -470,6 +486,28 @@ func RepeatsOf(samples []Sample) *Repeats {
 	return &Repeats{N: len(samples), OpsPerSec: NewSpread(ops), P99MS: NewSpread(p99)}
 }
 
+// budgetsOf is r's CPU budget by host.
+func budgetsOf(r *Raw) map[string]float64 {
+	if r.CPUBudgets != nil {
+		return r.CPUBudgets
+	}
+	return map[string]float64{r.Host: r.CPUBudgetS}
+}
+
+// addBudgets is the CPU budgets of a and b by host: Concurrent, the
+// largest of each host's (its cores, shared); Sequential, their sum.
+func addBudgets(a, b map[string]float64, mode Mode) map[string]float64 {
+	out := maps.Clone(a)
+	for h, v := range b {
+		if mode == Concurrent {
+			out[h] = max(out[h], v)
+		} else {
+			out[h] += v
+		}
+	}
+	return out
+}
+
 // spacesOf is r's locks by lock space.
 func spacesOf(r *Raw) map[string]int {
 	if r.LockSpaces != nil {
@@ -500,6 +538,7 @@ func addSpaces(a, b map[string]int) map[string]int {
 func cloneRaw(r *Raw) *Raw {
 	c := *r
 	c.LockSpaces = maps.Clone(r.LockSpaces)
+	c.CPUBudgets = maps.Clone(r.CPUBudgets)
 	c.Hists = maps.Clone(r.Hists)
 	c.ClientOps = slices.Clone(r.ClientOps)
 	c.Cost = make([]ServerCost, len(r.Cost))
