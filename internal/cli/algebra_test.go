@@ -185,4 +185,12 @@ func TestSegmentsByHandMerge(t *testing.T) {
 		t.Fatalf("merged end check: %v, violations %+v", s.Figures, s.Violations)
 	}
 	checkAgree(t, m, s)
+	// The merged result is where a run of segments is gated: safety holds
+	// (the leader's end check covers the run), an impossible rate fails.
+	if r := lockbench(t, "merge", "--out", filepath.Join(dir, "g.json"), "--fail-on", "safety", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")); r.code != 0 || !strings.Contains(r.stdout, "PASS") {
+		t.Fatalf("merge --fail-on safety: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := lockbench(t, "merge", "--out", filepath.Join(dir, "g2.json"), "--fail-on", "ops_per_sec>1e9", filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")); r.code != exitThresholds || !strings.Contains(r.stdout, "FAIL") {
+		t.Fatalf("merge --fail-on ops_per_sec>1e9: exit %d, want %d\n%s%s", r.code, exitThresholds, r.stdout, r.stderr)
+	}
 }

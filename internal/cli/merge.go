@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,10 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/thresholds"
 )
 
 func newMergeCmd() *cobra.Command {
 	var out string
+	var failOn []string
 	cmd := &cobra.Command{
 		Use:   "merge A.json B.json [...]",
 		Short: "Merge result files of several load machines that ran the same scenarios together",
@@ -32,11 +35,16 @@ as lockbench show prints it) and writes the merged file (--out).
 Files of execution segments (lockbench run --segment i/N, docs/distributed.md)
 must be of one run: the same run id, plan hash and run nonce, each segment
 once (else exit 2). The merged meta has segments N and killed_segments, the
-segments whose file is missing.`,
+segments whose file is missing. --fail-on tests thresholds on the merged
+result, as run does (exit 3 when one fails).`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOut(out); err != nil {
 				return usageError{fmt.Errorf("--out %q: %v", out, err)}
+			}
+			ths, errs := thresholds.ParseList(failOn)
+			if len(errs) > 0 {
+				return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
 			}
 			if checkOnly(cmd.Context()) {
 				return nil // CheckArgs: no file is read
@@ -74,14 +82,33 @@ segments whose file is missing.`,
 			if err := printResults(cmd.OutOrStdout(), "table", "", termWidth(cmd.OutOrStdout()), m); err != nil {
 				return err
 			}
+			if len(ths) > 0 {
+				var names []string
+				for _, s := range m.Scenarios {
+					names = append(names, s.Name())
+				}
+				if errs := thresholds.Unmatched(ths, names); len(errs) > 0 {
+					return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
+				}
+				m.Thresholds = thresholds.Evaluate(ths, m.Scenarios)
+			}
 			if err := report.WriteFile(out, m); err != nil {
 				return namedPath(out, err)
 			}
+			if len(ths) > 0 {
+				if err := printThresholds(cmd.OutOrStdout(), cmd.ErrOrStderr(), "table", ths, m.Thresholds); err != nil {
+					return err
+				}
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "merged %d files into %s\n", len(runs), out)
+			if k := thresholds.Failed(m.Thresholds); k > 0 {
+				return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(m.Thresholds))
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "results/merged.json", "merged result file")
+	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "thresholds tested on the merged result, as run's (exit 3 when one fails): the way to gate a run of segments, whose followers lack the end checks")
 	return cmd
 }
 
