@@ -22,10 +22,24 @@ import (
 func TestProcsRepeat(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "pr.json")
-	r := lockbench(t, "run", "--procs", "2", "--repeat", "2", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle",
+	// A children's directory left by a --procs run killed with SIGKILL
+	// (a process now gone): this run removes it, and leaves its own none.
+	tmp := filepath.Join(dir, "tmp")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf(".lockbench-%d-procs-123", dead.Process.Pid))
+	if err := os.MkdirAll(filepath.Join(stale, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := lockbenchEnv(t, []string{"TMPDIR=" + tmp}, "run", "--procs", "2", "--repeat", "2", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle",
 		"--keys", "1", "--clients", "6", "--work", "1ms", "--duration", "1s", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) != 0 || !strings.Contains(r.stderr, "removed "+stale) {
+		t.Fatalf("TMPDIR after the run: %v (%v); stderr:\n%s", entries, err, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "results of 2 segments x 2 repeats merged into") {
 		t.Fatalf("stderr lacks the rounds line:\n%s", r.stderr)

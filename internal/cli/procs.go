@@ -75,6 +75,10 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	if err != nil {
 		return fmt.Errorf("--procs: the running binary: %w", err)
 	}
+	// The children's directories that killed --procs runs left behind.
+	for _, name := range sweepStale(os.TempDir()) {
+		fmt.Fprintf(stderr, "lockbench: removed %s, left by a lockbench process that is gone\n", filepath.Join(os.TempDir(), name))
+	}
 	var addrArgs []string
 	var env []string
 	var first engine.Node              // the first server, where the barrier lives
@@ -251,7 +255,9 @@ func poolRounds(rounds []*report.Run) (*report.Run, error) {
 func procsRound(f *runFlags, p *plan, runID string, first engine.Node, self string, addrArgs, env []string, stderr io.Writer) (*report.Run, []string, os.Signal, error) {
 	n := f.procs
 	var err error
-	tmp, err := os.MkdirTemp("", "lockbench-procs-")
+	// .lockbench-<pid>-procs-*: a later run sweeps it when this process
+	// was killed (SIGKILL) before removing it.
+	tmp, err := os.MkdirTemp("", tmpPrefix()+"procs-")
 	if err != nil {
 		return nil, nil, nil, err
 	}
