@@ -64,7 +64,8 @@ func TestSegmentBarrierTimeout(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "s1.json")
 	r := lockbench(t, "run", "-q", "--addr", addr, "--segment", "1/3", "--run-id", "lonely", "--barrier-timeout", "500ms",
 		"--strategy", "atomic", "--driver", "rueidis", "--clients", "3", "--duration", "1s", "--out", out)
-	if r.code != exitFailure || !strings.Contains(r.stderr, "segment(s) 2, 3 of 3") || !strings.Contains(r.stderr, "--barrier-timeout") {
+	if r.code != exitFailure || !strings.Contains(r.stderr, "segment(s) 2, 3 of 3") || !strings.Contains(r.stderr, "--barrier-timeout") ||
+		!strings.Contains(r.stderr, "scenario 1 (") || !strings.Contains(r.stderr, "scenario 1's start barrier") {
 		t.Fatalf("exit %d, want 1 naming segments 2, 3:\n%s", r.code, r.stderr)
 	}
 	if n := cmd("DBSIZE"); n != "0" {

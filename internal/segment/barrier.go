@@ -231,12 +231,17 @@ func ServerTime(ctx context.Context, d drivers.Driver) (server time.Time, offset
 // Sync is scenario n's barrier (engine.Sync).
 type Sync struct {
 	b *Barrier
-	n string
+	// n is the scenario's index in the plan (0-based, as in its keys'
+	// namespace); label its number as messages give it (1-based, as the
+	// progress and the errors count scenarios).
+	n, label string
 }
 
-// Scenario returns the engine.Sync of scenario n (its number in the plan,
-// as in its keys' namespace).
-func (b *Barrier) Scenario(n int) *Sync { return &Sync{b: b, n: strconv.Itoa(n)} }
+// Scenario returns the engine.Sync of scenario n (its index in the plan,
+// from 0, as in its keys' namespace).
+func (b *Barrier) Scenario(n int) *Sync {
+	return &Sync{b: b, n: strconv.Itoa(n), label: strconv.Itoa(n + 1)}
+}
 
 // Start registers the segment at the scenario's start barrier and waits
 // for every segment; the leader then publishes a start StartDelay after
@@ -249,7 +254,7 @@ func (s *Sync) Start(ctx context.Context) (time.Time, error) {
 	if err := b.register(ctx, k); err != nil {
 		return time.Time{}, err
 	}
-	what := "scenario " + s.n + "'s start barrier"
+	what := "scenario " + s.label + "'s start barrier"
 	if err := b.wait(ctx, k, what); err != nil {
 		return time.Time{}, err
 	}
@@ -321,7 +326,7 @@ func (s *Sync) End(ctx context.Context, counts map[string]int64) (map[string]int
 	if !b.Seg.Leader() {
 		return nil, nil
 	}
-	if err := b.wait(ctx, ek, "scenario "+s.n+"'s end barrier"); err != nil {
+	if err := b.wait(ctx, ek, "scenario "+s.label+"'s end barrier"); err != nil {
 		return nil, err
 	}
 	r, err := b.D.Do(ctx, "HGETALL", ck)
