@@ -23,16 +23,17 @@ func newCompareCmd() *cobra.Command {
 		Short: "Compare two result files with statistics; exit 1 on a regression (for CI)",
 		Long: `compare matches the scenarios of two result files (same strategy, driver,
 workload, retry, clients and parameters; a parameter one file lacks takes
-its recorded default) and shows the median ops/s and p99 of each side with
-the change, benchstat's way: over the runs of --repeat, a change counts only
-when it is beyond --threshold AND significant (Mann-Whitney U test at
---alpha, golang.org/x/perf/benchmath); "~" marks no significant change.
-With fewer than 4 runs on a side a change is judged on the threshold alone,
-with a warning. Any rise in a violation count is a regression. It exits 1 on
-a regression or when no scenario matches, 2 on bad input.
+its recorded default) and shows each side's ops/s and p99 as its row has
+them (with --repeat, derived from all its runs pooled) and the change. As
+benchstat, a change counts only when it is beyond --threshold AND
+significant over the runs' samples (Mann-Whitney U test at --alpha,
+golang.org/x/perf/benchmath); "~" marks no significant change. With fewer
+than 4 runs on a side a change is judged on the threshold alone, with a
+warning. Any rise in a violation count is a regression. It exits 1 on a
+regression or when no scenario matches, 2 on bad input.
 --normalize strategy/driver/workload/retry divides each scenario's figures
-by that reference scenario's median in the same file, which stays stable on
-noisy machines. When the two files were produced by different builds
+(row and samples) by that reference scenario's row figures in the same
+file, which stays stable on noisy machines. When the two files were produced by different builds
 (lockbench's version or commit, Go, a driver or lock library of
 meta.deps, the Redis versions), compare prints each file's provenance and
 a warning naming every difference. --format benchstat writes both files in the Go benchmark
@@ -110,14 +111,8 @@ format (one line per run, file key "run: base" or "run: new") for
 			if len(deltas) == 0 {
 				return errors.New("no scenario of the new file matches one of the base file: scenarios match on strategy, driver, workload, retry, clients and every parameter but the seed (see the \"only in\" lines above)")
 			}
-			n := 0
-			for _, d := range deltas {
-				if len(d.Regressed) > 0 {
-					n++
-				}
-			}
-			if n > 0 {
-				return fmt.Errorf("%w: %d of %d scenarios past the %s threshold (and significant) or with more violations", errRegressed, n, len(deltas), threshold)
+			if err := regressionError(deltas, threshold); err != nil {
+				return err
 			}
 			fmt.Fprintf(out, "no regression in %d scenarios (threshold %s, alpha %v)\n", len(deltas), threshold, alpha)
 			return nil
@@ -125,10 +120,53 @@ format (one line per run, file key "run: base" or "run: new") for
 	}
 	cmd.Flags().StringVar(&threshold, "threshold", "5%", "largest tolerated ops/s drop or p99 rise, like 5% or 0.05")
 	cmd.Flags().StringVar(&p99Threshold, "p99-threshold", "", "largest tolerated p99 rise (default: --threshold); tail latency of contended runs is noisier than ops/s")
-	cmd.Flags().StringVar(&normalize, "normalize", "", "compare as ratios to this scenario of the same run (strategy/driver/workload/retry)")
+	cmd.Flags().StringVar(&normalize, "normalize", "", "compare as ratios to this scenario's row figures (ops/s, p99) in the same file (strategy/driver/workload/retry)")
 	cmd.Flags().Float64Var(&alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test (benchstat's default)")
 	cmd.Flags().StringVar(&format, "format", "table", "table, or benchstat: both files in the Go benchmark format, for benchstat -col run")
 	return cmd
+}
+
+// regressionError is compare's error when a scenario of deltas regressed
+// (nil when none did): how many, and whether the changes past threshold
+// were tested for significance (a side with fewer than
+// report.MinSamples runs is judged on the threshold alone).
+func regressionError(deltas []report.Delta, threshold string) error {
+	n := 0
+	var tested, untested bool
+	judged := func(c report.Change) {
+		tested = tested || !c.FewSamples
+		untested = untested || c.FewSamples
+	}
+	for _, d := range deltas {
+		if len(d.Regressed) > 0 {
+			n++
+		}
+		for _, r := range d.Regressed {
+			switch r {
+			case "ops/s":
+				judged(d.Ops)
+			case "p99":
+				judged(d.P99)
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if !tested && !untested {
+		// Only violations rose: say how the thresholds were judged.
+		for _, d := range deltas {
+			judged(d.Ops)
+		}
+	}
+	how := "(and significant)"
+	switch {
+	case tested && untested:
+		how = fmt.Sprintf("(and significant, or not tested for significance where a side has fewer than %d runs)", report.MinSamples)
+	case untested:
+		how = fmt.Sprintf("(not tested for significance: fewer than %d runs on a side)", report.MinSamples)
+	}
+	return fmt.Errorf("%w: %d of %d scenarios past the %s threshold %s or with more violations", errRegressed, n, len(deltas), threshold, how)
 }
 
 // warnBuilds prints, when base and cur were produced by different builds

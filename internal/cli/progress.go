@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -275,16 +276,32 @@ func scenarioName(sc *engine.Scenario) string {
 // scenarioSummary is the progress line of a finished scenario.
 func scenarioSummary(res report.Scenario) string {
 	v := res.Violations
-	return fmt.Sprintf("%.0f ops/s, overlap %d, oversell %d, lost updates %d (%.1fs, %s)",
-		res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS, res.StopReason)
+	return fmt.Sprintf("%s ops/s, overlap %s, oversell %s, lost updates %s (%.1fs, %s)",
+		report.FormatRate(res.OpsPerSec), countOf(v, "overlap"), countOf(v, "oversell"), countOf(v, "lost_updates"),
+		res.DurationS, res.StopReason)
 }
 
 // shortSummary is scenarioSummary for a narrow terminal: the table's
 // short names, the stop reason left out.
 func shortSummary(res report.Scenario) string {
 	v := res.Violations
-	return fmt.Sprintf("%.0f ops/s overlap %d oversell %d lost upd %d %.1fs",
-		res.OpsPerSec, v.Overlap, v.Oversell, v.LostUpdates, res.DurationS)
+	return fmt.Sprintf("%s ops/s overlap %s oversell %s lost upd %s %.1fs",
+		report.FormatRate(res.OpsPerSec), countOf(v, "overlap"), countOf(v, "oversell"), countOf(v, "lost_updates"),
+		res.DurationS)
+}
+
+// countOf is v's count of the kind keyed key, "-" when v did not measure
+// it (a follower segment runs no end check), as the table prints it.
+func countOf(v report.Violations, key string) string {
+	for _, k := range report.ViolationKinds {
+		if k.Key == key {
+			if !k.Known(v) {
+				return "-"
+			}
+			return strconv.FormatInt(k.Of(v), 10)
+		}
+	}
+	return "-"
 }
 
 func (lp *liveProgress) start(i int, sc *engine.Scenario, planned time.Duration) {

@@ -34,9 +34,19 @@ type Column struct {
 // clientBoundNote is the footnote of a table whose ops/s carries a "*".
 const clientBoundNote = "* client-bound: lockbench used over 90% of its CPU budget; that figure may measure the client, not Redis"
 
+// FormatRate is a rate (ops/s) as the tables print it: whole from 10 up,
+// with two decimals below (a 1-operation 3 s run reads 0.33, not 0), and
+// 0 as "0".
+func FormatRate(v float64) string {
+	if v == 0 || v >= 9.995 { // 9.996 reads 10, not 10.00
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
 // opsCell is ops/s with "*" when the client was the bound.
 func opsCell(s Scenario) string {
-	ops := fmt.Sprintf("%.0f", s.OpsPerSec)
+	ops := FormatRate(s.OpsPerSec)
 	if s.ClientCPU.ClientBound {
 		ops += "*"
 	}
@@ -74,7 +84,7 @@ var (
 		if !s.HasCeiling() {
 			return "-" // no lock held (a lock-free strategy), a hold too short to bound, or nothing measured
 		}
-		return fmt.Sprintf("%.0f", s.CeilingOpsPerSec)
+		return FormatRate(s.CeilingOpsPerSec)
 	})
 	colJain = col("jain", "jain", "Jain's fairness index over the clients' operations (- without operations)", func(s Scenario) string {
 		if s.Ops == 0 {

@@ -111,3 +111,24 @@ func TestSweepViolationsCell(t *testing.T) {
 		t.Errorf("sweep table:\n%s", b.String())
 	}
 }
+
+// Rates below 10 keep two decimals, so a slow run's ops/s and ceiling are
+// not printed as 0; from 10 up they are whole.
+func TestRateCells(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 1.0 / 3: "0.33", 9.994: "9.99", 9.996: "10", 10: "10", 150.4: "150", 2325.5: "2326"} {
+		if got := FormatRate(v); got != want {
+			t.Errorf("FormatRate(%v) = %q, want %q", v, got, want)
+		}
+	}
+	s := Scenario{OpsPerSec: 1.0 / 3, CeilingOpsPerSec: 1.0 / 3, Ops: 1, DurationS: 3}
+	if got := colOps.Cell(s); got != "0.33" {
+		t.Errorf("ops/s cell %q, want 0.33", got)
+	}
+	if got := colCeiling.Cell(s); got != "0.33" {
+		t.Errorf("ceiling cell %q, want 0.33", got)
+	}
+	s.ClientCPU.ClientBound = true
+	if got := colOps.Cell(s); got != "0.33*" {
+		t.Errorf("client-bound ops/s cell %q, want 0.33*", got)
+	}
+}

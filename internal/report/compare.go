@@ -46,8 +46,9 @@ type CompareOptions struct {
 	// P99Threshold is the largest tolerated p99 rise, relative.
 	P99Threshold float64
 	// Normalize, when set (a Name such as "atomic/rueidis/flash-sale/fixed"),
-	// divides each scenario's ops/s and p99 samples by the median of that
-	// scenario's in the same file, which stays stable on a noisy machine.
+	// divides each scenario's ops/s and p99 (its row's and its samples) by
+	// that scenario's row figures in the same file, which stays stable on a
+	// noisy machine.
 	Normalize string
 	// Alpha is the significance level of the Mann-Whitney U test. Default
 	// (0): 0.05, benchstat's.
