@@ -330,8 +330,9 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 	}
 	key, token := l.Key(), l.Token() // l may be recycled below
 	err = l.Release(rctx)
+	end := metrics.Now() // the release's end, also its time to free
 	notOwner := errors.Is(err, strategies.ErrNotOwner)
-	w.Obs.Released(metrics.Now()-start, notOwner)
+	w.Obs.Released(end-start, notOwner)
 	if lv := w.Env.Live; lv != nil {
 		how := liveness.Released
 		switch {
@@ -340,7 +341,7 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 		case err != nil:
 			how = liveness.Abandoned
 		}
-		lv.Exit(w.ID, key, token, how, start)
+		lv.ExitAt(w.ID, key, token, how, start, end)
 	}
 	if notOwner {
 		return false, nil
@@ -493,10 +494,15 @@ func (w *Worker) attemptCtx(ctx context.Context) context.Context {
 // keeps ctx's values (the Client), drops its cancellation, and ends only
 // with Env.Hard, or never with Env.QuietIO. Each call is still bounded by
 // the driver's I/O timeout. It is made once per worker: nothing is
-// allocated per operation.
+// allocated per operation. The Client sits on top, so that a lookup of
+// it (the token registry's, on every attempt) is found at once: below
+// context.WithoutCancel's layer, each lookup would cost an allocation.
 func (w *Worker) IO(ctx context.Context) context.Context {
 	if w.io == nil {
 		base := context.WithoutCancel(ctx)
+		if _, ok := strategies.ClientID(ctx); ok {
+			base = strategies.WithClient(base, strategies.ClientFrom(ctx))
+		}
 		if w.Env.Hard == nil || w.Env.QuietIO {
 			w.io = base
 		} else {

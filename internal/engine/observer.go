@@ -37,6 +37,9 @@ func newObserver(real, warmup *metrics.Recorder, live *liveSlot, prom *export.Ob
 
 func (o *observer) init(real, warmup *metrics.Recorder, live *liveSlot, prom *export.Obs) {
 	*o = observer{rec: real, real: real, live: live, prom: prom}
+	// Nothing buffered is of an ended operation: the sampler need not
+	// wait for this client's first flush (metrics.Set.Settle).
+	real.Ended()
 	if warmup != nil {
 		o.rec = warmup
 	}
@@ -113,11 +116,15 @@ func (o *observer) errored(err error) {
 	o.prom.Error(kind)
 }
 
-// flushIfDue flushes the recorder's batch when it is Due (FlushDue: at an
-// interval's end, the values of the operations that ended before it), and
-// reports whether it did (the caller then reads the clock afresh).
+// flushIfDue ends the operation for the recorder (Ended: its values are
+// published for the timeline's sampler, which takes them should the
+// client still hold them at the interval's end), flushes the recorder's
+// batch when it is Due (FlushDue: at an interval's end, the values of the
+// operations that ended before it), and reports whether it did (the
+// caller then reads the clock afresh).
 func (o *observer) flushIfDue() bool {
-	if !o.rec.Due() && !o.rec.Stale(metrics.Now()) {
+	o.rec.Ended()
+	if !o.rec.Due() {
 		return false
 	}
 	o.rec.FlushDue()

@@ -153,10 +153,11 @@ func (r *run) prepare() error {
 	// included) is not the run's
 	// work, and must not count in its measured window or its CPU time.
 	r.recs = metrics.NewSet(sc.Clients)
-	// Interval histograms: the timeline's latency and the .hlog file.
-	// Flush age 0: each client's values go to the histograms at the end of
-	// each operation, so none waits through the client's next one.
-	r.recs.TrackIntervals(0)
+	// Interval histograms: the timeline's latency and the .hlog file. Each
+	// client's values go to the histograms in batches; at an interval's
+	// end the sampler takes those of the operations that ended before it
+	// from a client that is still in an operation (metrics.Set.Settle).
+	r.recs.TrackIntervals()
 	if sc.Warmup > 0 { // warm-up figures go to a scratch set
 		r.scratch = metrics.NewSet(sc.Clients)
 	}

@@ -136,28 +136,27 @@ func (s *sampler) begin(now time.Time) {
 
 // end ends the interval for the clients (metrics.Set.EndInterval: each
 // flushes at the end of its operation in progress) unless final (every
-// client has stopped and flushed), and returns the flush count before, for
-// take. Called before the counts are read: an operation a client counts
-// after it sees the interval end is one whose values it holds back.
-func (s *sampler) end(final bool) int64 {
+// client has stopped and flushed). Called before the counts are read: an
+// operation a client counts after it sees the interval end is one whose
+// values it holds back.
+func (s *sampler) end(final bool) {
 	if s.recs == nil || final {
-		return 0
+		return
 	}
-	return s.recs.EndInterval()
+	s.recs.EndInterval()
 }
 
 // take adds the values the clients flushed since the last take to cur.
-// Unless final, it first waits until each client flushed once since end
-// (base: end's count), or for a tenth of the interval, at most maxSettle.
-func (s *sampler) take(final bool, base int64) {
+// Unless final, it first settles the interval (metrics.Set.Settle): each
+// client has flushed once since end, or the sampler has taken the values
+// of its ended operations itself, or a tenth of the interval has passed,
+// at most maxSettle.
+func (s *sampler) take(final bool) {
 	if s.recs == nil {
 		return
 	}
 	if !final {
-		deadline := time.Now().Add(min(s.every()/10, maxSettle))
-		for s.recs.Flushed()-base < int64(s.recs.Len()) && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		s.recs.Settle(time.Now().Add(min(s.every()/10, maxSettle)))
 	}
 	s.recs.TakeInterval(s.cur[0], s.cur[1], final)
 }
@@ -205,9 +204,9 @@ func (s *sampler) emit(now time.Time, final bool) []report.Second {
 	if kNow <= s.k {
 		return nil
 	}
-	base := s.end(final)
+	s.end(final)
 	d := s.diff()
-	s.take(final, base)
+	s.take(final)
 	from := len(s.out)
 	for s.k < kNow {
 		s.k++
@@ -263,7 +262,7 @@ func (s *sampler) finish(end time.Time) []report.Second {
 	}
 	s.emit(end, true)
 	rest := s.diff()
-	s.take(true, 0)
+	s.take(true)
 	tail := end.Sub(s.start) - time.Duration(s.k)*s.every()
 	endTS := math.Max((s.offset + end.Sub(s.start)).Seconds(), s.offset.Seconds())
 	if len(s.out) > 0 && tail < s.every()/foldTail {

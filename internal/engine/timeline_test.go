@@ -265,7 +265,7 @@ func TestSamplerIntervalLatency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const clients = 2
 		recs := metrics.NewSet(clients)
-		recs.TrackIntervals(0)
+		recs.TrackIntervals()
 		slots := make([]liveSlot, clients)
 		start := time.Now()
 		s := &sampler{slots: slots, recs: recs, scenarioStart: start}

@@ -10,8 +10,9 @@
 // timeout after the server may have applied the SET), and at the holder's
 // exit (Exit): freed when its own release deleted it, dead otherwise (a
 // crash, a release that failed or was cancelled). A Sampler reads the lock
-// keys' stored tokens every Interval (one Lua script per node and per
-// 256 keys: a string key's value, a hash key's field names) and compares
+// keys' stored tokens every Interval (one read per node and per 256 keys,
+// MULTI/MGET/EXISTS/EXEC, or a Lua script once a key of another type has
+// shown up: a string key's value, a hash key's field names) and compares
 // them with the registry:
 //
 //   - an orphan is a dead token seen stored by a read that began after the
@@ -37,9 +38,11 @@ package liveness
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -76,6 +79,7 @@ type entry struct {
 	// store it later.
 	answered bool
 	gen      uint32 // counts its deaths, to tell a stale deadRef
+	client   int32  // the client that sent it
 }
 
 // deadRef is a queued reference to a dead entry, valid while the entry
@@ -87,8 +91,10 @@ type deadRef struct {
 
 func (r deadRef) live() bool { return r.e.tracked && r.e.st == dead && r.e.gen == r.gen }
 
-// Tracker is the token registry. Its methods are safe for concurrent use;
-// each takes one mutex for O(1) work.
+// Tracker is the token registry. Its methods are safe for concurrent use.
+// A client's calls take the client's own mutex and, only when the client
+// has tokens in the registry's map (see clientState), the registry's
+// mutex too: a lock cycle touches no state that another client's does.
 type Tracker struct {
 	// MultiNode is set when each lock is taken on several nodes
 	// (Redlock's masters): a refused acquire may have a write still in
@@ -98,9 +104,15 @@ type Tracker struct {
 
 	ttl time.Duration
 
-	mu   sync.Mutex
+	// cl is each client's part of the registry.
+	cl []clientState
+	// all: every entry is in m, none is a client's own (indexAll).
+	all atomic.Bool
+
+	mu sync.Mutex
+	// m holds every registered token but the clients' own entries (see
+	// clientState): every dead one, where the sampler judges it.
 	m    map[tokKey]*entry
-	cur  []*entry            // per client: the token of its acquire in progress
 	dead map[*entry]struct{} // dead tokens not yet known gone
 	// watch: of dead, the holders' exits whose time to free is not yet
 	// known; fresh: refused tokens not yet judged by a read (the next one
@@ -119,18 +131,199 @@ type Tracker struct {
 	orphans                int64
 	orphanAcquires         int64 // of orphans: tokens of acquires that failed
 	orphanNS               time.Duration
-	registered             int64 // tokens confirmed held that had been registered
-	unregistered           int64 // confirmed acquires of tokens never registered
+	// Confirmed acquires of a client out of range (see clientState).
+	registered, unregistered int64
 
 	renews         atomic.Bool
 	orphanRenewals atomic.Int64
 }
 
+// clientState is one client's part of the registry, under its own mutex
+// (taken before the registry's when both are). own is the entry of the
+// client's newest token, kept out of the map while it is pending or held:
+// a client's common cycle (Sent, Acquired, Exit Released) then touches
+// only this, and allocates nothing (the entry is reused). An own entry
+// moves to the map when it dies or when the client sends a new token
+// while holding it (nested holds). A read that does not find a pending or
+// held token in the map counts it live, as it would the entry (only dead
+// entries are judged), so nothing the sampler computes changes. A client
+// with no entry in the map (inMap 0) never looks there: tokens are the
+// client's own (another client's never has the same key and token).
+type clientState struct {
+	mu  sync.Mutex
+	own ownSlot
+	cur *entry // the token of the client's acquire in progress
+	// inMap counts the client's entries in the map (changed under the
+	// registry's mutex).
+	inMap                    atomic.Int32
+	nfreed                   int32
+	registered, unregistered int64 // confirmed acquires of tokens (not) registered
+	// freed are the times to free (µs, saturated) of the client's releases
+	// not yet in the histogram: added in batches.
+	freed [16]uint32
+	_     [clientSize - 120]byte
+}
+
+// clientSize is a clientState's size: two cache lines, so that no two
+// clients' share one.
+const clientSize = 128
+
+// Compile-time check: a clientState is clientSize bytes.
+const (
+	_ = uint(clientSize - unsafe.Sizeof(clientState{}))
+	_ = uint(unsafe.Sizeof(clientState{}) - clientSize)
+)
+
+// ownSlot is a client's own entry (clientState.own): e, registered while
+// live, else kept for the client's next new token (nil once it moved to
+// the map).
+type ownSlot struct {
+	e    *entry
+	live bool
+}
+
 // NewTracker returns a registry for clients workers (IDs 0..clients-1) on
 // locks whose lease is ttl.
 func NewTracker(clients int, ttl time.Duration) *Tracker {
-	return &Tracker{ttl: ttl, m: map[tokKey]*entry{}, cur: make([]*entry, clients),
+	return &Tracker{ttl: ttl, m: map[tokKey]*entry{}, cl: make([]clientState, clients),
 		dead: map[*entry]struct{}{}, watch: map[*entry]struct{}{}, released: map[tokKey]struct{}{}, ttf: metrics.NewHistogram()}
+}
+
+// client returns client's state; nil out of range.
+func (t *Tracker) client(client int) *clientState {
+	if client < 0 || client >= len(t.cl) {
+		return nil
+	}
+	return &t.cl[client]
+}
+
+// lookup returns c's own entry of k, nil if c's is not k (c.mu held).
+func (c *clientState) lookup(k tokKey) *entry {
+	if s := &c.own; s.live && s.e.k == k {
+		return s.e
+	}
+	return nil
+}
+
+// mapped reports whether c may have an entry in the map (c.mu held).
+func (t *Tracker) mapped(c *clientState) bool { return c.inMap.Load() != 0 || t.all.Load() }
+
+// put adds e to the map; del removes it (t.mu held).
+func (t *Tracker) put(e *entry) {
+	t.m[e.k] = e
+	t.cl[e.client].inMap.Add(1)
+}
+
+func (t *Tracker) del(e *entry) {
+	if t.m[e.k] == e {
+		delete(t.m, e.k)
+		t.cl[e.client].inMap.Add(-1)
+	}
+}
+
+// newEntry registers k as a new token of client id, c (c.mu and t.mu
+// held): as its own entry, after moving the one it had, if any, to the
+// map; or in the map after indexAll.
+func (t *Tracker) newEntry(c *clientState, id int, k tokKey) *entry {
+	if t.all.Load() {
+		e := &entry{k: k, client: int32(id)}
+		t.put(e)
+		return e
+	}
+	s := &c.own
+	if s.live {
+		t.put(s.e)
+		s.e = nil
+	}
+	if s.e == nil {
+		s.e = &entry{}
+	}
+	*s.e = entry{k: k, gen: s.e.gen, client: int32(id)}
+	s.live = true
+	return s.e
+}
+
+// indexAll moves every client's own entry to the map and keeps every
+// later one there: for a sampler that times the tokens it does not find
+// (Sampler.Foreign), which must find all of this process's.
+func (t *Tracker) indexAll() {
+	t.all.Store(true)
+	for i := range t.cl {
+		c := &t.cl[i]
+		c.mu.Lock()
+		t.mu.Lock()
+		if s := &c.own; s.live {
+			t.put(s.e)
+		}
+		c.own = ownSlot{}
+		t.mu.Unlock()
+		c.mu.Unlock()
+	}
+}
+
+// remove forgets e, c's (c.mu held; t.mu too for one in the map): one in
+// the map is deleted; c's own entry is kept for reuse, unless c's acquire
+// in progress still names it (cur), which a later call may act on.
+func (t *Tracker) remove(c *clientState, e *entry) {
+	if s := &c.own; s.live && s.e == e {
+		s.live = false
+		if c.cur == e {
+			s.e = nil
+		}
+		return
+	}
+	t.del(e)
+}
+
+// toMap moves e, c's, to the map if it is c's own entry (c.mu and t.mu
+// held): before it dies, as dead entries are all in the map.
+func (t *Tracker) toMap(c *clientState, e *entry) {
+	if s := &c.own; s.live && s.e == e {
+		t.put(e)
+		s.e, s.live = nil, false
+	}
+}
+
+// addFreed buffers a time to free of c's (c.mu held; t.mu too when
+// locked), and adds the buffer to the histogram when it is full.
+func (t *Tracker) addFreed(c *clientState, d time.Duration, locked bool) {
+	c.freed[c.nfreed] = uint32(min(max(1, d.Microseconds()), math.MaxUint32))
+	if c.nfreed++; int(c.nfreed) < len(c.freed) {
+		return
+	}
+	if !locked {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+	}
+	t.flushFreed(c)
+}
+
+// flushFreed adds c's buffered times to free to the histogram (c.mu and
+// t.mu held).
+func (t *Tracker) flushFreed(c *clientState) {
+	for _, us := range c.freed[:c.nfreed] {
+		_ = t.ttf.RecordValue(int64(us))
+	}
+	c.nfreed = 0
+}
+
+// gather adds every client's buffered times to free to the histogram and
+// returns the confirmed acquires of registered and of unregistered tokens
+// (neither mutex held).
+func (t *Tracker) gather() (registered, unregistered int64) {
+	for i := range t.cl {
+		c := &t.cl[i]
+		c.mu.Lock()
+		t.mu.Lock()
+		t.flushFreed(c)
+		t.mu.Unlock()
+		registered += c.registered
+		unregistered += c.unregistered
+		c.mu.Unlock()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return registered + t.registered, unregistered + t.unregistered
 }
 
 var _ strategies.TokenTracker = (*Tracker)(nil)
@@ -142,25 +335,66 @@ var _ strategies.TokenTracker = (*Tracker)(nil)
 // without a client in ctx are ignored.
 func (t *Tracker) Sent(ctx context.Context, key, token string) {
 	id, ok := strategies.ClientID(ctx)
-	if !ok || id < 0 || id >= len(t.cur) {
+	c := t.client(id)
+	if !ok || c == nil {
 		return
 	}
 	k := tokKey{key, token}
-	t.mu.Lock()
-	e := t.m[k]
-	if e == nil {
-		e = &entry{k: k}
-		t.m[k] = e
+	c.mu.Lock()
+	if !t.sentOwn(c, id, k) {
+		t.mu.Lock()
+		t.sent(c, id, k)
+		t.mu.Unlock()
 	}
-	if e.st != held {
+	c.mu.Unlock()
+}
+
+// sentOwn is Sent for a client with no entry in the map, whose token
+// becomes, or already is, its own entry (c.mu held). It changes nothing
+// and returns false when that cannot be: the client has entries in the
+// map, or holds another token (which must move there).
+func (t *Tracker) sentOwn(c *clientState, id int, k tokKey) bool {
+	if t.mapped(c) {
+		return false
+	}
+	s := &c.own
+	if e := c.lookup(k); e != nil { // sent again: another node, a retry with the token
+		if e.st != held {
+			e.st, e.exit, e.orphan, e.freed = pending, false, false, false // (never tracked)
+		}
+		c.cur = e
+		return true
+	}
+	if s.live && (c.cur != s.e || s.e.st != pending) {
+		return false
+	}
+	// s holds no token, or its previous attempt's, which is forgotten.
+	if s.e == nil {
+		s.e = &entry{}
+	}
+	*s.e = entry{k: k, gen: s.e.gen, client: int32(id)}
+	s.live = true
+	c.cur = s.e
+	return true
+}
+
+// sent is Sent in general (c.mu and t.mu held).
+func (t *Tracker) sent(c *clientState, id int, k tokKey) {
+	e := c.lookup(k)
+	if e == nil {
+		e = t.m[k]
+	}
+	if p := c.cur; p != nil && p != e && p.st == pending {
+		c.cur = nil // set again below: p's struct may be reused
+		t.remove(c, p)
+	}
+	if e == nil {
+		e = t.newEntry(c, id, k) // pending
+	} else if e.st != held {
 		e.st, e.exit, e.orphan, e.freed = pending, false, false, false
 		t.untrack(e)
 	}
-	if p := t.cur[id]; p != nil && p != e && p.st == pending {
-		delete(t.m, p.k)
-	}
-	t.cur[id] = e
-	t.mu.Unlock()
+	c.cur = e
 }
 
 // Renewing counts a renewal of a token already dead or released
@@ -185,18 +419,38 @@ func (t *Tracker) Renewing(key, token string) {
 // Acquired marks token under key held by client: its acquire returned it.
 func (t *Tracker) Acquired(client int, key, token string) {
 	k := tokKey{key, token}
-	t.mu.Lock()
-	if e := t.m[k]; e != nil {
-		e.st = held
-		t.untrack(e)
-		t.registered++
+	c := t.client(client)
+	if c == nil {
+		t.mu.Lock()
+		if e := t.m[k]; e != nil {
+			e.st = held
+			t.untrack(e)
+			t.registered++
+		} else {
+			t.unregistered++
+		}
+		t.mu.Unlock()
+		return
+	}
+	c.mu.Lock()
+	if e := c.lookup(k); e != nil {
+		e.st = held // (never tracked)
+		c.registered++
+	} else if !t.mapped(c) {
+		c.unregistered++
 	} else {
-		t.unregistered++
+		t.mu.Lock()
+		if e := t.m[k]; e != nil {
+			e.st = held
+			t.untrack(e)
+			c.registered++
+		} else {
+			c.unregistered++
+		}
+		t.mu.Unlock()
 	}
-	if client >= 0 && client < len(t.cur) {
-		t.cur[client] = nil
-	}
-	t.mu.Unlock()
+	c.cur = nil
+	c.mu.Unlock()
 }
 
 // Failed marks the token of client's acquire in progress dead: the acquire
@@ -218,16 +472,20 @@ func (t *Tracker) Failed(client int) { t.failed(client, false) }
 func (t *Tracker) Refused(client int) { t.failed(client, !t.MultiNode) }
 
 func (t *Tracker) failed(client int, answered bool) {
-	if client < 0 || client >= len(t.cur) {
+	c := t.client(client)
+	if c == nil {
 		return
 	}
 	now := metrics.Now()
-	t.mu.Lock()
-	if e := t.cur[client]; e != nil && e.st == pending {
+	c.mu.Lock()
+	if e := c.cur; e != nil && e.st == pending {
+		t.mu.Lock()
+		t.toMap(c, e)
 		t.kill(e, now, false, answered)
+		t.mu.Unlock()
 	}
-	t.cur[client] = nil
-	t.mu.Unlock()
+	c.cur = nil
+	c.mu.Unlock()
 }
 
 // How a holder exited.
@@ -247,29 +505,80 @@ const (
 // (metrics.Now: the release's start, or the crash). For Released, the
 // time to free is now - start.
 func (t *Tracker) Exit(client int, key, token string, how How, start time.Duration) {
+	t.ExitAt(client, key, token, how, start, metrics.Now())
+}
+
+// ExitAt is Exit with now (metrics.Now) already read: for Released, the
+// end of the release call, so that its time to free is the call itself.
+func (t *Tracker) ExitAt(client int, key, token string, how How, start, now time.Duration) {
 	k := tokKey{key, token}
-	now := metrics.Now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := t.m[k]
-	if e == nil {
+	c := t.client(client)
+	if c == nil {
+		t.mu.Lock()
+		if e := t.m[k]; e != nil {
+			t.exit(nil, e, how, start, now)
+		}
+		t.mu.Unlock()
 		return
 	}
+	c.mu.Lock()
+	if e := c.lookup(k); e != nil && how != Abandoned { // the common case
+		if how == Released {
+			t.addFreed(c, now-start, false)
+			if t.renews.Load() {
+				t.mu.Lock()
+				t.rotate(now)
+				t.released[k] = struct{}{}
+				t.mu.Unlock()
+			}
+		}
+		t.remove(c, e)
+	} else if e != nil || t.mapped(c) {
+		t.mu.Lock()
+		if e == nil {
+			e = t.m[k]
+		}
+		if e != nil {
+			t.exit(c, e, how, start, now)
+		}
+		t.mu.Unlock()
+	}
+	c.mu.Unlock()
+}
+
+// exit is ExitAt of e, c's (nil: a client out of range), with t.mu (and
+// c.mu) held.
+func (t *Tracker) exit(c *clientState, e *entry, how How, start, now time.Duration) {
 	switch how {
 	case Released:
-		_ = t.ttf.RecordValue(max(1, (now - start).Microseconds()))
-		delete(t.m, k)
-		t.untrack(e)
+		if c != nil {
+			t.addFreed(c, now-start, true)
+		} else {
+			_ = t.ttf.RecordValue(max(1, (now - start).Microseconds()))
+		}
+		t.drop(c, e)
 		if t.renews.Load() {
 			t.rotate(now)
-			t.released[k] = struct{}{}
+			t.released[e.k] = struct{}{}
 		}
 	case NotOwner:
-		delete(t.m, k)
-		t.untrack(e)
+		t.drop(c, e)
 	default:
+		if c != nil {
+			t.toMap(c, e)
+		}
 		t.kill(e, start, true, false)
 	}
+}
+
+// drop forgets e after its holder's exit (t.mu held).
+func (t *Tracker) drop(c *clientState, e *entry) {
+	if c != nil {
+		t.remove(c, e)
+	} else {
+		t.del(e)
+	}
+	t.untrack(e)
 }
 
 // kill marks e dead since at (t.mu held): at a holder's exit (exit), or
@@ -306,9 +615,7 @@ func (t *Tracker) forget(e *entry) {
 		t.orphanNS += e.lastSeen - e.since
 	}
 	t.untrack(e)
-	if t.m[e.k] == e {
-		delete(t.m, e.k)
-	}
+	t.del(e)
 }
 
 // rotate moves released tokens a generation on every two TTLs (t.mu held).

@@ -16,6 +16,23 @@ func client(id int) context.Context {
 	return strategies.WithClient(context.Background(), strategies.Client{ID: id})
 }
 
+// ttfCount is the number of times to free recorded.
+func ttfCount(t *Tracker) int64 {
+	t.gather()
+	return t.ttf.TotalCount()
+}
+
+// find returns the registry's entry of k: a client's own, or the map's.
+func (t *Tracker) find(k tokKey) (*entry, bool) {
+	for i := range t.cl {
+		if e := t.cl[i].lookup(k); e != nil {
+			return e, true
+		}
+	}
+	e, ok := t.m[k]
+	return e, ok
+}
+
 // The registry's states: a retried attempt's token is forgotten, a failed
 // acquire's last token is dead, a confirmed one held, a release frees it,
 // and a renewal after the release or after death is an orphan renewal.
@@ -23,11 +40,11 @@ func TestTrackerStates(t *testing.T) {
 	tr := NewTracker(2, 1e9)
 	tr.Sent(client(0), "k", "a")
 	tr.Sent(client(0), "k", "b") // "a" was answered "not acquired"
-	if _, ok := tr.m[tokKey{"k", "a"}]; ok {
+	if _, ok := tr.find(tokKey{"k", "a"}); ok {
 		t.Fatal("the retried attempt's token is still registered")
 	}
 	tr.Acquired(0, "k", "b")
-	if e := tr.m[tokKey{"k", "b"}]; e == nil || e.st != held {
+	if e, _ := tr.find(tokKey{"k", "b"}); e == nil || e.st != held {
 		t.Fatalf("b: %+v, want held", e)
 	}
 	tr.Renewing("k", "b") // a live holder's renewal
@@ -53,12 +70,12 @@ func TestTrackerStates(t *testing.T) {
 		t.Fatalf("d: %+v, want dead at a holder's exit", e)
 	}
 	tr.Exit(1, "k", "zz", NotOwner, metrics.Now()) // never registered: ignored
-	if tr.ttf.TotalCount() != 1 {
-		t.Fatalf("time-to-free values %d, want 1 (b's release)", tr.ttf.TotalCount())
+	if ttfCount(tr) != 1 {
+		t.Fatalf("time-to-free values %d, want 1 (b's release)", ttfCount(tr))
 	}
 	// No client in the context: not tracked.
 	tr.Sent(context.Background(), "k", "x")
-	if _, ok := tr.m[tokKey{"k", "x"}]; ok {
+	if _, ok := tr.find(tokKey{"k", "x"}); ok {
 		t.Fatal("a token sent without a client was registered")
 	}
 }
@@ -113,5 +130,84 @@ func TestRefusedMultiNodeIsFailed(t *testing.T) {
 	e := tr.m[tokKey{"k", "a"}]
 	if e == nil || e.st != dead || e.answered || len(tr.fresh) != 0 || len(tr.aging) != 1 {
 		t.Fatalf("entry %+v, %d fresh, %d aging; want dead, not answered, aging", e, len(tr.fresh), len(tr.aging))
+	}
+}
+
+// A client's new token is its own entry, outside the map, while pending
+// or held: the common cycle (sent, acquired, released) leaves the map
+// empty and allocates nothing once the client has an entry to reuse. A
+// token held while the client sends another (nested holds) moves to the
+// map, as does one that dies (every dead token is in the map, where the
+// sampler judges it); after indexAll every token is in the map.
+func TestTrackerOwnEntries(t *testing.T) {
+	tr := NewTracker(2, time.Second)
+	ctx := client(0)
+	tokens := make([]string, 1001)
+	for i := range tokens {
+		tokens[i] = "t" + strconv.Itoa(i)
+	}
+	i := 0
+	if a := testing.AllocsPerRun(1000, func() {
+		tok := tokens[i]
+		i++
+		tr.Sent(ctx, "k", tok)
+		tr.Acquired(0, "k", tok)
+		tr.ExitAt(0, "k", tok, Released, 0, time.Millisecond)
+	}); a != 0 {
+		t.Errorf("a lock cycle allocates %.1f times in the registry, want 0", a)
+	}
+	if reg, unreg := tr.gather(); len(tr.m) != 0 || reg != 1001 || unreg != 0 || ttfCount(tr) != 1001 {
+		t.Fatalf("after 1,001 cycles: %d in the map, %d registered, %d unregistered, %d times to free; want 0, 1001, 0, 1001",
+			len(tr.m), reg, unreg, ttfCount(tr))
+	}
+	// Nested: the outer token moves to the map when the inner one is sent.
+	tr.Sent(ctx, "outer", "o")
+	tr.Acquired(0, "outer", "o")
+	tr.Sent(ctx, "inner", "i")
+	if e := tr.m[tokKey{"outer", "o"}]; e == nil || e.st != held {
+		t.Fatalf("outer: %+v in the map, want held", e)
+	}
+	if _, ok := tr.m[tokKey{"inner", "i"}]; ok {
+		t.Fatal("inner token in the map, want the client's own")
+	}
+	tr.Acquired(0, "inner", "i")
+	tr.Exit(0, "inner", "i", Released, metrics.Now())
+	tr.Exit(0, "outer", "o", Released, metrics.Now())
+	if reg, _ := tr.gather(); len(tr.m) != 0 || reg != 1003 {
+		t.Fatalf("after the nested holds: %d in the map, %d registered; want 0, 1003", len(tr.m), reg)
+	}
+	// A holder that abandons its lock: its token dies in the map.
+	tr.Sent(ctx, "k", "gone")
+	tr.Acquired(0, "k", "gone")
+	tr.Exit(0, "k", "gone", Abandoned, metrics.Now())
+	if e := tr.m[tokKey{"k", "gone"}]; e == nil || e.st != dead || !e.exit || !e.tracked {
+		t.Fatalf("abandoned: %+v, want dead at a holder's exit, tracked, in the map", e)
+	}
+	// A refused attempt: dead in the map, fresh.
+	tr.Sent(ctx, "k", "no")
+	tr.Refused(0)
+	if e := tr.m[tokKey{"k", "no"}]; e == nil || e.st != dead || !e.answered || len(tr.fresh) != 1 {
+		t.Fatalf("refused: %+v, %d fresh; want dead, answered, 1 fresh", e, len(tr.fresh))
+	}
+	// Retried attempts reuse the client's entry: the earlier token is gone.
+	tr.Sent(ctx, "k", "a1")
+	tr.Sent(ctx, "k", "a2")
+	if _, ok := tr.find(tokKey{"k", "a1"}); ok {
+		t.Fatal("the retried attempt's token is still registered")
+	}
+	// indexAll: the pending token moves to the map, and every later one
+	// goes there.
+	tr.indexAll()
+	if e := tr.m[tokKey{"k", "a2"}]; e == nil || e.st != pending {
+		t.Fatalf("after indexAll, a2: %+v in the map, want pending", e)
+	}
+	tr.Acquired(0, "k", "a2")
+	tr.Sent(client(1), "k2", "b")
+	if e := tr.m[tokKey{"k2", "b"}]; e == nil || e.st != pending {
+		t.Fatalf("after indexAll, b: %+v in the map, want pending", e)
+	}
+	tr.Exit(0, "k", "a2", Released, metrics.Now())
+	if _, ok := tr.m[tokKey{"k", "a2"}]; ok {
+		t.Fatal("a2 still in the map after its release")
 	}
 }

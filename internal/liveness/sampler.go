@@ -2,6 +2,7 @@ package liveness
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -20,18 +21,38 @@ const DefaultInterval = 5 * time.Millisecond
 const chunk = 256
 
 // readScript returns, per key of KEYS, the token(s) stored: a string key's
-// value, a hash key's field names, or "" for a missing key or another type.
-var readScript = drivers.NewScript(`local out = {}
+// value, a hash key's field names, or "" for a missing key or another
+// type; then the number of EXISTS and of TYPE calls it made (for the
+// sampler's cost). One MGET reads every string key; only when one of the
+// keys it found no string under exists (EXISTS) does it look at those one
+// by one (TYPE, then HKEYS for a hash). The sampler runs it once a read
+// (strings) has found a key of another type than a string.
+var readScript = drivers.NewScript(`local out = redis.call('mget', unpack(KEYS))
+local none = {}
 for i = 1, #KEYS do
-	local t = redis.call('type', KEYS[i]).ok
-	if t == 'string' then
-		out[i] = redis.call('get', KEYS[i])
-	elseif t == 'hash' then
-		out[i] = redis.call('hkeys', KEYS[i])
-	else
+	if not out[i] then
 		out[i] = ''
+		none[#none + 1] = i
 	end
 end
+local exists, types = 0, 0
+if #none > 0 then
+	local keys = {}
+	for j, i in ipairs(none) do
+		keys[j] = KEYS[i]
+	end
+	exists = 1
+	if redis.call('exists', unpack(keys)) > 0 then
+		for _, i in ipairs(none) do
+			types = types + 1
+			if redis.call('type', KEYS[i]).ok == 'hash' then
+				out[i] = redis.call('hkeys', KEYS[i])
+			end
+		end
+	end
+end
+out[#KEYS + 1] = exists
+out[#KEYS + 2] = types
 return out`)
 
 // Sampler reads the lock keys' tokens from every node each Interval and
@@ -53,11 +74,16 @@ type Sampler struct {
 	Interval time.Duration
 	// Foreign, for a process that is one execution segment of several
 	// (internal/segment), also times the tokens it never registered:
-	// those of the other processes' clients (ForeignHoldMaxMS).
+	// those of the other processes' clients (ForeignHoldMaxMS). Start
+	// then has its Tracker keep every token of this process's in its map
+	// (Tracker.indexAll), where a read finds them.
 	Foreign bool
 
 	stop, done chan struct{}
 	mu         sync.Mutex // held during a sample: Cost reads between samples
+	// mixed: a read found a lock key of another type than a string; reads
+	// go by the script from then on.
+	mixed bool
 
 	seq          int64
 	samples      int64
@@ -95,6 +121,9 @@ func (s *Sampler) Start(ctx context.Context) {
 	s.cost = map[string]int64{}
 	s.keys = make([]keyState, len(s.Keys))
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	if s.Foreign {
+		s.T.indexAll()
+	}
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer close(s.done)
@@ -137,34 +166,51 @@ func (s *Sampler) Cost() map[string]int64 {
 	return out
 }
 
-// read returns, per key, the tokens node d stores.
+// read returns, per key, the tokens node d stores. Keys of one slot
+// (not Cluster) on a driver that pipelines are read by MULTI, MGET,
+// EXISTS, EXEC: one round trip and a few µs of the server's time, no
+// script (see strings); once a read finds a key holding another type
+// than a string (a hash lock), the sampler reads by the script.
 func (s *Sampler) read(ctx context.Context, d drivers.Driver) ([][]string, error) {
 	out := make([][]string, len(s.Keys))
 	step := chunk
 	if s.Cluster {
 		step = 1
 	}
+	pl, _ := d.(drivers.Pipeliner)
 	for lo := 0; lo < len(s.Keys); lo += step {
 		hi := min(lo+step, len(s.Keys))
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		if pl != nil && !s.Cluster && !s.mixed {
+			done, err := s.strings(cctx, pl, s.Keys[lo:hi], out[lo:hi])
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			if done {
+				cancel()
+				continue
+			}
+			s.mixed = true // and the script reads this chunk
+		}
 		r, err := d.Eval(cctx, readScript, s.Keys[lo:hi])
 		cancel()
 		if err != nil {
 			return nil, err
 		}
 		s.cost["evalsha"]++
-		s.cost["type"] += int64(hi - lo)
+		s.cost["mget"]++
 		for i, v := range r.Array {
-			if lo+i >= hi {
-				break
-			}
-			switch v.Kind {
-			case drivers.KindString:
-				if v.Str != "" { // "": no key (no GET was run)
-					s.cost["get"]++
+			switch {
+			case lo+i >= hi: // the EXISTS and TYPE calls
+				if c := []string{"exists", "type"}; lo+i-hi < len(c) && v.Kind == drivers.KindInt && v.Int > 0 {
+					s.cost[c[lo+i-hi]] += v.Int
+				}
+			case v.Kind == drivers.KindString:
+				if v.Str != "" { // "": no string under the key
 					out[lo+i] = []string{v.Str}
 				}
-			case drivers.KindArray:
+			case v.Kind == drivers.KindArray:
 				s.cost["hkeys"]++
 				for _, f := range v.Array {
 					out[lo+i] = append(out[lo+i], f.Str)
@@ -173,6 +219,41 @@ func (s *Sampler) read(ctx context.Context, d drivers.Driver) ([][]string, error
 		}
 	}
 	return out, nil
+}
+
+// strings reads keys by MULTI, MGET, EXISTS, EXEC into out (a string
+// key's value, nothing for the others) and reports whether that was all
+// they held: every key that MGET found no string under is missing
+// (EXISTS counted only the strings). Otherwise (false) some key holds
+// another type (a hash), which the caller reads by the script.
+func (s *Sampler) strings(ctx context.Context, pl drivers.Pipeliner, keys []string, out [][]string) (bool, error) {
+	replies, errs := pl.Pipeline(ctx, []string{"MULTI"}, append([]string{"MGET"}, keys...), append([]string{"EXISTS"}, keys...), []string{"EXEC"})
+	for _, err := range errs {
+		if err != nil {
+			return false, err
+		}
+	}
+	for _, c := range []string{"multi", "mget", "exists", "exec"} {
+		s.cost[c]++
+	}
+	r := replies[3]
+	if r.Kind != drivers.KindArray || len(r.Array) != 2 || r.Array[0].Kind != drivers.KindArray || len(r.Array[0].Array) != len(keys) || r.Array[1].Kind != drivers.KindInt {
+		return false, fmt.Errorf("liveness read: unexpected EXEC reply %v", r)
+	}
+	var stored int64
+	for i, v := range r.Array[0].Array {
+		if v.Kind == drivers.KindString {
+			stored++
+			if v.Str != "" {
+				out[i] = []string{v.Str}
+			}
+		}
+	}
+	if r.Array[1].Int != stored {
+		clear(out)
+		return false, nil
+	}
+	return true, nil
 }
 
 func (s *Sampler) sample(ctx context.Context) {
@@ -331,6 +412,7 @@ func (s *Sampler) Result() report.Liveness {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.T
+	registered, unregistered := t.gather()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := report.Liveness{
@@ -364,7 +446,7 @@ func (s *Sampler) Result() report.Liveness {
 		}
 		out.ForeignHoldMaxMS = float64(longest) / 1e6
 	}
-	if t.registered == 0 && t.unregistered > 0 {
+	if registered == 0 && unregistered > 0 {
 		out.Measured = false
 		out.NotMeasured = "the strategy does not report its tokens"
 	}
@@ -375,6 +457,7 @@ func (s *Sampler) Result() report.Liveness {
 // Stop): the raw data of Result's TimeToFreeMS.
 func (s *Sampler) TimeToFree() *hdrhistogram.Histogram {
 	t := s.T
+	t.gather()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return hdrhistogram.Import(t.ttf.Export())

@@ -2,6 +2,7 @@ package liveness_test
 
 import (
 	"context"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -66,11 +67,11 @@ func TestSamplerRenewerOutlivesHolder(t *testing.T) {
 	if l.TimeToFreeMS.Count != 1 || l.TimeToFreeMS.Max < 500 {
 		t.Fatalf("time to free %+v, want b's one exit freed after the renewals stopped", l.TimeToFreeMS)
 	}
-	// The sampler's commands, for the cost: one script per read, a TYPE
-	// per key, a GET per string key found.
-	cost := smp.Cost()
-	if cost["evalsha"] != l.Samples || cost["type"] != 3*l.Samples || cost["get"] < 2*l.Samples {
-		t.Fatalf("cost %v over %d reads", cost, l.Samples)
+	// The sampler's commands, for the cost: string keys only, so each read
+	// is one MULTI, MGET, EXISTS, EXEC, and no script.
+	n := l.Samples
+	if cost, want := smp.Cost(), map[string]int64{"multi": n, "mget": n, "exists": n, "exec": n}; !maps.Equal(cost, want) {
+		t.Fatalf("cost %v over %d reads, want %v", cost, n, want)
 	}
 }
 
@@ -113,5 +114,46 @@ func TestSamplerForeignHold(t *testing.T) {
 		if _, err := d.Do(ctx, "DEL", "f:own"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A read takes every string key's value with one MGET (in MULTI, with an
+// EXISTS of the keys): finding a key of another type there, it reads by
+// the script, which looks at the keys without a string one by one. A dead
+// token stored as a hash key's field (as reentrant stores it) is an
+// orphan, a live one as a string value is not, a list and a missing key
+// hold none; the cost counts both ways of the read, the script's TYPE of
+// the hash, the list and the missing key, and the hash's HKEYS.
+func TestSamplerReadsHashAndStringKeys(t *testing.T) {
+	d, _ := topotest.Server(t)
+	ctx := context.Background()
+	tr := liveness.NewTracker(2, time.Minute)
+	c0 := strategies.WithClient(ctx, strategies.Client{ID: 0})
+	c1 := strategies.WithClient(ctx, strategies.Client{ID: 1})
+	tr.Sent(c0, "h:hash", "owner-0")
+	if _, err := d.Do(ctx, "HSET", "h:hash", "owner-0", "1"); err != nil {
+		t.Fatal(err)
+	}
+	tr.Acquired(0, "h:hash", "owner-0")
+	tr.Exit(0, "h:hash", "owner-0", liveness.Abandoned, metrics.Now())
+	tr.Sent(c1, "h:str", "live")
+	if _, err := d.SetNX(ctx, "h:str", "live", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	tr.Acquired(1, "h:str", "live")
+	if _, err := d.Do(ctx, "RPUSH", "h:list", "owner-0"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond) // the read begins after the death
+	smp := &liveness.Sampler{T: tr, Nodes: []drivers.Driver{d}, Quorum: 1, Keys: []string{"h:hash", "h:str", "h:list", "h:missing"}, Interval: time.Hour}
+	smp.Start(ctx) // one read at once
+	smp.Stop()
+	l := smp.Result()
+	if l.Samples != 1 || l.OrphanLocks != 1 || l.OrphansAtEnd != 1 {
+		t.Fatalf("%+v; want one read finding the hash's dead field an orphan", l)
+	}
+	want := map[string]int64{"multi": 1, "exec": 1, "evalsha": 1, "mget": 2, "exists": 2, "type": 3, "hkeys": 1}
+	if cost := smp.Cost(); !maps.Equal(cost, want) {
+		t.Fatalf("cost %v, want %v", cost, want)
 	}
 }

@@ -163,10 +163,16 @@ func (h *Hists) get(k Kind) *hdrhistogram.Histogram {
 // Ops and Attempts counters: an operation's recording touches two cache
 // lines, one of the Recorder and one of its buffer.
 //
-// In a Set with interval histograms (TrackIntervals) a client is also
-// Stale once its last flush is the Set's flush age old (0 in a run: at
-// the end of every operation), so that no value waits in the buffer
-// through the client's next operation and misses its interval.
+// In a Set with interval histograms (TrackIntervals) a client's values
+// must also reach the interval in which their operation ended, even when
+// its next operation lasts longer than the Set's sampler waits at the
+// interval's end for the client to flush. So the client publishes, at the
+// end of each operation (Ended: one compare-and-swap on the Recorder's
+// first cache line), how many of its buffered values are of ended
+// operations, and the sampler, after the interval's end, takes those of
+// a client that has not flushed since into the interval's histograms
+// itself (Set.Settle); the client then drops them. Values are still
+// flushed in batches, not at every operation's end.
 //
 // A Recorder from NewRecorder has histograms of its own (its Hists). One
 // from a Set (Set.Client) has none (its Hists are nil): its Flush adds
@@ -185,16 +191,23 @@ func (h *Hists) get(k Kind) *hdrhistogram.Histogram {
 type Recorder struct {
 	// First, on one cache line: what every operation writes or reads.
 	pending  []uint32 // values not yet in their histogram (see kindShift)
-	n, limit uint32   // values in pending; Due when n reaches limit
+	n, limit uint16   // values in pending; Due when n reaches limit
 	// seen is the interval (epoch.n) of r's last flush: Due when the
 	// Set's sampler has ended an interval since. mark is n at the start of
 	// the operation in progress (Mark).
 	seen, mark uint32
-	Ops        int64         // operations completed
-	Attempts   int64         // acquire attempts (TryAcquire calls)
-	epoch      *epochs       // the Set's interval count; never changes for NewRecorder's
-	flushedAt  time.Duration // Now at the last flush (Stale)
-	shard      *Shard        // where Flush puts the values; nil: r's own Hists
+	// state is what the client published for the Set's sampler (Ended,
+	// Set.Settle): 0 nothing ever; p+1: the first p values are of ended
+	// operations; stealing, or stolenBit|p: the sampler is taking, or has
+	// taken, those p values.
+	state    atomic.Uint32
+	Ops      int64   // operations completed
+	Attempts int64   // acquire attempts (TryAcquire calls)
+	epoch    *epochs // the Set's interval count; never changes for NewRecorder's
+	shard    *Shard  // where Flush puts the values; nil: r's own Hists
+	// acked is the last interval (epoch.n) whose end r's flush saw, for
+	// the sampler (Set.Settle).
+	acked atomic.Uint32
 
 	// Hists are the Recorder's own histograms (NewRecorder, Merge's
 	// target); all nil in a Set's client Recorder.
@@ -241,6 +254,19 @@ type Recorder struct {
 	_ [recorderSize - 232]byte
 }
 
+// The sampler's states of Recorder.state.
+const (
+	stealing  = 1 << 31 // the sampler is taking the published values
+	stolenBit = 1 << 30 // | p: it took the first p values; the client drops them
+)
+
+// Compile-time checks: every state fits, and Recorder.state and the
+// counters beside it sit on the Recorder's first cache line.
+const (
+	_ = uint(stolenBit - 1 - pendingLen)
+	_ = uint(64 - 8 - unsafe.Offsetof(Recorder{}.epoch))
+)
+
 // recorderSize is a Recorder's size in bytes: 4 cache lines.
 const recorderSize = 256
 
@@ -279,10 +305,9 @@ type epochs struct {
 	// makes the next one): an idle client waits on it to flush.
 	mu    sync.Mutex
 	ended chan struct{}
-	// flushAge, with aged (Set.TrackIntervals): a client's buffered
-	// values are Stale once its last flush is this old.
-	flushAge time.Duration
-	aged     bool
+	// aged: the Set tracks intervals (Set.TrackIntervals); its clients
+	// publish their ended operations' values (Ended).
+	aged bool
 	// taken is the first interval whose histograms TakeInterval has not
 	// taken: a client that flushes values of an older interval (it missed
 	// the sampler's wait) puts them in this one's.
@@ -318,15 +343,62 @@ func (r *Recorder) Observe(k Kind, d time.Duration) {
 	r.pending[n] = uint32(micros(d)) | uint32(k)<<kindShift
 	n++
 	r.n = n
-	if n == uint32(len(r.pending)) {
-		r.flush(n)
+	if int(n) == len(r.pending) {
+		r.own()
+		r.flush(uint32(r.n))
 	}
 }
 
 // Mark marks the start of an operation: when an interval ends while it is
 // in progress, FlushDue keeps the values observed after the mark (this
 // operation's) for the next interval. One store.
-func (r *Recorder) Mark() { r.mark = r.n }
+func (r *Recorder) Mark() { r.mark = uint32(r.n) }
+
+// Ended marks the end of an operation, before the caller checks Due: in a
+// Set that tracks intervals it publishes that every value buffered is of
+// an ended operation, for the Set's sampler to take into the interval's
+// histograms after the interval's end (Set.Settle) should the client not
+// flush in time (its next operation may outlast the sampler's wait).
+// A load and a compare-and-swap on the Recorder's first cache line;
+// nothing outside such a Set.
+func (r *Recorder) Ended() {
+	if !r.epoch.aged {
+		return
+	}
+	if s := r.state.Load(); s < stolenBit && r.state.CompareAndSwap(s, uint32(r.n)+1) {
+		return
+	}
+	r.own()
+	r.state.Store(uint32(r.n) + 1)
+}
+
+// own takes the buffer back from the Set's sampler before the client
+// changes the values it published (Ended): it withdraws them, waiting
+// while the sampler takes them, and drops them once it has (they are in
+// their histograms). Nothing published, nothing to do.
+func (r *Recorder) own() {
+	for {
+		s := r.state.Load()
+		switch {
+		case s <= 1: // nothing published (0: never)
+			return
+		case s == stealing:
+			runtime.Gosched() // a few µs: the sampler records them
+		case s&stolenBit != 0:
+			r.drop(uint16(s &^ stolenBit))
+			r.state.Store(1)
+			return
+		case r.state.CompareAndSwap(s, 1):
+			return
+		}
+	}
+}
+
+// drop removes the first p buffered values (the sampler took them).
+func (r *Recorder) drop(p uint16) {
+	r.n = uint16(copy(r.pending, r.pending[p:r.n]))
+	r.mark -= min(uint32(p), r.mark)
+}
 
 // IntervalEnded returns a channel that the next EndInterval of r's Set
 // closes (nil, which never fires, for a Recorder outside a Set). A client
@@ -343,16 +415,6 @@ func (r *Recorder) IntervalEnded() <-chan struct{} { return r.epoch.endedChan() 
 // flushes (FlushDue) between two operations, where no measured time runs.
 func (r *Recorder) Due() bool { return r.n >= r.limit || r.epoch.n.Load() != r.seen }
 
-// Stale reports whether r holds values and its last flush is at least
-// its Set's flush age old at now (metrics.Now; Set.TrackIntervals): the
-// engine's worker loop then flushes (FlushDue) at the end of the
-// operation, so that values do not wait in the buffer through the
-// client's next operation, however long that lasts, and miss their
-// interval. Never for a Recorder outside a Set.
-func (r *Recorder) Stale(now time.Duration) bool {
-	return r.epoch.aged && r.n > 0 && now-r.flushedAt >= r.epoch.flushAge
-}
-
 // FlushDue is the flush of the engine's worker loop at the end of an
 // operation, when Due. When the Set's sampler has ended an interval since
 // the last flush, it flushes the values observed before the last Mark
@@ -361,59 +423,67 @@ func (r *Recorder) Stale(now time.Duration) bool {
 // and counts the flush in Set.Flushed; otherwise it flushes every value,
 // as Flush does.
 func (r *Recorder) FlushDue() {
+	r.own()
 	if e := r.epoch.n.Load(); e != r.seen {
 		r.flush(r.mark)
 		// The rest (the operation that ended after the interval did) goes
 		// to the new interval's histograms: the sampler takes the old ones.
 		r.seen = e
-		r.flush(r.n)
+		r.flush(uint32(r.n))
 		// Every client flushed at once: spread their next batches again.
 		r.stagger()
+		r.acked.Store(e)
 		r.epoch.acks.Add(1)
 		return
 	}
-	r.flush(r.n)
+	r.flush(uint32(r.n))
 }
 
 // Flush adds every value Observe buffered to its histogram (the
 // Recorder's own, or its shard's under the shard's mutex, and the shard's
 // interval histograms for Op and Acquire values).
 func (r *Recorder) Flush() {
-	r.flush(r.n)
+	r.own()
+	r.flush(uint32(r.n))
 	if e := r.epoch.n.Load(); e != r.seen {
 		r.seen = e
+		r.acked.Store(e)
 		r.epoch.acks.Add(1)
 	}
 }
 
 // flush adds the first upto buffered values to their histograms and keeps
-// the rest, at the start of the buffer, for a later flush.
+// the rest, at the start of the buffer, for a later flush. The caller
+// owns the buffer (own).
 func (r *Recorder) flush(upto uint32) {
 	if upto > 0 {
-		r.record(r.pending[:upto])
+		if r.shard != nil {
+			r.shard.record(r.pending[:upto], r.epoch, r.seen)
+		} else {
+			r.Hists.record(r.pending[:upto], [2]*hdrhistogram.Histogram{})
+		}
 	}
-	r.n = uint32(copy(r.pending, r.pending[upto:r.n]))
+	r.n = uint16(copy(r.pending, r.pending[upto:r.n]))
 	r.mark = 0
-	if r.epoch.aged {
-		r.flushedAt = Now()
-	}
-	r.limit = uint32(len(r.pending)) - headroom
+	r.limit = uint16(len(r.pending) - headroom)
 }
 
-// record adds vs to their histograms (the interval histograms of the
-// parity of r.seen, the interval of their operations' end).
-func (r *Recorder) record(vs []uint32) {
-	h := &r.Hists
-	var iv [2]*hdrhistogram.Histogram
-	if r.shard != nil {
-		r.shard.mu.Lock()
-		defer r.shard.mu.Unlock()
-		e := r.seen
-		if t := r.epoch.taken.Load(); e < t {
-			e = t // its own interval was taken: the first one not yet
-		}
-		h, iv = &r.shard.h, r.shard.iv[e&1]
+// record adds vs, values of operations that ended in interval e
+// (epoch.n), to sh's histograms under its mutex, Op and Acquire values
+// also to its interval histograms of e, or of the first interval not yet
+// taken when e's was.
+func (sh *Shard) record(vs []uint32, ep *epochs, e uint32) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if t := ep.taken.Load(); e < t {
+		e = t // its own interval was taken: the first one not yet
 	}
+	sh.h.record(vs, sh.iv[e&1])
+}
+
+// record adds vs to their histograms, and Op and Acquire values to iv
+// too (when not nil).
+func (h *Hists) record(vs []uint32, iv [2]*hdrhistogram.Histogram) {
 	// In the order observed: the counts a batch touches (kilobytes per
 	// histogram when latencies spread over milliseconds) come into the
 	// cache on their first value and stay there for the rest of the batch.
@@ -440,7 +510,7 @@ func (r *Recorder) record(vs []uint32) {
 // Recorders (97 is prime to both batch sizes, so that 256 Recorders in a
 // row, 3840 with the larger buffer, all differ).
 func (r *Recorder) stagger() {
-	r.limit = 1 + (recorders.Add(1)*97)%(uint32(len(r.pending))-headroom)
+	r.limit = uint16(1 + (recorders.Add(1)*97)%(uint32(len(r.pending))-headroom))
 }
 
 // NewRecorder returns an empty Recorder with histograms of its own.
@@ -513,6 +583,10 @@ type Set struct {
 	// spare are the interval histograms TakeInterval swaps into the shards
 	// (Op and Acquire per shard); nil until TrackIntervals.
 	spare [][2]*hdrhistogram.Histogram
+	// settled is, per client, the last interval end Settle is done with;
+	// steals counts the values Settle took (the sampler's alone).
+	settled []uint32
+	steals  int64
 }
 
 // NewSet returns the Recorders of clients (>= 1) clients, empty.
@@ -540,10 +614,11 @@ func NewSet(clients int) *Set {
 
 // TrackIntervals gives every shard interval histograms of Op and Acquire
 // values (µs, as NewHistogram: 4 histograms of about 140 KB per shard,
-// with the spares TakeInterval swaps in), which TakeInterval empties. Call
-// it before any client records.
-func (s *Set) TrackIntervals(flushAge time.Duration) {
-	s.epoch.flushAge, s.epoch.aged = flushAge, true
+// with the spares TakeInterval swaps in), which TakeInterval empties, and
+// has the clients publish their ended operations' values (Ended) for
+// Settle. Call it before any client records.
+func (s *Set) TrackIntervals() {
+	s.epoch.aged = true
 	s.spare = make([][2]*hdrhistogram.Histogram, len(s.shards))
 	for i := range s.shards {
 		for p := range s.shards[i].iv {
@@ -575,6 +650,67 @@ func (s *Set) EndInterval() int64 {
 // EndInterval the client had not yet seen (at most one per client per
 // EndInterval). Safe to call while clients record.
 func (s *Set) Flushed() int64 { return s.epoch.acks.Load() }
+
+// Settle is the sampler's wait after EndInterval, before TakeInterval,
+// for the values of the operations that ended in the interval to reach
+// its histograms. A client is settled once it has flushed since the end
+// (FlushDue: its values of the operations that ended before, in the
+// interval's histograms) or, when it published values of ended operations
+// (Ended) and has not flushed, once Settle has taken those into the
+// interval's histograms itself: it is in an operation that may outlast
+// the wait, which would otherwise keep them from their interval. Settle
+// checks every client not yet settled once a millisecond until all are or
+// deadline passes, and returns how many are not (their values reach a
+// later interval). Call it from one goroutine, after EndInterval; safe
+// while clients record.
+func (s *Set) Settle(deadline time.Time) int {
+	e := s.epoch.n.Load()
+	if len(s.settled) != len(s.recs) {
+		s.settled = make([]uint32, len(s.recs))
+	}
+	for {
+		left := 0
+		for i := range s.recs {
+			if s.settled[i] == e {
+				continue
+			}
+			if r := &s.recs[i]; r.acked.Load() == e || s.steal(r, e-1) {
+				s.settled[i] = e
+				continue
+			}
+			left++
+		}
+		if left == 0 || !time.Now().Before(deadline) {
+			return left
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// steal takes the values r published as of ended operations (Ended) into
+// its shard's histograms, those of interval e among the interval
+// histograms, and reports whether r is settled: it published none (1), its
+// values were taken before (at an earlier interval's end: those it holds
+// now are of its operation in progress), or steal took them. Not when r
+// never published (0: a client that does not, which is waited for), or
+// changed what it published meanwhile (the next check retries).
+func (s *Set) steal(r *Recorder, e uint32) bool {
+	st := r.state.Load()
+	switch {
+	case st == 0 || st == stealing:
+		return false
+	case st == 1 || st&stolenBit != 0:
+		return true
+	}
+	if !r.state.CompareAndSwap(st, stealing) {
+		return false
+	}
+	p := st - 1
+	r.shard.record(r.pending[:p], r.epoch, e)
+	r.state.Store(stolenBit | p)
+	s.steals += int64(p)
+	return true
+}
 
 // TakeInterval merges the values flushed into the interval histograms of
 // the interval the last EndInterval ended (every Op and Acquire value,

@@ -363,7 +363,7 @@ func TestFirstFlushesStaggered(t *testing.T) {
 	seen := map[uint32]bool{}
 	for i := 0; i < 16; i++ {
 		r := NewRecorder()
-		l := r.limit
+		l := uint32(r.limit)
 		if l < 1 || l > batchLen || seen[l] {
 			t.Fatalf("recorder %d: first batch of %d values (seen: %v)", i, l, seen)
 		}
@@ -627,7 +627,7 @@ func TestSetIntervalsMergeToTotal(t *testing.T) {
 	for _, clients := range []int{3, 300} {
 		const perClient = 3000
 		s := NewSet(clients)
-		s.TrackIntervals(0)
+		s.TrackIntervals()
 		var wg sync.WaitGroup
 		for c := 0; c < clients; c++ {
 			wg.Add(1)
@@ -689,7 +689,7 @@ func TestSetIntervalsMergeToTotal(t *testing.T) {
 // many intervals ended since. A NewRecorder is never Due for an interval.
 func TestEndIntervalMakesDue(t *testing.T) {
 	s := NewSet(4)
-	s.TrackIntervals(0)
+	s.TrackIntervals()
 	for i := 0; i < 4; i++ {
 		if s.Client(i).Due() {
 			t.Fatalf("client %d Due before any value or interval end", i)
@@ -734,7 +734,7 @@ func TestEndIntervalMakesDue(t *testing.T) {
 func TestFlushDueKeepsOperationInProgress(t *testing.T) {
 	maxOf := func(d time.Duration) int64 { h := NewHistogram(); Record(h, d); return h.Max() }
 	s := NewSet(2)
-	s.TrackIntervals(0)
+	s.TrackIntervals()
 	r := s.Client(0)
 	r.Mark()
 	r.Completed(time.Millisecond) // operation A, before the interval's end
@@ -766,5 +766,147 @@ func TestFlushDueKeepsOperationInProgress(t *testing.T) {
 	}
 	if total := s.Total(); total.Op.TotalCount() != 3 || total.Acquire.TotalCount() != 1 {
 		t.Fatalf("total %d op and %d acquire values, want 3 and 1", total.Op.TotalCount(), total.Acquire.TotalCount())
+	}
+}
+
+// A client that published its ended operations' values (Ended) and is in
+// a long operation when an interval ends has them taken by Settle into
+// that interval; it drops them when it next flushes, so that no value
+// counts twice, and its operation in progress goes to the interval in
+// which it ends. A client that never published is waited for until the
+// deadline, and its values reach the interval it flushes in.
+func TestSettleTakesEndedValues(t *testing.T) {
+	maxOf := func(d time.Duration) int64 { h := NewHistogram(); Record(h, d); return h.Max() }
+	s := NewSet(2)
+	s.TrackIntervals()
+	r, quiet := s.Client(0), s.Client(1)
+	r.Ended() // as the engine does before the client's first operation
+	r.Mark()
+	r.Acquired(1, time.Millisecond)
+	r.Completed(2 * time.Millisecond) // operation A
+	r.Ended()
+	if r.Due() {
+		t.Fatal("Due after one operation")
+	}
+	r.Mark() // operation B starts, and lasts past the interval's end
+	r.Acquired(1, 5*time.Millisecond)
+	quiet.Mark()
+	quiet.Completed(3 * time.Millisecond) // never published
+	s.EndInterval()
+	start := time.Now()
+	if left := s.Settle(time.Now().Add(20 * time.Millisecond)); left != 1 {
+		t.Fatalf("Settle left %d clients unsettled, want 1 (the one that never published)", left)
+	}
+	if time.Since(start) < 20*time.Millisecond {
+		t.Fatal("Settle did not wait for the client that never published")
+	}
+	op, acq := NewHistogram(), NewHistogram()
+	s.TakeInterval(op, acq, false)
+	if op.TotalCount() != 1 || op.Max() != maxOf(2*time.Millisecond) || acq.TotalCount() != 1 || acq.Max() != maxOf(time.Millisecond) {
+		t.Fatalf("first interval: %d op values (max %d µs), %d acquire values (max %d µs); want A's alone", op.TotalCount(), op.Max(), acq.TotalCount(), acq.Max())
+	}
+	if s.steals != 2 {
+		t.Fatalf("Settle took %d values, want 2 (A's)", s.steals)
+	}
+	r.Completed(7 * time.Millisecond) // B ends
+	r.Ended()
+	if !r.Due() {
+		t.Fatal("not Due after the interval's end")
+	}
+	r.FlushDue()
+	quiet.Ended()
+	quiet.FlushDue()
+	if r.n != 0 || r.state.Load() != 1 {
+		t.Fatalf("after FlushDue: %d values buffered, state %d; want 0 and 1", r.n, r.state.Load())
+	}
+	s.EndInterval()
+	if left := s.Settle(time.Now().Add(time.Second)); left != 0 {
+		t.Fatalf("Settle left %d clients unsettled, want 0 (both flushed)", left)
+	}
+	op, acq = NewHistogram(), NewHistogram()
+	s.TakeInterval(op, acq, false)
+	if op.TotalCount() != 2 || op.Max() != maxOf(7*time.Millisecond) || acq.TotalCount() != 1 || acq.Max() != maxOf(5*time.Millisecond) {
+		t.Fatalf("second interval: %d op values (max %d µs), %d acquire values (max %d µs); want B's and the quiet client's, B's acquire",
+			op.TotalCount(), op.Max(), acq.TotalCount(), acq.Max())
+	}
+	if total := s.Total(); total.Op.TotalCount() != 3 || total.Acquire.TotalCount() != 2 {
+		t.Fatalf("total %d op and %d acquire values, want 3 and 2", total.Op.TotalCount(), total.Acquire.TotalCount())
+	}
+}
+
+// Clients that publish their ended operations (Ended) and flush only when
+// Due, some with operations longer than the sampler waits, while a
+// sampler ends intervals, settles and takes them (run with -race): every
+// value reaches exactly one interval, so the intervals merge to the
+// Total's Op and Acquire histograms, and the values the sampler takes and
+// those the clients flush add up to every one recorded.
+func TestSettleConcurrent(t *testing.T) {
+	for _, clients := range []int{3, 300} {
+		const perClient = 2000
+		s := NewSet(clients)
+		s.TrackIntervals()
+		var wg sync.WaitGroup
+		for c := 0; c < clients; c++ {
+			wg.Add(1)
+			go func(r *Recorder, c int) {
+				defer wg.Done()
+				r.Ended()
+				for i := 0; i < perClient; i++ {
+					r.Mark()
+					d := time.Duration(1+(c*perClient+i)%20_000) * time.Microsecond
+					r.Acquired(1, d/2)
+					if i%500 == 499 && c%3 == 0 {
+						time.Sleep(3 * time.Millisecond) // a long operation
+					}
+					r.Held(d / 3)
+					r.Completed(d)
+					r.Ended()
+					if r.Due() {
+						r.FlushDue()
+					}
+				}
+			}(s.Client(c), c)
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		var ivs [][2]*hdrhistogram.Histogram
+		take := func(final bool) {
+			iv := [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+			s.TakeInterval(iv[0], iv[1], final)
+			ivs = append(ivs, iv)
+		}
+	sample:
+		for {
+			select {
+			case <-done:
+				break sample
+			default:
+			}
+			s.EndInterval()
+			s.Settle(time.Now().Add(time.Millisecond))
+			take(false)
+			time.Sleep(time.Millisecond)
+		}
+		s.Flush()
+		take(true)
+		total := s.Total()
+		merged := [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}
+		for _, iv := range ivs {
+			merged[0].Merge(iv[0])
+			merged[1].Merge(iv[1])
+		}
+		for k, w := range []*hdrhistogram.Histogram{total.Op, total.Acquire} {
+			if g := merged[k]; !g.Equals(w) || g.TotalCount() != int64(clients*perClient) || g.Max() != w.Max() {
+				t.Fatalf("%d clients, kind %d: %d intervals merge to %d values (max %d), want %d (max %d)",
+					clients, k, len(ivs), g.TotalCount(), g.Max(), w.TotalCount(), w.Max())
+			}
+		}
+		if total.Hold.TotalCount() != int64(clients*perClient) {
+			t.Fatalf("%d clients: %d hold values, want %d", clients, total.Hold.TotalCount(), clients*perClient)
+		}
+		if s.steals == 0 {
+			t.Fatalf("%d clients: Settle took no value; the test does not test it", clients)
+		}
+		t.Logf("%d clients: %d intervals, %d values taken by Settle", clients, len(ivs), s.steals)
 	}
 }
