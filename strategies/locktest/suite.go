@@ -546,8 +546,8 @@ func (s Suite) probe(t *testing.T, strategy, driver string) profile {
 // OracleBothWays: lockbench's safety oracle, both ways, on a flash sale
 // of one item by 4 clients. A strategy whose leases do not renew is run
 // broken, with a 5 ms lease under 20 ms of work (a library's own retry
-// loop: 100 ms of work; a quorum lock on several masters: 50 ms under
-// 200 ms; a quorum lock or a library's own retry loop: a stock of 10): a lease expires while its
+// loop: 100 ms of work; a quorum lock on several masters: 100 ms under
+// 400 ms; a quorum lock or a library's own retry loop: a stock of 10): a lease expires while its
 // holder works and the next client enters, and the oracle must show it
 // (overlap > 0, lost leases > 0). The data damage is asserted too: with a
 // write guard (Info.Guard) none (lost updates and oversell 0, rejected
@@ -574,7 +574,7 @@ func (s Suite) OracleBothWays(t *testing.T, strategy, driver string) {
 		// A quorum lock on several masters (Info.MinNodes > 1) refuses a
 		// lease whose validity time (TTL less the round over every node
 		// and the clock drift allowance) is gone before it is granted, so
-		// a 5 ms lease is never held there: it gets 50 ms under 200 ms of
+		// a 5 ms lease is never held there: it gets 100 ms under 400 ms of
 		// work, and a stock of 10 that the run sells past.
 		// A lock library's own retry loop can be slow to come back
 		// (redsync waits 50-250 ms between tries) while the holder, once
@@ -590,7 +590,7 @@ func (s Suite) OracleBothWays(t *testing.T, strategy, driver string) {
 			work = 100 * time.Millisecond
 		}
 		if info.MinNodes > 1 {
-			ttl, work = 50*time.Millisecond, 200*time.Millisecond
+			ttl, work = 100*time.Millisecond, 400*time.Millisecond
 		}
 		// Unguarded, those sales run until sold out, within 8 s rather
 		// than 2 s: an update lost by overlapping holders leaves a unit of
@@ -608,8 +608,9 @@ func (s Suite) OracleBothWays(t *testing.T, strategy, driver string) {
 		}
 		broken := s.run(t, oracleScenario(strategy, driver, ttl, work, stock, d), "fixed:interval=2ms")
 		v := broken.Violations
-		t.Logf("broken (ttl %v, work %v): overlap %d lost_updates %d oversell %d lost_leases %d rejected %d sold %d",
-			ttl, work, v.Overlap, v.LostUpdates, v.Oversell, v.LostLeases, broken.Counters.Rejected, broken.Figures["sold"])
+		t.Logf("broken (ttl %v, work %v): overlap %d lost_updates %d oversell %d lost_leases %d rejected %d sold %d; attempts %d failures %d timeouts %d errors %v %v",
+			ttl, work, v.Overlap, v.LostUpdates, v.Oversell, v.LostLeases, broken.Counters.Rejected, broken.Figures["sold"],
+			broken.Counters.Attempts, broken.Counters.Failures, broken.Counters.Timeouts, broken.Counters.ErrorsByKind, broken.Counters.ErrorSamples)
 		if v.Overlap == 0 || v.LostLeases == 0 {
 			t.Fatalf("broken: overlap %d, lost leases %d; want both > 0 (a %v lease under %v of work); violations %+v", v.Overlap, v.LostLeases, ttl, work, v)
 		}
