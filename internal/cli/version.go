@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 
@@ -10,8 +11,12 @@ import (
 
 // version is lockbench's release; set with -ldflags "-X github.com/lockbench/lockbench/internal/cli.version=..."
 // for a release build. A build without it reports the module version from
-// the build info: "(devel)" for a build from a checkout, the tag for
-// `go install github.com/lockbench/lockbench/cmd/lockbench@vX`.
+// the build info: the tag for `go install
+// github.com/lockbench/lockbench/cmd/lockbench@vX.Y.Z`, a pseudo-version
+// (v0.0.0-<date>-<commit>) for `go install ...@<commit or branch>` and for
+// `go build` in a git checkout; a build that has no module version
+// ("(devel)": -buildvcs=false, no .git, or the Makefile's build where Go
+// stamps none) reports its commit instead, never "(devel)" alone.
 var version string
 
 // gitCommit is set by the Makefile with -ldflags "-X github.com/lockbench/lockbench/internal/cli.gitCommit=...".
@@ -19,21 +24,42 @@ var gitCommit string
 
 // buildInfo is what `lockbench version` prints.
 type buildInfo struct {
-	Version   string // release or module version
+	Version   string // release, module version, else the commit, else "unknown"
 	Commit    string // VCS revision, "unknown" without one
 	Modified  bool   // built from a tree with uncommitted changes
 	GoVersion string
+	release   bool // Version is a release or module version, not the commit
 }
 
 // readBuildInfo combines the -ldflags values (Makefile builds) with the
-// build info Go stamps into every binary built in a checkout
-// (runtime/debug; vcs.revision and vcs.modified).
+// build info Go stamps into every binary (runtime/debug: the module
+// version; vcs.revision and vcs.modified in a checkout).
 func readBuildInfo() buildInfo {
-	b := buildInfo{Version: version, Commit: gitCommit, GoVersion: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
-	if ok {
-		if b.Version == "" {
-			b.Version = bi.Main.Version
+	if !ok {
+		bi = nil
+	}
+	return buildInfoOf(version, gitCommit, bi)
+}
+
+// pseudoRev matches the commit at the end of a Go pseudo-version
+// (v0.0.0-20261204050256-1be2d60a5094, v1.2.4-0.20261204050256-1be2d60a5094,
+// v1.3.0-rc.1.0.20261204050256-1be2d60a5094, each maybe with +dirty).
+var pseudoRev = regexp.MustCompile(`[.-][0-9]{14}-([0-9a-f]{12})(\+[0-9A-Za-z.-]+)?$`)
+
+// buildInfoOf is readBuildInfo on given values: ldVersion and ldCommit
+// are the -ldflags variables, bi the build info (nil when there is none).
+//
+// The version is the release stamped with -ldflags, else the module
+// version of the build info unless it is "(devel)", else the commit
+// (12 digits of vcs.revision, or the -ldflags commit as given; +dirty
+// for a modified tree), else "unknown". The commit is vcs.revision or the
+// -ldflags commit, else the one a pseudo-version names, else "unknown".
+func buildInfoOf(ldVersion, ldCommit string, bi *debug.BuildInfo) buildInfo {
+	b := buildInfo{Version: ldVersion, Commit: ldCommit, GoVersion: runtime.Version()}
+	if bi != nil {
+		if v := bi.Main.Version; b.Version == "" && v != "" && v != "(devel)" {
+			b.Version = v
 		}
 		for _, s := range bi.Settings {
 			switch s.Key {
@@ -46,8 +72,24 @@ func readBuildInfo() buildInfo {
 			}
 		}
 	}
-	if b.Version == "" {
-		b.Version = "(devel)"
+	if b.Commit == "" {
+		if m := pseudoRev.FindStringSubmatch(b.Version); m != nil {
+			b.Commit = m[1]
+		}
+	}
+	b.release = b.Version != ""
+	switch {
+	case b.Version != "":
+	case b.Commit != "":
+		b.Version = b.Commit
+		if len(b.Version) == 40 {
+			b.Version = b.Version[:12]
+		}
+		if b.Modified {
+			b.Version += "+dirty"
+		}
+	default:
+		b.Version = "unknown"
 	}
 	if b.Commit == "" {
 		b.Commit = "unknown"
@@ -57,7 +99,7 @@ func readBuildInfo() buildInfo {
 
 func (b buildInfo) String() string {
 	s := "lockbench " + b.Version + " commit " + b.Commit
-	if b.Commit == "unknown" {
+	if b.Commit == "unknown" && !b.release {
 		s += " (no VCS stamp: built outside a git checkout or with -buildvcs=false; make build stamps it)"
 	}
 	if b.Modified {
@@ -69,7 +111,7 @@ func (b buildInfo) String() string {
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print lockbench's version, commit and Go version",
+		Short: "Print lockbench's version (the release tag, else the commit), commit and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), readBuildInfo())
