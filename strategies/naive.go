@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	Register("naive", Info{Desc: "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)", ConstantToken: true},
+	Register("naive", Info{Desc: "SETNX then EXPIRE as two commands, release by plain DEL (the broken pattern the articles warn of)", ConstantToken: true, Unsafe: true},
 		func(c Config) (Locker, error) {
 			return &naive{d: c.Nodes[0], ttl: c.TTL, constTok: c.ConstantToken, tokens: c.Tokens}, nil
 		})

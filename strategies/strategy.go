@@ -281,6 +281,11 @@ type Info struct {
 	// with retry.Queue() whatever --retry says, and the table's retry
 	// column says "queue".
 	Queues bool
+	// Unsafe: the strategy is a known-broken pattern kept to show its
+	// failure (naive): violations are what it measures, so a regression
+	// gate's baseline that shows them is not invalid. Default false: the
+	// strategy promises no violation without a fault.
+	Unsafe bool
 	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
 	// Default (0) 1; redlock: 3, so that a majority survives a failure.
 	MinNodes int

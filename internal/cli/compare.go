@@ -4,19 +4,49 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies"
 )
 
 // errRegressed makes compare exit 1.
 var errRegressed = errors.New("regression")
 
+// errInvalidBaseline makes compare and ab exit 4: the baseline shows
+// violations or errors that its strategies promise not to have
+// (report.InvalidBaseline), so nothing is compared.
+var errInvalidBaseline = errors.New("invalid baseline")
+
+// unsafeScenario names the scenarios whose violations are expected: a
+// strategy registered as Unsafe (naive), a constant token, or Redlock's
+// unchecked extend.
+func unsafeScenario(s report.Scenario) bool {
+	return strategies.InfoOf(s.Strategy).Unsafe || s.Params["token"] == "constant" || s.Params["extend"] == "unchecked"
+}
+
+// checkBaseline is errInvalidBaseline naming every scenario of base that
+// report.InvalidBaseline refuses (nil when there is none).
+func checkBaseline(base *report.Run) error {
+	var why []string
+	for _, s := range base.Scenarios {
+		if w := report.InvalidBaseline(s, unsafeScenario); w != "" {
+			why = append(why, w)
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w, nothing compared: %s (a gate that compared against it would pass a candidate as broken; give the scenario longer leases or fix the baseline build, then measure it again)",
+		errInvalidBaseline, strings.Join(why, "; "))
+}
+
 func newCompareCmd() *cobra.Command {
-	var threshold, p99Threshold, normalize, format string
+	var threshold, p99Threshold, costThreshold, cpuThreshold, rssThreshold, normalize, format string
 	var alpha float64
 	cmd := &cobra.Command{
 		Use:   "compare BASE.json NEW.json",
@@ -29,7 +59,15 @@ benchstat, a change counts only when it is beyond --threshold AND
 significant over the runs' samples (Mann-Whitney U test at --alpha,
 golang.org/x/perf/benchmath); "~" marks no significant change. With fewer
 than 4 runs on a side a change is judged on the threshold alone, with a
-warning. Any rise in a violation count is a regression. It exits 1 on a
+warning ("n<4, not tested": never called significant). Cost is gated as
+speed: commands per operation beyond --cost-threshold, the client's and
+the Redis servers' CPU per operation beyond --cpu-threshold, significant
+by the same rule (a second table shows them); the lockbench process's
+peak RSS beyond --rss-threshold (one figure per file: threshold only).
+Any rise in a violation count is a regression. A baseline that shows
+violations or errors in a scenario with no fault, whose strategy promises
+none (all but naive, a constant token, Redlock's unchecked extend), is
+"invalid baseline": nothing is compared, exit 4. It exits 1 on a
 regression or when no scenario matches, 2 on bad input.
 --normalize strategy/driver/workload/retry divides each scenario's figures
 (row and samples) by that reference scenario's row figures in the same
@@ -55,6 +93,18 @@ format (one line per run, file key "run: base" or "run: new") for
 				if p99th, err = parsePercent(p99Threshold); err != nil {
 					errs = append(errs, fmt.Errorf("--p99-threshold: %w", err))
 				}
+			}
+			costTh, err := parsePercent(costThreshold)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--cost-threshold: %w", err))
+			}
+			cpuTh, err := parsePercent(cpuThreshold)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--cpu-threshold: %w", err))
+			}
+			rssTh, err := parsePercent(rssThreshold)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("--rss-threshold: %w", err))
 			}
 			if !(alpha > 0 && alpha < 1) {
 				errs = append(errs, fmt.Errorf("--alpha must be above 0 and below 1, got %v", alpha))
@@ -85,12 +135,32 @@ format (one line per run, file key "run: base" or "run: new") for
 				}
 				return report.WriteBenchstat(out, cur, "run", "new")
 			}
-			deltas, missing, err := report.Compare(base, cur, report.CompareOptions{Threshold: th, P99Threshold: p99th, Normalize: normalize, Alpha: alpha})
+			if err := checkBaseline(base); err != nil {
+				return err
+			}
+			deltas, missing, err := report.Compare(base, cur, report.CompareOptions{Threshold: th, P99Threshold: p99th, Normalize: normalize, Alpha: alpha,
+				CostThreshold: costTh, CPUThreshold: cpuTh, Unsafe: unsafeScenario})
 			if err != nil {
 				return usageError{err}
 			}
 			if err := report.CompareTable(out, deltas, normalize != ""); err != nil {
 				return err
+			}
+			if len(deltas) > 0 {
+				fmt.Fprintln(out, "cost per operation (never normalized):")
+				if err := report.CostTable(out, deltas); err != nil {
+					return err
+				}
+			}
+			rss, rssWorse := report.CompareRSS(base, cur, rssTh)
+			if rss.NotMeasured {
+				fmt.Fprintln(out, "peak RSS: n/a (a file does not record meta.max_rss_mb)")
+			} else {
+				v := "ok"
+				if rssWorse {
+					v = "REGRESSED"
+				}
+				fmt.Fprintf(out, "peak RSS: base %.1f MB, new %.1f MB, %+.1f%% (threshold %s only: one figure per file): %s\n", rss.Base, rss.New, 100*rss.Rel, rssThreshold, v)
 			}
 			for _, m := range missing {
 				fmt.Fprintln(out, m)
@@ -111,15 +181,21 @@ format (one line per run, file key "run: base" or "run: new") for
 			if len(deltas) == 0 {
 				return errors.New("no scenario of the new file matches one of the base file: scenarios match on strategy, driver, workload, retry, clients and every parameter but the seed (see the \"only in\" lines above)")
 			}
-			if err := regressionError(deltas, threshold); err != nil {
+			if err := regressionError(deltas); err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "no regression in %d scenarios (threshold %s, alpha %v)\n", len(deltas), threshold, alpha)
+			if rssWorse {
+				return fmt.Errorf("%w: peak RSS rose %+.1f%%, past the %s threshold (threshold only: one figure per file)", errRegressed, 100*rss.Rel, rssThreshold)
+			}
+			fmt.Fprintf(out, "no regression in %d scenarios (threshold %s, cost threshold %s, alpha %v)\n", len(deltas), threshold, costThreshold, alpha)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&threshold, "threshold", "5%", "largest tolerated ops/s drop or p99 rise, like 5% or 0.05")
 	cmd.Flags().StringVar(&p99Threshold, "p99-threshold", "", "largest tolerated p99 rise (default: --threshold); tail latency of contended runs is noisier than ops/s")
+	cmd.Flags().StringVar(&costThreshold, "cost-threshold", "10%", "largest tolerated rise of Redis commands per operation, like 10% or 0.1")
+	cmd.Flags().StringVar(&cpuThreshold, "cpu-threshold", "25%", "largest tolerated rise of the client's and the Redis servers' CPU per operation")
+	cmd.Flags().StringVar(&rssThreshold, "rss-threshold", "25%", "largest tolerated rise of lockbench's peak RSS (meta.max_rss_mb)")
 	cmd.Flags().StringVar(&normalize, "normalize", "", "compare as ratios to this scenario's row figures (ops/s, p99) in the same file (strategy/driver/workload/retry)")
 	cmd.Flags().Float64Var(&alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test (benchstat's default)")
 	cmd.Flags().StringVar(&format, "format", "table", "table, or benchstat: both files in the Go benchmark format, for benchstat -col run")
@@ -130,7 +206,7 @@ format (one line per run, file key "run: base" or "run: new") for
 // (nil when none did): how many, and whether the changes past threshold
 // were tested for significance (a side with fewer than
 // report.MinSamples runs is judged on the threshold alone).
-func regressionError(deltas []report.Delta, threshold string) error {
+func regressionError(deltas []report.Delta) error {
 	n := 0
 	var tested, untested bool
 	judged := func(c report.Change) {
@@ -148,6 +224,11 @@ func regressionError(deltas []report.Delta, threshold string) error {
 			case "p99":
 				judged(d.P99)
 			}
+			for _, c := range d.Costs {
+				if c.Figure == r {
+					judged(c.Change)
+				}
+			}
 		}
 	}
 	if n == 0 {
@@ -162,11 +243,19 @@ func regressionError(deltas []report.Delta, threshold string) error {
 	how := "(and significant)"
 	switch {
 	case tested && untested:
-		how = fmt.Sprintf("(and significant, or not tested for significance where a side has fewer than %d runs)", report.MinSamples)
+		how = fmt.Sprintf("(and significant, or threshold only, not tested, where a side has fewer than %d runs)", report.MinSamples)
 	case untested:
-		how = fmt.Sprintf("(not tested for significance: fewer than %d runs on a side)", report.MinSamples)
+		how = fmt.Sprintf("(threshold only, not tested: fewer than %d runs on a side)", report.MinSamples)
 	}
-	return fmt.Errorf("%w: %d of %d scenarios past the %s threshold %s or with more violations", errRegressed, n, len(deltas), threshold, how)
+	var what []string
+	for _, d := range deltas {
+		for _, r := range d.Regressed {
+			if !slices.Contains(what, r) {
+				what = append(what, r)
+			}
+		}
+	}
+	return fmt.Errorf("%w: %d of %d scenarios past their thresholds %s or with more violations (%s)", errRegressed, n, len(deltas), how, strings.Join(what, ", "))
 }
 
 // warnBuilds prints, when base and cur were produced by different builds

@@ -217,7 +217,7 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	fl.DurationVar(&f.interval, "interval", time.Second, "length of each timeline entry (ops, errors, violations, and p50/p99/max of the operation and the acquire; one interval histogram each in the .hlog files), at least 100ms")
 	fl.StringArrayVar(&f.failOn, "fail-on", nil, "thresholds a CI can gate on, [SCOPE:]METRIC OP VALUE[,...] (repeatable): exit 3 when one fails, e.g. safety, 'p99_ms<50,ops_per_sec>1000', 'atomic/*:overlap==0' (metrics above)")
 	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
-	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios, unrecorded (docs/development.md)")
+	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios; STRATEGY=P% makes each client wait P/(100-P) of every operation's time after it (ops/s down P% without contention); unrecorded (docs/development.md)")
 	_ = fl.MarkHidden("test-slowdown")
 	f.plugin, f.pluginSet = pluginFlags(fl)
 }

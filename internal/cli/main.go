@@ -27,6 +27,7 @@ const (
 	exitFailure     = 1   // the run could not be done (Redis unreachable, setup failed)
 	exitUsage       = 2   // bad flags or arguments
 	exitThresholds  = 3   // run: a --fail-on threshold failed; the results were written
+	exitInvalidBase = 4   // compare, ab: the baseline itself is broken (InvalidBaseline); nothing was compared
 	exitInterrupted = 130 // stopped by Ctrl-C (SIGINT); partial results were written
 	exitSIGTERM     = 143 // stopped by SIGTERM (128 + 15), as by Ctrl-C
 	exitSIGHUP      = 129 // stopped by SIGHUP (128 + 1: the terminal closed), as by Ctrl-C
@@ -157,6 +158,8 @@ func execute(args []string) int {
 		return exitThresholds
 	case errors.Is(err, errRegressed):
 		return exitFailure
+	case errors.Is(err, errInvalidBaseline):
+		return exitInvalidBase
 	default:
 		return exitFailure
 	}

@@ -781,7 +781,7 @@ func TestCompareExitCodes(t *testing.T) {
 func TestCompareRepeatedRuns(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1000",
-		"--work", "0s", "--clients", "4", "--retry", "none", "--duration", "400ms", "--repeat", "5"}
+		"--work", "0s", "--clients", "4", "--retry", "none", "--duration", "400ms", "--repeat", "5", "--ttl", "5s"}
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	for _, out := range []string{a, b} {
 		if r := lockbench(t, append(args, "--out", out)...); r.code != 0 {
@@ -1138,7 +1138,7 @@ func TestBaselineMatchesRegress(t *testing.T) {
 func TestRegressGate(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "-q", "--strategy", "atomic,segmented", "--driver", "rueidis", "--workload", "flash-sale",
-		"--stock", "300", "--clients", "20", "--retry", "backoff:start=1ms,cap=20ms,tries=1000", "--repeat", "4"}
+		"--stock", "300", "--clients", "20", "--retry", "backoff:start=1ms,cap=20ms,tries=1000", "--repeat", "4", "--ttl", "5s"}
 	base, same, slow := filepath.Join(dir, "base.json"), filepath.Join(dir, "same.json"), filepath.Join(dir, "slow.json")
 	for _, c := range []struct {
 		out   string

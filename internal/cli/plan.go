@@ -255,11 +255,16 @@ func validate(f *runFlags) (*plan, error) {
 		topoMasters: strings.HasPrefix(f.topology, "masters:")})...)
 	var slowName string
 	var slowBy time.Duration
+	var slowShare float64
 	if f.testSlowdown != "" {
 		name, d, ok := strings.Cut(f.testSlowdown, "=")
 		var err error
 		if slowName = name; !ok || !slices.Contains(strats, name) {
-			bad("--test-slowdown %q: want STRATEGY=DURATION for a strategy of --strategy", f.testSlowdown)
+			bad("--test-slowdown %q: want STRATEGY=DURATION or STRATEGY=PERCENT for a strategy of --strategy", f.testSlowdown)
+		} else if strings.HasSuffix(d, "%") {
+			if slowShare, err = parsePercent(d); err != nil || slowShare <= 0 || slowShare >= 0.9 {
+				bad("--test-slowdown %q: the share must be above 0%% and below 90%%", f.testSlowdown)
+			}
 		} else if slowBy, err = time.ParseDuration(d); err != nil || slowBy <= 0 || slowBy > time.Second {
 			bad("--test-slowdown %q: the duration must be above 0 and at most 1s", f.testSlowdown)
 		}
@@ -305,7 +310,7 @@ func validate(f *runFlags) (*plan, error) {
 							ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
 					}
 					if st == slowName {
-						sc.Slowdown = slowBy
+						sc.Slowdown, sc.SlowdownShare = slowBy, slowShare
 					}
 					// A policy off its drivers (csc on goredis) is skipped at run
 					// time, with a message, as a strategy off its drivers is; its

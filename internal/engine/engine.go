@@ -87,6 +87,13 @@ type Scenario struct {
 	// every critical section (Params.Work must be a fixed duration) without
 	// recording it in the result's params: the same scenario, slower.
 	Slowdown time.Duration
+	// SlowdownShare, for tests of regression gates only (0 < share < 1),
+	// makes each client wait, after every completed operation and outside
+	// it, share/(1-share) of that operation's time (summed, and slept once
+	// 1 ms is owed): a client's ops/s falls by share (10 % for 0.1) when
+	// clients do not wait for one another (lock-cycle --own-keys);
+	// latencies are unchanged. Unrecorded, as Slowdown.
+	SlowdownShare float64
 	// LoadSample, when > 0, samples the servers' command rate at this
 	// interval during the run (ServerLoad in the result).
 	LoadSample time.Duration

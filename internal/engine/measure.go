@@ -155,6 +155,9 @@ func (r *run) measure() error {
 		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(sc.ClientOffset+i))}
 		ws.rng = *rand.New(&ws.pcg)
 		ws.obs.init(r.recs.Client(i), r.scratch.Client(i), &live[i], r.prom)
+		if sh := sc.SlowdownShare; sh > 0 && sh < 1 {
+			ws.obs.slow = sh / (1 - sh)
+		}
 		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs,
 			Hist: r.hist.Worker(i)}
 		w := &ws.w

@@ -23,6 +23,10 @@ type observer struct {
 	real *metrics.Recorder
 	live *liveSlot
 	prom *export.Obs // nil: no Prometheus (its methods do nothing)
+	// slow is Scenario.SlowdownShare as a factor of an operation's time
+	// (share/(1-share)); owed is the wait not yet slept.
+	slow float64
+	owed time.Duration
 }
 
 var _ workloads.Observer = (*observer)(nil)

@@ -155,6 +155,9 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 			now := metrics.Now()
 			o.completed(now-intended, now-t0, jobs != nil)
 			next = now
+			if o.slow > 0 && o.stall(now-t0) {
+				next = 0
+			}
 		case outCrashed:
 			return // this client is dead: it never runs again
 		case outSkipped:
@@ -198,4 +201,19 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 			streak.ok()
 		}
 	}
+}
+
+// stall adds the test slowdown's share of an operation that took d to
+// what the client owes (observer.slow) and sleeps it once 1 ms is owed,
+// taking off the time actually slept (a sleep overshoots); true when it
+// slept.
+func (o *observer) stall(d time.Duration) bool {
+	o.owed += time.Duration(float64(d) * o.slow)
+	if o.owed < time.Millisecond {
+		return false
+	}
+	t := metrics.Now()
+	time.Sleep(o.owed)
+	o.owed -= metrics.Now() - t
+	return true
 }

@@ -53,6 +53,52 @@ type CompareOptions struct {
 	// Alpha is the significance level of the Mann-Whitney U test. Default
 	// (0): 0.05, benchstat's.
 	Alpha float64
+	// CostThreshold is the largest tolerated rise of a cost figure
+	// (CostFigures: commands per operation, client CPU per operation,
+	// Redis CPU per operation), relative; judged with the same
+	// significance rule as ops/s. Cost figures are never normalized. 0:
+	// any rise beyond the samples' noise (with MinSamples a side).
+	CostThreshold float64
+	// CPUThreshold is the largest tolerated rise of the CPU figures among
+	// them (client and Redis CPU per operation), which move with the
+	// machine's load more than command counts do; relative.
+	CPUThreshold float64
+	// Unsafe, when set, says whether a scenario's strategy is a
+	// known-broken variant whose violations are what it measures (naive,
+	// an unchecked extend): such a baseline is not invalid (see
+	// InvalidBaseline).
+	Unsafe func(Scenario) bool
+}
+
+// CostFigure is a per-operation cost that Compare gates like speed: a
+// rise beyond CompareOptions.CostThreshold that is significant (or, with
+// fewer than MinSamples runs a side, past the threshold alone) is a
+// regression.
+type CostFigure struct {
+	// Name is the figure as compare prints it and as Delta.Regressed names
+	// it: "cmds/op", "client_us/op", "redis_ms/1k".
+	Name string
+	// CPU: a CPU time, judged on CompareOptions.CPUThreshold.
+	CPU    bool
+	row    func(Scenario) float64
+	sample func(Sample) float64
+}
+
+// CostFigures are the cost figures Compare gates, in the order it prints
+// them: Redis commands per operation (redis_cost.commands_per_op), the
+// client's CPU per operation (client_cpu.cpu_us_per_op, µs) and the Redis
+// servers' CPU per 1,000 operations (redis_cost.server_cpu_ms_per_1k_ops,
+// ms). A figure either side did not measure is not compared ("n/a").
+var CostFigures = []CostFigure{
+	{"cmds/op", false, func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }, func(x Sample) float64 { return x.CommandsPerOp }},
+	{"client_us/op", true, func(s Scenario) float64 { return s.ClientCPU.CPUMicrosPerOp }, func(x Sample) float64 { return x.CPUMicrosPerOp }},
+	{"redis_ms/1k", true, func(s Scenario) float64 { return s.RedisCost.ServerCPUMSPer1kOps }, func(x Sample) float64 { return x.ServerCPUMSPer1kOps }},
+}
+
+// Cost is one cost figure of a scenario compared across two runs.
+type Cost struct {
+	Figure string
+	Change
 }
 
 // Change is one figure of a scenario in two runs: each side's figure as
@@ -80,8 +126,11 @@ type Delta struct {
 	Name              string
 	Ops, P99          Change
 	BaseViol, NewViol int64
+	// Costs are the CostFigures compared, in their order.
+	Costs []Cost
 	// Regressed names what got worse beyond its threshold (and, with
-	// enough samples, significantly): "ops/s", "p99", "violations".
+	// enough samples, significantly): "ops/s", "p99", a CostFigure's name,
+	// "violations".
 	Regressed []string
 	// Notes are parameters only one side records, which were not compared.
 	Notes []string
@@ -131,7 +180,6 @@ func Compare(base, cur *Run, o CompareOptions) (deltas []Delta, missing []string
 		if d.P99.NotMeasured {
 			d.P99.Rel, d.P99.Significant = 0, false
 		}
-		worse := func(c Change) bool { return !c.NotMeasured && (c.Significant || c.FewSamples) }
 		if d.Name != o.Normalize || o.Normalize == "" {
 			if d.Ops.Rel < -o.Threshold && worse(d.Ops) {
 				d.Regressed = append(d.Regressed, "ops/s")
@@ -140,12 +188,77 @@ func Compare(base, cur *Run, o CompareOptions) (deltas []Delta, missing []string
 				d.Regressed = append(d.Regressed, "p99")
 			}
 		}
+		for _, f := range CostFigures {
+			bs, ns := costSamples(b, f), costSamples(n, f)
+			c := Cost{Figure: f.Name, Change: change(f.row(b), f.row(n), bs, ns, o.Alpha)}
+			if c.Base == 0 || c.New == 0 {
+				c.Change = Change{Base: c.Base, New: c.New, BaseN: len(bs), NewN: len(ns), P: 1, NotMeasured: true}
+			}
+			th := o.CostThreshold
+			if f.CPU {
+				th = o.CPUThreshold
+			}
+			if c.Rel > th && worse(c.Change) {
+				d.Regressed = append(d.Regressed, f.Name)
+			}
+			d.Costs = append(d.Costs, c)
+		}
 		if d.NewViol > d.BaseViol {
 			d.Regressed = append(d.Regressed, "violations")
 		}
 		deltas = append(deltas, d)
 	}
 	return deltas, missing, nil
+}
+
+// worse: a change past its threshold counts when it is significant, or
+// when it could not be tested (fewer than MinSamples a side: judged on
+// the threshold alone), never when a side did not measure the figure.
+func worse(c Change) bool { return !c.NotMeasured && (c.Significant || c.FewSamples) }
+
+// costSamples is cost figure f of every run of s that measured it.
+func costSamples(s Scenario, f CostFigure) []float64 {
+	var out []float64
+	for _, x := range samplesOf(s) {
+		if v := f.sample(x); v > 0 {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 && f.row(s) > 0 && len(s.Samples) == 0 {
+		// A file written before samples carried costs: the row's figure.
+		out = append(out, f.row(s))
+	}
+	return out
+}
+
+// CompareRSS compares the peak resident memory of the two lockbench
+// processes (meta.max_rss_mb; one figure per file, so judged on the
+// threshold alone): a rise beyond threshold is a regression. NotMeasured
+// when a file lacks it.
+func CompareRSS(base, cur *Run, threshold float64) (c Change, regressed bool) {
+	c = Change{Base: base.Meta.MaxRSSMB, New: cur.Meta.MaxRSSMB, BaseN: 1, NewN: 1, P: 1, FewSamples: true}
+	if c.Base <= 0 || c.New <= 0 {
+		c.NotMeasured = true
+		return c, false
+	}
+	c.Rel = rel(c.Base, c.New)
+	return c, c.Rel > threshold
+}
+
+// InvalidBaseline says why scenario s of a baseline cannot be compared
+// against ("" when it can): it shows violations or errors although no
+// fault was injected and its strategy promises none (unsafe, when set,
+// names the known-broken variants). A gate that compared against it would
+// pass a candidate as broken as the baseline.
+func InvalidBaseline(s Scenario, unsafe func(Scenario) bool) string {
+	if len(s.Faults) > 0 || (unsafe != nil && unsafe(s)) {
+		return ""
+	}
+	v, e := s.Violations.Total(), s.Counters.Errors
+	if v == 0 && e == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d violations and %d errors with no fault injected, and its strategy promises none", s.Name(), v, e)
 }
 
 func opsOf(x Sample) float64 { return x.OpsPerSec }
@@ -318,7 +431,8 @@ func rel(base, cur float64) float64 {
 
 // CompareTable writes the deltas as a table; normalized says whether the
 // figures are ratios to a reference. A change that is not significant
-// reads "~"; with too few samples it is marked "(n<4)"; the p-value and
+// reads "~"; with too few samples it is marked "(n<4, not tested)": judged
+// on the threshold only; the p-value and
 // the sample counts stand beside it.
 func CompareTable(w io.Writer, deltas []Delta, normalized bool) error {
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
@@ -326,7 +440,7 @@ func CompareTable(w io.Writer, deltas []Delta, normalized bool) error {
 	if normalized {
 		opsH, p99H = "ops/s (x ref)", "p99 (x ref)"
 	}
-	t.Header("scenario", opsH+" base", "new", "change", p99H+" base", "new", "change", "violations", "verdict")
+	t.Header("scenario", opsH+" base", "new", "change", p99H+" base", "new", "change", "cmds/op base", "new", "change", "violations", "verdict")
 	f := func(v float64) string {
 		if normalized {
 			return fmt.Sprintf("%.3f", v)
@@ -348,9 +462,53 @@ func CompareTable(w io.Writer, deltas []Delta, normalized bool) error {
 		if len(d.Regressed) > 0 {
 			verdict = "REGRESSED: " + strings.Join(d.Regressed, ", ")
 		}
+		cb, cn, cc := "-", "-", "n/a"
+		if len(d.Costs) > 0 {
+			c := d.Costs[0].Change
+			if c.Base > 0 {
+				cb = fmt.Sprintf("%.2f", c.Base)
+			}
+			if c.New > 0 {
+				cn = fmt.Sprintf("%.2f", c.New)
+			}
+			if !c.NotMeasured {
+				cc = changeString(c)
+			}
+		}
 		if err := t.Append(d.Name, f(d.Ops.Base), f(d.Ops.New), changeString(d.Ops),
-			p99b, p99n, p99c,
+			p99b, p99n, p99c, cb, cn, cc,
 			fmt.Sprintf("%d -> %d", d.BaseViol, d.NewViol), verdict); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// CostTable writes every cost figure of the deltas (CostFigures), base,
+// new and change each, as CompareTable writes ops/s.
+func CostTable(w io.Writer, deltas []Delta) error {
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
+	head := []any{"scenario"}
+	for _, f := range CostFigures {
+		head = append(head, f.Name+" base", "new", "change")
+	}
+	t.Header(head...)
+	for _, d := range deltas {
+		row := []any{d.Name}
+		for _, c := range d.Costs {
+			b, n, ch := "-", "-", "n/a"
+			if c.Base > 0 {
+				b = fmt.Sprintf("%.2f", c.Base)
+			}
+			if c.New > 0 {
+				n = fmt.Sprintf("%.2f", c.New)
+			}
+			if !c.NotMeasured {
+				ch = changeString(c.Change)
+			}
+			row = append(row, b, n, ch)
+		}
+		if err := t.Append(row...); err != nil {
 			return err
 		}
 	}
@@ -359,7 +517,7 @@ func CompareTable(w io.Writer, deltas []Delta, normalized bool) error {
 
 // changeString is a change as benchstat writes it: "~" when not
 // significant, else the relative change, with the p-value and the sample
-// counts; "(n<4)" when judged on the threshold alone.
+// counts; "(n<4, not tested)" when judged on the threshold alone.
 func changeString(c Change) string {
 	n := fmt.Sprintf("n=%d+%d", c.BaseN, c.NewN)
 	if c.BaseN == c.NewN {
@@ -367,7 +525,7 @@ func changeString(c Change) string {
 	}
 	switch {
 	case c.FewSamples:
-		return fmt.Sprintf("%+.1f%% (n<%d)", 100*c.Rel, MinSamples)
+		return fmt.Sprintf("%+.1f%% (n<%d, not tested)", 100*c.Rel, MinSamples)
 	case !c.Significant:
 		return fmt.Sprintf("~ (p=%.3f %s)", c.P, n)
 	}

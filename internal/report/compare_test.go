@@ -147,3 +147,105 @@ func TestMatchAcrossVersions(t *testing.T) {
 		t.Fatal("stock 100 matched stock 200")
 	}
 }
+
+// costRun is a one-scenario run whose n repeats have cmds commands per
+// operation and cpu µs of client CPU per operation (times 1 + spread*i/n).
+func costRun(n int, cmds, cpu, spread float64) *Run {
+	s := Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle", Retry: "none", Clients: 4, OpsPerSec: 1000,
+		Params: map[string]string{"ttl": "5s"}}
+	for i := range n {
+		f := 1 + spread*float64(i)/float64(n)
+		s.Samples = append(s.Samples, Sample{OpsPerSec: 1000, P99MS: 1, CommandsPerOp: cmds * f, CPUMicrosPerOp: cpu * f})
+	}
+	s.RedisCost.CommandsPerOp, s.ClientCPU.CPUMicrosPerOp = cmds, cpu
+	s.LatencyMS.P99, s.LatencyMS.Count = 1, 1000
+	return &Run{Schema: Schema, Scenarios: []Scenario{s}}
+}
+
+// Cost is gated as speed: a rise of commands per operation beyond the
+// cost threshold regresses (threshold only with one run a side,
+// significant with 4), CPU per operation has its own threshold, a large
+// but insignificant rise does not regress, and a figure a side did not
+// measure is n/a, never a regression.
+func TestCompareCost(t *testing.T) {
+	o := CompareOptions{Threshold: 0.05, P99Threshold: 0.5, CostThreshold: 0.10, CPUThreshold: 0.25}
+	regressed := func(b, n *Run) []string {
+		t.Helper()
+		d, _, err := Compare(b, n, o)
+		if err != nil || len(d) != 1 || len(d[0].Costs) != len(CostFigures) {
+			t.Fatalf("%v %+v", err, d)
+		}
+		return d[0].Regressed
+	}
+	cases := []struct {
+		name string
+		b, n *Run
+		want string
+	}{
+		{"same, one run a side", costRun(1, 4, 10, 0), costRun(1, 4, 10, 0), ""},
+		{"commands x10, one run a side", costRun(1, 4, 10, 0), costRun(1, 40, 10, 0), "cmds/op"},
+		{"commands +20%, 4 runs a side", costRun(4, 4, 10, 0.01), costRun(4, 4.8, 10, 0.01), "cmds/op"},
+		{"commands +5%, 4 runs a side", costRun(4, 4, 10, 0.01), costRun(4, 4.2, 10, 0.01), ""},
+		{"client CPU +20% (CPU threshold 25%)", costRun(4, 4, 10, 0.01), costRun(4, 4, 12, 0.01), ""},
+		{"client CPU +40%", costRun(4, 4, 10, 0.01), costRun(4, 4, 14, 0.01), "client_us/op"},
+	}
+	for _, c := range cases {
+		got := strings.Join(regressed(c.b, c.n), ",")
+		if got != c.want {
+			t.Errorf("%s: regressed %q, want %q", c.name, got, c.want)
+		}
+	}
+	// Large but not significant: the rows differ by 50 %, the samples
+	// overlap (one outlier).
+	b, n := costRun(4, 4, 10, 0.01), costRun(4, 4, 10, 0.02)
+	b.Scenarios[0].Samples[0].CommandsPerOp = 100
+	n.Scenarios[0].RedisCost.CommandsPerOp = 6
+	d, _, _ := Compare(b, n, o)
+	if c := d[0].Costs[0]; c.Figure != "cmds/op" || c.Significant || c.Rel < 0.4 || len(d[0].Regressed) != 0 {
+		t.Fatalf("insignificant: %+v %v", c, d[0].Regressed)
+	}
+	// Not measured on one side: n/a.
+	b, n = costRun(1, 4, 10, 0), costRun(1, 4, 10, 0)
+	b.Scenarios[0].RedisCost.CommandsPerOp, b.Scenarios[0].Samples[0].CommandsPerOp = 0, 0
+	d, _, _ = Compare(b, n, o)
+	if c := d[0].Costs[0]; !c.NotMeasured || len(d[0].Regressed) != 0 {
+		t.Fatalf("not measured: %+v %v", c, d[0].Regressed)
+	}
+	// Peak RSS: one figure a file, threshold only.
+	b.Meta.MaxRSSMB, n.Meta.MaxRSSMB = 100, 120
+	if c, worse := CompareRSS(b, n, 0.25); worse || c.Rel < 0.19 || c.Rel > 0.21 || !c.FewSamples {
+		t.Fatalf("rss +20%%: %+v %v", c, worse)
+	}
+	if _, worse := CompareRSS(b, n, 0.1); !worse {
+		t.Fatal("rss +20% passed a 10% threshold")
+	}
+	b.Meta.MaxRSSMB = 0
+	if c, worse := CompareRSS(b, n, 0.1); worse || !c.NotMeasured {
+		t.Fatalf("rss not measured: %+v %v", c, worse)
+	}
+}
+
+// A baseline that shows violations or errors without a fault, for a
+// strategy that promises none, is invalid; with a fault, or for a
+// known-broken variant, it is not.
+func TestInvalidBaseline(t *testing.T) {
+	s := costRun(1, 4, 10, 0).Scenarios[0]
+	if w := InvalidBaseline(s, nil); w != "" {
+		t.Fatalf("clean: %q", w)
+	}
+	s.Violations.Overlap = 3
+	if w := InvalidBaseline(s, nil); !strings.Contains(w, "3 violations and 0 errors") {
+		t.Fatalf("violations: %q", w)
+	}
+	if w := InvalidBaseline(s, func(Scenario) bool { return true }); w != "" {
+		t.Fatalf("unsafe strategy: %q", w)
+	}
+	s.Faults = []FaultWindow{{Fault: "pause"}}
+	if w := InvalidBaseline(s, nil); w != "" {
+		t.Fatalf("with a fault: %q", w)
+	}
+	s.Faults, s.Violations.Overlap, s.Counters.Errors = nil, 0, 2
+	if w := InvalidBaseline(s, nil); !strings.Contains(w, "0 violations and 2 errors") {
+		t.Fatalf("errors: %q", w)
+	}
+}

@@ -55,12 +55,20 @@ type Sample struct {
 	// CommandsPerOp is the run's redis_cost.commands_per_op; absent when
 	// not measured.
 	CommandsPerOp float64 `json:"commands_per_op,omitempty"`
+	// CPUMicrosPerOp is the run's client_cpu.cpu_us_per_op (lockbench's
+	// own CPU, µs per operation); absent when not measured.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+	// ServerCPUMSPer1kOps is the run's redis_cost.server_cpu_ms_per_1k_ops
+	// (the Redis servers' CPU, ms per 1,000 operations); absent when not
+	// measured.
+	ServerCPUMSPer1kOps float64 `json:"server_cpu_ms_per_1k_ops,omitempty"`
 }
 
 // SampleOf is s's own figures as one Sample.
 func SampleOf(s Scenario) Sample {
 	return Sample{OpsPerSec: s.OpsPerSec, P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, P999MS: s.LatencyMS.P999,
-		AcquireP99MS: s.AcquireMS.P99, Violations: s.Violations.Total(), Ops: s.Ops, CommandsPerOp: s.RedisCost.CommandsPerOp}
+		AcquireP99MS: s.AcquireMS.P99, Violations: s.Violations.Total(), Ops: s.Ops, CommandsPerOp: s.RedisCost.CommandsPerOp,
+		CPUMicrosPerOp: s.ClientCPU.CPUMicrosPerOp, ServerCPUMSPer1kOps: s.RedisCost.ServerCPUMSPer1kOps}
 }
 
 // NewSpread computes the median, the range and MedianCI's 95 % interval
