@@ -104,7 +104,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		}
 		return usageError{err}
 	})
-	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newShowCmd(), newCleanCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newABCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newShowCmd(), newCleanCmd(), newVersionCmd())
 	return root
 }
 

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// abScenario is a lock-cycle without contention (each client its own
+// key): a client's ops/s is set by its own cycle, so the test slowdown's
+// share is the drop in ops/s. 5 s leases: no lease expires under load.
+var abScenario = []string{"--", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
+	"--clients", "4", "--ttl", "5s"}
+
+// lockbench ab reaches both verdicts on real runs: a candidate slowed by
+// half (the test slowdown) is "slower" (exit 1) with its interval, and
+// the build against itself is never worse (exit 0: same, or undecided
+// when the rounds run out first on a loaded machine). Each run's result
+// file is kept with --keep.
+func TestAB(t *testing.T) {
+	dir := t.TempDir()
+	r := lockbench(t, append([]string{"ab", "self", "self:--test-slowdown atomic=50%", "--run-duration", "300ms", "--budget", "60s",
+		"--keep", dir, "--seed", "7"}, abScenario...)...)
+	if r.code != exitFailure || !strings.Contains(r.stdout, "verdict: slower: atomic/rueidis/lock-cycle/") ||
+		!strings.Contains(r.stderr, "regression: NEW is slower than BASE") || !strings.Contains(r.stdout, "95% interval") {
+		t.Fatalf("slowed by half: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	base, _ := filepath.Glob(filepath.Join(dir, "base-*.json"))
+	if len(files) < 12 || len(base)*2 != len(files) {
+		t.Fatalf("kept %d result files, %d of BASE: want a pair per round, at least 6 rounds", len(files), len(base))
+	}
+	r = lockbench(t, append([]string{"ab", "self", "self", "--run-duration", "300ms", "--max-rounds", "8", "--seed", "7"}, abScenario...)...)
+	if r.code != 0 || !(strings.Contains(r.stdout, "verdict: same") || strings.Contains(r.stdout, "verdict: undecided")) ||
+		strings.Contains(r.stdout, "slower") || strings.Contains(r.stdout, "costlier") {
+		t.Fatalf("against itself: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "ab: round 8 ") || strings.Contains(r.stderr, "ab: round 9 ") {
+		t.Fatalf("--max-rounds 8 not kept:\n%s", r.stderr)
+	}
+}
+
+// A baseline whose leases expire under its work (5 ms under 20 ms, a
+// strategy that promises no violation) is "invalid baseline": exit 4
+// after its first round, nothing compared.
+func TestABInvalidBaseline(t *testing.T) {
+	r := lockbench(t, "ab", "self:--ttl 5ms --work 20ms", "self", "--run-duration", "500ms", "--",
+		"--strategy", "atomic", "--driver", "rueidis", "--workload", "flash-sale", "--clients", "4", "--stock", "100000")
+	if r.code != exitInvalidBase || !strings.Contains(r.stderr, "invalid baseline, nothing compared: atomic/rueidis/flash-sale/") ||
+		strings.Contains(r.stdout, "verdict") || strings.Contains(r.stderr, "ab: round 2 ") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Bad input: exit 2 with a message, before any run.
+func TestABBadInput(t *testing.T) {
+	yaml := filepath.Join(t.TempDir(), "x.txt")
+	if err := os.WriteFile(yaml, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ab", "self"}, "ab takes two sides"},
+		{[]string{"ab", "self", "self", "--", "--out", "x.json"}, "cannot set --out"},
+		{[]string{"ab", "self", "self", "--", "--repeat", "3"}, "cannot set --repeat"},
+		{[]string{"ab", "self", "nope.yaml"}, "scenario file"},
+		{[]string{"ab", "self", yaml}, "not an executable lockbench binary"},
+		{[]string{"ab", "self", "self", "--threshold", "x"}, "--threshold"},
+		{[]string{"ab", "self", "self", "--min-rounds", "1"}, "--min-rounds must be at least 2"},
+		{[]string{"ab", "self", "self:--strategy nope"}, "NEW ("},
+	} {
+		r := lockbench(t, c.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+}
