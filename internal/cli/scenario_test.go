@@ -106,7 +106,7 @@ var exampleEffects = map[string]struct {
 	// "naive dies between SETNX and EXPIRE: its lock has no TTL and the
 	// shop sells nothing more (stuck_locks 1, ops_after 0 in the fault
 	// window). atomic's lock expires after one TTL and sales go on."
-	"crash-after-setnx.yaml": {"1s", func(t *testing.T, run *report.Run) {
+	"crash-after-setnx.yaml": {"2s", func(t *testing.T, run *report.Run) {
 		for _, sc := range run.Scenarios {
 			if len(sc.Faults) != 1 {
 				t.Errorf("%s/%s: fault windows %+v, want 1", sc.Strategy, sc.Driver, sc.Faults)
