@@ -10,7 +10,7 @@ ARGS    ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build install run test lint bench regress redis servers schema fmt clean
+.PHONY: all build install run test lint bench bench-gate regress redis servers schema fmt clean
 
 all: build
 
@@ -105,19 +105,21 @@ bench: redis build
 HOTKEY_ONE := --workload lock-cycle --keys 1 --work 1ms --ttl 1s --driver rueidis --duration 8s --force
 HOTKEY := $(HOTKEY_ONE) --clients 10,200,2000
 
-# A short matrix, 4 runs of each scenario, compared with the committed
-# results/baseline.json as ratios to atomic/rueidis of the same run (steady
-# on noisy machines): exit 1 on a change beyond the threshold that the
-# Mann-Whitney U test also finds significant, or on any new violation.
-# Refresh the baseline with: make regress REGRESS_OUT=results/baseline.json
-# (a test fails when the baseline no longer matches these scenarios).
-REGRESS_OUT ?= results/regress.json
-REGRESS_ARGS := --strategy atomic,watchdog,segmented,fencing --driver goredis,rueidis --workload flash-sale \
-	--stock 1000 --clients 50 --retry backoff:start=1ms,cap=20ms,tries=1000 --seed 1 --repeat 4
+# The regression gate: this tree's build against REGRESS_BASE's (default
+# HEAD; in CI the target branch, REGRESS_BASE=origin/main) with lockbench
+# ab, interleaved rounds until a verdict or REGRESS_BUDGET (default 2m):
+# exit 1 when a figure (ops/s, p99, commands/op, CPU/op, RSS) is worse or
+# new violations appear, 4 when the baseline itself is broken. An honest
+# 10 % slowdown that must fail: make regress REGRESS_NEW='bin/lockbench:--test-slowdown atomic=10%'.
+# scripts/regress-selftest.sh runs both beside two busy loops; docs/ci.md.
 regress: redis build
-	./$(BIN) run -q $(REGRESS_ARGS) --force --out $(REGRESS_OUT)
-	@if [ "$(REGRESS_OUT)" != results/baseline.json ]; then \
-	  ./$(BIN) compare results/baseline.json $(REGRESS_OUT) --normalize atomic/rueidis/flash-sale/backoff --threshold 25% --p99-threshold 150%; fi
+	scripts/regress.sh
+
+# The gate's false-alarm rate and power (printed, not asserted; up to an
+# hour): BENCH_GATE_N (20) A/A gates and BENCH_GATE_N A/B gates with a 10 %
+# slowdown, each beside two busy loops, each with make regress's budget.
+bench-gate: redis build
+	scripts/bench-gate.sh
 
 # The JSON Schema of the result file, generated from internal/report's
 # types: run after changing one (a test fails while the committed copies,

@@ -1080,59 +1080,8 @@ func TestHarnessLines(t *testing.T) {
 	}
 }
 
-// regressArgs are the run flags of `make regress` (REGRESS_ARGS in the
-// Makefile, continuation lines joined).
-func regressArgs(t *testing.T) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.ReplaceAll(string(b), "\\\n", " ")
-	for _, line := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(line, "REGRESS_ARGS :="); ok {
-			return strings.Fields(v)
-		}
-	}
-	t.Fatal("no REGRESS_ARGS in the Makefile")
-	return nil
-}
-
-// The committed baseline still matches every scenario `make regress` runs:
-// a change of a parameter or its default, or of REGRESS_ARGS, fails here
-// until the baseline is refreshed (make regress REGRESS_OUT=results/baseline.json).
-func TestBaselineMatchesRegress(t *testing.T) {
-	cmd, f := newRunCmdFlags()
-	if err := cmd.ParseFlags(append(regressArgs(t), "--out", filepath.Join(t.TempDir(), "x.json"))); err != nil {
-		t.Fatal(err)
-	}
-	p, err := validate(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	planned := &report.Run{Meta: report.Meta{ParamDefaults: paramDefaults()}}
-	for _, sc := range p.scenarios {
-		planned.Scenarios = append(planned.Scenarios, report.Scenario{Strategy: sc.Strategy, Driver: sc.Driver, Workload: sc.Workload,
-			Retry: sc.Retry.String(), Clients: sc.Clients, Params: sc.ParamsMap()})
-	}
-	base, err := report.ReadFile(filepath.Join("..", "..", "results", "baseline.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pairs, missing := report.Match(base, planned)
-	if len(pairs) != len(planned.Scenarios) || len(planned.Scenarios) != 8 || len(missing) != 0 {
-		t.Fatalf("%d of %d planned scenarios match results/baseline.json; refresh it with make regress REGRESS_OUT=results/baseline.json:\n%s",
-			len(pairs), len(planned.Scenarios), strings.Join(missing, "\n"))
-	}
-	for _, pr := range pairs {
-		if len(pr.New.Params) == 0 || len(pr.Base.Samples) != 4 {
-			t.Fatalf("%s: %d samples in the baseline, want 4 (--repeat 4)", pr.New.Name(), len(pr.Base.Samples))
-		}
-	}
-}
-
-// The regression gate as make regress uses it (normalized to atomic,
-// repeats, threshold and significance): two runs of the same matrix pass,
+// compare as a gate between two files (normalized to atomic, repeats,
+// threshold and significance): two runs of the same matrix pass,
 // and a real slowdown of one strategy (5 ms more in each of its critical
 // sections, not recorded in the params) fails with exit 1.
 func TestRegressGate(t *testing.T) {
