@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -73,6 +74,16 @@ const (
 	QuickRepeats = 3
 )
 
+// Expected wall times of `lockbench claims` over every row (every
+// baseline server installed), measured on the 2-core development machine
+// with nothing else running (ExpectedNote says when), for `claims --help`;
+// the limits they keep under are 150 s for --quick and 600 s in full.
+const (
+	ExpectedQuick = "135 s"
+	ExpectedFull  = "465 s"
+	ExpectedNote  = "measured 2026-12-04"
+)
+
 // Run is one `lockbench run` an experiment needs.
 type Run struct {
 	// Name identifies the run; several claims may share it.
@@ -82,9 +93,26 @@ type Run struct {
 	// Quick are flags appended in --quick mode (a later flag wins), for a
 	// shorter or smaller run.
 	Quick []string
+	// QuickArgs, when set, replace Args in --quick mode, for a quick run
+	// that changes what a later flag cannot (--fault adds a fault).
+	QuickArgs []string
 	// Repeat, set by Execute for the runs of performance rows, is which
 	// run of the experiment this is (1..n); 0 for a run made once.
 	Repeat int
+	// Pooled, on a run a performance row judges, makes its repeats in one
+	// `lockbench run --repeat n` (one set of servers, fresh keys each
+	// repeat) instead of n runs on fresh servers: for servers whose start
+	// costs more than the scenarios (MariaDB's, mostly the fsyncs of
+	// mariadb-install-db: 3-6 s). Execute splits its result into one per
+	// repeat (Split).
+	Pooled bool
+	// Sweep makes the run with `lockbench sweep` (Args give --clients a
+	// list of counts): every count in one process, on one set of servers.
+	Sweep bool
+	// Reported marks a run whose figures a performance row reports beside
+	// its rule without judging them (P2's spin and pubsub policies): it is
+	// made once, not once per repeat, and not at all in --quick mode.
+	Reported bool
 }
 
 // Claim is one row of the claims table (docs/claims.md) with its experiment.
@@ -167,7 +195,9 @@ type Options struct {
 	// (0: FullRepeats, or QuickRepeats with Quick). Repeat k (from 0) gets
 	// --seed k+1 appended after Extra.
 	Repeats int
-	// Progress, when set, is called before each run and after each claim.
+	// Progress, when set, is called before each run and after each claim,
+	// with a line saying which claim ("claim 5 of 20 (P2)") and which run
+	// of how many the experiments make in all.
 	Progress func(msg string)
 }
 
@@ -237,32 +267,45 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 	for _, r := range Runs() {
 		runs[r.Name] = r
 	}
-	n := o.Repeats
-	if n <= 0 {
-		n = FullRepeats
-		if o.Quick {
-			n = QuickRepeats
+	times, repeated, n := makings(o)
+	// processes is how many `lockbench run`s make run r: one for pooled
+	// repeats.
+	processes := func(r Run) int {
+		if r.Pooled && repeated(r) {
+			return min(times(r), 1)
 		}
+		return times(r)
 	}
-	repeated := map[string]bool{}
-	for _, c := range Table() {
-		if c.Performance() {
-			for _, r := range c.Runs {
-				repeated[r] = true
+	// total is how many runs the claims make in all (each shared run
+	// once), for the progress lines.
+	total, planned := 0, map[string]bool{}
+	for _, c := range cs {
+		if len(missingStrategies(c.Needs)) > 0 {
+			continue
+		}
+		for _, name := range c.Runs {
+			if !planned[name] {
+				planned[name] = true
+				total += processes(runs[name])
 			}
 		}
 	}
+	started := 0
 	results := map[string][]*report.Run{}
 	failed := map[string]error{}
 	var rows []Row
-	for _, c := range cs {
+	for ci, c := range cs {
 		if ctx.Err() != nil {
 			break
 		}
+		which := fmt.Sprintf("claim %d of %d (%s)", ci+1, len(cs), c.ID)
 		row := Row{ID: c.ID, Claim: c.Claim, Seeds: c.Seeds, Article: c.Article, Scaling: c.Scaling, Rule: c.Rule, Runs: c.Runs}
 		if missing := missingStrategies(c.Needs); len(missing) > 0 {
 			row.Verdict = NeedsBaseline
 			row.Measured = "strategies not in this build: " + strings.Join(missing, ", ")
+			if o.Progress != nil {
+				o.Progress(fmt.Sprintf("%s: %s", which, row.Verdict))
+			}
 			rows = append(rows, row)
 			continue
 		}
@@ -280,24 +323,27 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 				runErr = fmt.Errorf("claims: %s names unknown run %q", c.ID, name)
 				break
 			}
-			times := 1
-			if repeated[name] {
-				times = n
-			}
-			var reps []*report.Run
-			for k := 0; k < times; k++ {
-				args := append(append([]string{}, r.Args...), o.Extra...)
+			count := times(r)
+			pooled := r.Pooled && repeated(r)
+			reps := []*report.Run{}
+			for k := 0; k < processes(r); k++ {
+				args := append(append([]string{}, r.args(o.Quick)...), o.Extra...)
 				if o.Quick {
 					args = append(args, r.Quick...)
 				}
 				rk, what := r, name
-				if repeated[name] {
+				switch {
+				case pooled:
+					args = append(args, "--repeat", fmt.Sprint(count))
+					what = fmt.Sprintf("%s, repeats 1-%d in one process", name, count)
+				case repeated(r):
 					rk.Repeat = k + 1
 					args = append(args, "--seed", fmt.Sprint(k+1))
-					what = fmt.Sprintf("%s (%d/%d)", name, k+1, times)
+					what = fmt.Sprintf("%s, repeat %d of %d", name, k+1, count)
 				}
+				started++
 				if o.Progress != nil {
-					o.Progress(fmt.Sprintf("%s: run %s", c.ID, what))
+					o.Progress(fmt.Sprintf("%s: run %s (run %d of %d)", which, what, started, total))
 				}
 				res, err := run(ctx, rk, args)
 				if ctx.Err() != nil {
@@ -307,6 +353,13 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 				}
 				if err == nil && res.Interrupted {
 					err = errors.New("interrupted")
+				}
+				if err == nil && pooled {
+					var split []*report.Run
+					if split, err = Split(res, count); err == nil {
+						reps = append(reps, split...)
+						continue
+					}
 				}
 				if err != nil {
 					failed[name] = fmt.Errorf("run %s: %w", what, err)
@@ -324,11 +377,16 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 		case runErr != nil:
 			row.Verdict, row.Measured = Failed, runErr.Error()
 		case c.Performance():
+			// Repeat k reads repeat k of each run; a reported run made
+			// once is in every repeat's results, and one not made (quick
+			// mode) in none.
 			rs := make([]Results, n)
 			for k := range rs {
 				rs[k] = Results{}
 				for _, name := range c.Runs {
-					rs[k][name] = results[name][min(k, len(results[name])-1)]
+					if got := results[name]; len(got) > 0 {
+						rs[k][name] = got[min(k, len(got)-1)]
+					}
 				}
 			}
 			out := c.Perf(rs)
@@ -342,11 +400,44 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 			row.Verdict, row.Measured, row.Figures = out.Verdict, out.Measured, out.Figures
 		}
 		if o.Progress != nil {
-			o.Progress(fmt.Sprintf("%s: %s", c.ID, row.Verdict))
+			o.Progress(fmt.Sprintf("%s: %s", which, row.Verdict))
 		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// makings returns how many times Execute makes each run with o: n times
+// (the repeats) a run that a performance row of the Table judges, which
+// is repeated; none in quick mode, else once, a reported run
+// (Run.Reported); once any other.
+func makings(o Options) (times func(Run) int, repeated func(Run) bool, n int) {
+	n = o.Repeats
+	if n <= 0 {
+		n = FullRepeats
+		if o.Quick {
+			n = QuickRepeats
+		}
+	}
+	perf := map[string]bool{}
+	for _, c := range Table() {
+		if c.Performance() {
+			for _, r := range c.Runs {
+				perf[r] = true
+			}
+		}
+	}
+	repeated = func(r Run) bool { return perf[r.Name] && !r.Reported }
+	times = func(r Run) int {
+		switch {
+		case r.Reported && o.Quick:
+			return 0
+		case repeated(r):
+			return n
+		}
+		return 1
+	}
+	return times, repeated, n
 }
 
 func missingStrategies(names []string) []string {
@@ -358,4 +449,80 @@ func missingStrategies(names []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// planned is how long the scenarios of one making of r run: (warm-up +
+// duration) x the scenarios of its matrix (strategies x retry policies x
+// workloads, x client counts for a sweep; one driver), from its flags (a later flag wins) with the
+// quick ones appended in quick mode. Servers' start-up is not in it, and
+// a flash-sale scenario that sells out ends earlier.
+func (r Run) planned(quick bool) (time.Duration, error) {
+	args := append([]string{}, r.args(quick)...)
+	if quick {
+		args = append(args, r.Quick...)
+	}
+	last := map[string]string{"--warmup": "0s", "--retry": "fixed", "--workload": "flash-sale"}
+	for i := 0; i+1 < len(args); i++ {
+		if strings.HasPrefix(args[i], "--") {
+			last[args[i]] = args[i+1]
+		}
+	}
+	var each time.Duration
+	for _, f := range []string{"--warmup", "--duration"} {
+		d, err := time.ParseDuration(last[f])
+		if err != nil {
+			return 0, fmt.Errorf("run %s: %s %q: %w", r.Name, f, last[f], err)
+		}
+		each += d
+	}
+	n := 1
+	for _, f := range []string{"--strategy", "--retry", "--workload"} {
+		n *= len(strings.Split(last[f], ","))
+	}
+	if r.Sweep {
+		n *= len(strings.Split(last["--clients"], ","))
+	}
+	return time.Duration(n) * each, nil
+}
+
+// Split turns the result of `lockbench run --repeat n` into one result per
+// repeat: each scenario with the figures of that repeat, its sample
+// (ops/s, operations) and its share of the timeline (the repeats' seconds
+// follow each other). The other figures stay the pooled ones; the locks
+// granted in one repeat are not recorded, so a repeat that completed no
+// operation counts none (an empty repeat is then refused by the judges).
+func Split(res *report.Run, n int) ([]*report.Run, error) {
+	out := make([]*report.Run, n)
+	for k := range out {
+		r := *res
+		r.Scenarios = make([]report.Scenario, len(res.Scenarios))
+		out[k] = &r
+	}
+	for i, s := range res.Scenarios {
+		if len(s.Samples) != n || len(s.Timeline)%n != 0 {
+			return nil, fmt.Errorf("claims: scenario %d (%s) has %d samples and %d timeline seconds, want %d repeats of each",
+				i+1, describe(&s), len(s.Samples), len(s.Timeline), n)
+		}
+		per := len(s.Timeline) / n
+		for k := range out {
+			sk := s
+			smp := s.Samples[k]
+			sk.OpsPerSec, sk.Ops, sk.Samples, sk.Repeats = smp.OpsPerSec, smp.Ops, []report.Sample{smp}, nil
+			sk.Timeline = s.Timeline[k*per : (k+1)*per]
+			if smp.Ops == 0 {
+				sk.AcquireMS.Count = 0
+			}
+			out[k].Scenarios[i] = sk
+		}
+	}
+	return out, nil
+}
+
+// args are r's flags in the mode: QuickArgs in quick mode when set, else
+// Args (the Quick flags come after them).
+func (r Run) args(quick bool) []string {
+	if quick && r.QuickArgs != nil {
+		return r.QuickArgs
+	}
+	return r.Args
 }

@@ -102,7 +102,7 @@ func TestExecute(t *testing.T) {
 	var calls []string
 	runner := func(_ context.Context, r Run, args []string) (*report.Run, error) {
 		calls = append(calls, r.Name)
-		if args[len(args)-1] != "1.5s" && r.Name == "crash" || !strings.Contains(strings.Join(args, " "), "--driver goredis") {
+		if args[len(args)-1] != "700ms" && r.Name == "crash" || !strings.Contains(strings.Join(args, " "), "--driver goredis") {
 			t.Errorf("%s args %v: want the extra and quick flags", r.Name, args)
 		}
 		if r.Name == "crash" {
@@ -274,11 +274,11 @@ func TestJudgeOnIntervals(t *testing.T) {
 func TestExecuteRepeats(t *testing.T) {
 	cs, _ := Select([]string{"P1", "S2"})
 	var calls []string
-	quick := " --duration 1s"
+	quick := " --duration 500ms"
 	runner := func(_ context.Context, r Run, args []string) (*report.Run, error) {
 		calls = append(calls, fmt.Sprintf("%s/%d", r.Name, r.Repeat))
 		a := strings.Join(args, " ")
-		if r.Name == "segments" && !strings.HasSuffix(a, fmt.Sprintf("5s%s --seed %d", quick, r.Repeat)) {
+		if r.Name == "segments" && !strings.HasSuffix(a, fmt.Sprintf("--duration %s%s --seed %d", perfDuration, quick, r.Repeat)) {
 			t.Errorf("repeat %d args %v: want the quick flags then its own seed", r.Repeat, args)
 		}
 		k := float64(r.Repeat)
@@ -314,5 +314,158 @@ func TestExecuteRepeats(t *testing.T) {
 	}
 	if c := rep.Counts(); c[Inconclusive] != 1 || !Inconclusive.Counted() {
 		t.Errorf("counts %v: want inconclusive counted", c)
+	}
+}
+
+// P2's spin and pubsub sweep is reported, not judged: Execute makes it
+// once in full mode (no repeat seed) and not at all in quick mode, the
+// row reports its figures as single values when it ran, and the progress
+// lines say which claim and which run of how many.
+func TestExecuteReportedRuns(t *testing.T) {
+	cs, _ := Select([]string{"P2"})
+	runner := func(calls *[]string) Runner {
+		return func(_ context.Context, r Run, args []string) (*report.Run, error) {
+			*calls = append(*calls, fmt.Sprintf("%s/%d", r.Name, r.Repeat))
+			a := strings.Join(args, " ")
+			if r.Reported != strings.Contains(a, "--retry spin,pubsub") || r.Reported && r.Repeat != 0 ||
+				!r.Sweep || !strings.Contains(a, "--clients 10,100,500") {
+				t.Errorf("%s/%d args %v (sweep %v)", r.Name, r.Repeat, args, r.Sweep)
+			}
+			var ss []report.Scenario
+			pols := []string{"fixed:interval=100ms", "backoff:base=1ms"}
+			if r.Reported {
+				pols = []string{"spin", "pubsub"}
+			}
+			for _, pol := range pols {
+				for _, n := range retryClients {
+					ss = append(ss, sc("atomic", func(s *report.Scenario) {
+						s.Retry, s.Clients, s.OpsPerSec, s.Fairness.JainIndex = pol, n, 150, 0.5
+						if strings.HasPrefix(pol, "backoff") {
+							s.OpsPerSec, s.Fairness.JainIndex = 200, 0.3
+						}
+					}))
+				}
+			}
+			return &report.Run{Scenarios: ss}, nil
+		}
+	}
+	for _, quick := range []bool{true, false} {
+		var calls, progress []string
+		rows := Execute(context.Background(), cs, Options{Quick: quick, Progress: func(m string) { progress = append(progress, m) }}, runner(&calls))
+		n, reported := QuickRepeats, 0
+		if !quick {
+			n, reported = FullRepeats, 1
+		}
+		once := 0
+		for _, c := range calls {
+			if strings.HasPrefix(c, "retry-spin-pubsub/") {
+				once++
+				if c != "retry-spin-pubsub/0" {
+					t.Errorf("quick %v: %s, want a reported run made once, without a repeat", quick, c)
+				}
+			}
+		}
+		if len(calls) != n+reported || once != reported {
+			t.Errorf("quick %v: runs %v, want the judged sweep %d times and %d reported sweep once", quick, calls, n, reported)
+		}
+		row := rows[0]
+		_, hasSpin := row.Figures["ops_per_s_spin_100"]
+		if row.Verdict != Reproduced || hasSpin != !quick || row.Intervals["ops_per_s_spin_100"].N != 0 {
+			t.Errorf("quick %v: %s (%s), spin figure %v, intervals %v: want reproduced, spin reported in full mode only, not as an interval",
+				quick, row.Verdict, row.Measured, hasSpin, row.Intervals["ops_per_s_spin_100"])
+		}
+		first, last := fmt.Sprintf("claim 1 of 1 (P2): run retry, repeat 1 of %d (run 1 of %d)", n, len(calls)), "claim 1 of 1 (P2): reproduced"
+		if len(progress) != len(calls)+1 || progress[0] != first || progress[len(progress)-1] != last {
+			t.Errorf("quick %v: progress %q, want %q first and %q last", quick, progress, first, last)
+		}
+	}
+	// A reported run without its scenario fails the row (spin doing no
+	// work does not: TestJudgesBothWays).
+	var calls []string
+	bad := runner(&calls)
+	rows := Execute(context.Background(), cs, Options{}, func(ctx context.Context, r Run, args []string) (*report.Run, error) {
+		res, err := bad(ctx, r, args)
+		if r.Name == "retry-spin-pubsub" {
+			res.Scenarios = res.Scenarios[:len(res.Scenarios)-1] // no pubsub at 500 clients
+		}
+		return res, err
+	})
+	if rows[0].Verdict != Failed || !strings.Contains(rows[0].Measured, "no atomic/pubsub/500") {
+		t.Errorf("reported run without pubsub: %s (%s), want failed", rows[0].Verdict, rows[0].Measured)
+	}
+}
+
+// P6's etcd is reported, not judged: from the one zk-etcd run of full
+// mode as a single figure, and absent in quick mode; the verdict is the
+// same either way.
+func TestP6EtcdReported(t *testing.T) {
+	cs, _ := Select([]string{"P6"})
+	mk := func(withEtcd bool) []Results {
+		var rs []Results
+		etcd := &report.Run{Scenarios: []report.Scenario{sc("etcd", func(s *report.Scenario) { s.OpsPerSec = 4000 })}}
+		for k := range 3 {
+			r := Results{
+				"zk":       {Scenarios: []report.Scenario{sc("zk", func(s *report.Scenario) { s.OpsPerSec = 2000 + float64(k) })}},
+				"zk-redis": {Scenarios: []report.Scenario{sc("atomic", func(s *report.Scenario) { s.OpsPerSec = 14000 })}},
+			}
+			if withEtcd {
+				r["zk-etcd"] = etcd
+			}
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	full, quick := cs[0].Perf(mk(true)), cs[0].Perf(mk(false))
+	if full.Verdict != Reproduced || quick.Verdict != Reproduced {
+		t.Fatalf("full %s (%s), quick %s (%s): want reproduced", full.Verdict, full.Measured, quick.Verdict, quick.Measured)
+	}
+	if full.Figures["etcd_ops_per_s"] != 4000 || full.Figures["redis_over_etcd"] != 3.5 || full.Intervals["etcd_ops_per_s"].N != 0 ||
+		!strings.Contains(full.Measured, "etcd 4000 ops/s (one run), redis/etcd 3.5x") {
+		t.Errorf("full: %s, figures %v: want etcd as one run's figure", full.Measured, full.Figures)
+	}
+	if _, ok := quick.Figures["etcd_ops_per_s"]; ok || !strings.Contains(quick.Measured, "etcd not run") {
+		t.Errorf("quick: %s, figures %v: want no etcd figure", quick.Measured, quick.Figures)
+	}
+}
+
+// A pooled run (P5's) is made once with --repeat n, and Split gives each
+// repeat its sample and its share of the timeline.
+func TestExecutePooledRepeats(t *testing.T) {
+	cs, _ := Select([]string{"P5"})
+	cs[0].Needs = nil // sql-rowlock is a baseline this test build may lack
+	var calls []string
+	runner := func(_ context.Context, r Run, args []string) (*report.Run, error) {
+		calls = append(calls, fmt.Sprintf("%s/%d %v", r.Name, r.Repeat, strings.Contains(strings.Join(args, " "), "--repeat 3")))
+		var ss []report.Scenario
+		add := func(strategy string, clients int, steady []int64) {
+			ss = append(ss, sc(strategy, func(s *report.Scenario) {
+				s.Clients = clients
+				for k, st := range steady {
+					// Each repeat's 2 s: its first second loses the queue's wait.
+					s.Timeline = append(s.Timeline, report.Second{TS: float64(2*k + 1), Ops: st / 4}, report.Second{TS: float64(2*k + 2), Ops: st})
+					s.Samples = append(s.Samples, report.Sample{OpsPerSec: float64(st+st/4) / 2, Ops: st + st/4})
+				}
+			}))
+		}
+		if r.Name == "sql" {
+			add("sql-rowlock", 10, []int64{600, 620, 640})
+			add("sql-rowlock", 200, []int64{200, 250, 300})
+		} else {
+			add("atomic", 200, []int64{600, 600, 600})
+		}
+		return &report.Run{Scenarios: ss}, nil
+	}
+	rows := Execute(context.Background(), cs, Options{Quick: true}, runner)
+	if strings.Join(calls, ",") != "sql/0 true,sql-redis/0 true" {
+		t.Fatalf("runs %v, want each made once with --repeat 3", calls)
+	}
+	r := rows[0]
+	hi := r.Intervals["rowlock_ops_per_s_200"]
+	if r.Verdict != Reproduced || hi.N != 3 || !slices.Equal(hi.Values, []float64{200, 250, 300}) {
+		t.Errorf("P5: %s (%s), 200-client rates %v: want reproduced on each repeat's second second", r.Verdict, r.Measured, hi.Values)
+	}
+	// A result without a sample per repeat is refused.
+	if _, err := Split(&report.Run{Scenarios: []report.Scenario{sc("atomic", nil)}}, 3); err == nil || !strings.Contains(err.Error(), "0 samples") {
+		t.Errorf("Split without samples: %v", err)
 	}
 }

@@ -195,12 +195,22 @@ var judgeCases = []judgeCase{
 				worked("segmented", "flash-sale", func(s *report.Scenario) { s.OpsPerSec, s.CeilingOpsPerSec, s.Efficiency = seg, 1312, seg/1312 }))}
 		})
 	}},
+	// Full mode: spin and pubsub come from one sweep made once, the same
+	// in every repeat (as Execute passes a run made once).
 	{"P2", map[string]Verdict{"no faster": NotReproduced, "fairer": NotReproduced}, func(v string) []Results {
-		return repeats(3, func(k int) Results {
-			r := Results{}
+		var reported []report.Scenario
+		for _, pol := range []string{"spin", "pubsub"} {
 			for _, n := range retryClients {
-				var ss []report.Scenario
-				for _, pol := range []string{"fixed:interval=100ms", "backoff:base=1ms", "spin", "pubsub"} {
+				reported = append(reported, worked("atomic", "hot-key", func(s *report.Scenario) {
+					s.Retry, s.Clients, s.OpsPerSec, s.Fairness.JainIndex, s.RedisCost.CommandsPerOp = pol, n, 150, 0.5, 12
+				}))
+			}
+		}
+		spinPubsub := run(reported...)
+		return repeats(3, func(k int) Results {
+			var ss []report.Scenario
+			for _, pol := range []string{"fixed:interval=100ms", "backoff:base=1ms"} {
+				for _, n := range retryClients {
 					ss = append(ss, worked("atomic", "hot-key", func(s *report.Scenario) {
 						s.Retry, s.Clients, s.OpsPerSec, s.Fairness.JainIndex, s.RedisCost.CommandsPerOp = pol, n, 150, 0.5, 12
 						if strings.HasPrefix(pol, "backoff") {
@@ -209,25 +219,24 @@ var judgeCases = []judgeCase{
 						}
 					}))
 				}
-				r[fmt.Sprintf("retry-%d", n)] = run(ss...)
 			}
-			return r
+			return Results{"retry": run(ss...), "retry-spin-pubsub": spinPubsub}
 		})
 	}},
 	{"P3", map[string]Verdict{"steady": NotReproduced}, func(v string) []Results {
 		return repeats(3, func(k int) Results {
-			r := Results{}
+			load := func(p99 float64) *report.ServerLoad {
+				return &report.ServerLoad{IntervalMS: 10, Samples: 500, MeanPerSec: p99 / 2, P99PerSec: p99, PeakPerSec: 2 * p99, PeakToMean: 4}
+			}
+			var ss []report.Scenario
 			for _, n := range retryClients {
-				load := func(p99 float64) *report.ServerLoad {
-					return &report.ServerLoad{IntervalMS: 10, Samples: 500, MeanPerSec: p99 / 2, P99PerSec: p99, PeakPerSec: 2 * p99, PeakToMean: 4}
-				}
-				r[fmt.Sprintf("retry-%d", n)] = run(
+				ss = append(ss,
 					worked("atomic", "hot-key", func(s *report.Scenario) {
 						s.Retry, s.Clients, s.ServerLoad = "fixed:interval=100ms", n, load(if0(v, "steady", 1200.0, 3000+float64(k)))
 					}),
 					worked("atomic", "hot-key", func(s *report.Scenario) { s.Retry, s.Clients, s.ServerLoad = "backoff:base=1ms", n, load(1000) }))
 			}
-			return r
+			return Results{"retry": run(ss...)}
 		})
 	}},
 	{"P4", map[string]Verdict{"no gain": NotReproduced}, func(v string) []Results {
@@ -237,21 +246,44 @@ var judgeCases = []judgeCase{
 				worked("atomic", "flash-sale", func(s *report.Scenario) { s.Retry, s.OpsPerSec = "fixed:interval=100ms", 678 }))}
 		})
 	}},
-	{"P5", map[string]Verdict{"row lock holds up": NotReproduced}, func(v string) []Results {
+	// P5 reads rates after the window's first second (steadyRate): a
+	// 200-client row lock's first second loses its queue's wait.
+	{"P5", map[string]Verdict{"row lock holds up": NotReproduced, "first second only": NotReproduced, "short window": Failed},
+		func(v string) []Results {
+			return repeats(3, func(k int) Results {
+				rate := func(s *report.Scenario, first, steady int64) {
+					// A quick run's 2 s window.
+					s.Timeline = []report.Second{{TS: 1, Ops: first}, {TS: 2, Ops: steady}}
+					s.Ops, s.OpsPerSec = first+steady, float64(first+steady)/2
+					if v == "short window" {
+						s.Timeline = s.Timeline[:1]
+					}
+				}
+				return Results{
+					"sql": run(
+						worked("sql-rowlock", "flash-sale", func(s *report.Scenario) { rate(s, 1900, 2000) }),
+						worked("sql-rowlock", "flash-sale", func(s *report.Scenario) {
+							s.Clients = 200
+							switch v {
+							case "row lock holds up":
+								rate(s, 1800, 1900)
+							case "first second only": // 950 ops/s over the window (0.49x), 1,900 after its first second
+								rate(s, 0, 1900)
+							default:
+								rate(s, 100, 300)
+							}
+						})),
+					"sql-redis": run(worked("atomic", "flash-sale", func(s *report.Scenario) { s.Clients = 200; rate(s, 600, 600) }))}
+			})
+		}},
+	// Full mode: etcd, reported only, from one run shared by the repeats.
+	{"P6", map[string]Verdict{"zk warm": NotReproduced}, func(v string) []Results {
+		etcd := run(worked("etcd", "lock-cycle", func(s *report.Scenario) { s.OpsPerSec = 4000 }))
 		return repeats(3, func(k int) Results {
 			return Results{
-				"sql-low": run(worked("sql-rowlock", "flash-sale", func(s *report.Scenario) { s.OpsPerSec = 2000 })),
-				"sql-high": run(
-					worked("atomic", "flash-sale", func(s *report.Scenario) { s.Clients, s.OpsPerSec = 200, 600 }),
-					worked("sql-rowlock", "flash-sale", func(s *report.Scenario) { s.Clients, s.OpsPerSec = 200, if0(v, "row lock holds up", 1900.0, 300) }))}
-		})
-	}},
-	{"P6", map[string]Verdict{"zk warm": NotReproduced}, func(v string) []Results {
-		return repeats(3, func(k int) Results {
-			return Results{"zk": run(
-				worked("atomic", "lock-cycle", func(s *report.Scenario) { s.OpsPerSec = 14000 }),
-				worked("zk", "lock-cycle", func(s *report.Scenario) { s.OpsPerSec = if0(v, "zk warm", 7000.0, 2000) }),
-				worked("etcd", "lock-cycle", func(s *report.Scenario) { s.OpsPerSec = 4000 }))}
+				"zk":       run(worked("zk", "lock-cycle", func(s *report.Scenario) { s.OpsPerSec = if0(v, "zk warm", 7000.0, 2000) })),
+				"zk-redis": run(worked("atomic", "lock-cycle", func(s *report.Scenario) { s.OpsPerSec = 14000 })),
+				"zk-etcd":  etcd}
 		})
 	}},
 	// P7: 3 repeats of 120,000 orders without a failure bound the rate

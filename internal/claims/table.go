@@ -7,41 +7,72 @@ import (
 	"github.com/lockbench/lockbench/internal/report"
 )
 
-// perfQuick is the --quick flags of the performance runs: each is made
-// QuickRepeats times, so each repeat measures 1 s per scenario (instead of
-// 1.5-2 s once), keeping `claims --quick` within ~2.5x its single-run time.
-var perfQuick = []string{"--duration", "1s"}
+// The measured window of each scenario of the performance runs. The
+// statistics come from the repeats, each a run on fresh servers, not from
+// long windows:
+//
+//   - perfDuration, full mode (FullRepeats runs of each): 2 s. With 5 s
+//     windows a full `lockbench claims` took 1,104 s (2026-12-01) and
+//     1,230 s (2026-12-04, a shared machine); the limit is 600 s.
+//   - perfQuick, --quick mode (QuickRepeats runs): 0.5 s, which still
+//     holds about 80 (P1's global lock, 5 ms each) to 10,000 operations
+//     per scenario; the limit is 150 s.
+//   - settledQuick: the runs with the settled warm-up (P2, P3, P4)
+//     measure 1 s in quick mode. P3 judges the p99 of the command rate
+//     sampled every 10 ms: 100 samples at least, so that the p99 is not
+//     the single highest sample; P4's try-lock / waiting ratio read
+//     1.21x-2.09x in 0.5 s windows on a loaded machine (a stall of a few
+//     hundred ms halves a 0.5 s window's figure), 2.29x-2.49x in 1 s
+//     windows (both 2026-12-04, two busy loops beside).
+const perfDuration = "2s"
+
+var (
+	perfQuick    = []string{"--duration", "500ms"}
+	settledQuick = []string{"--duration", "1s"}
+)
 
 // settled is the warm-up of the runs whose first second is not like the
 // rest (P2, P3, P4: every client starts in step, and jittered backoff
 // needs about a second to spread the retries out; a 500-client backoff
 // run's command-rate p99 was 44,279/s over its first 2 s and 3,801/s over
 // the second after a 1 s warm-up, 2026-12-02), in both modes, so that
-// quick and full measure the same steady state.
+// quick and full measure the same steady state. Half a second is not
+// enough: with it, backoff / fixed ops/s at 500 clients read 0.81x-0.89x
+// in a quick run (2026-12-04, shared machine) against 0.96x-1.03x after
+// 1 s.
 const settled = "1s"
 
-// perfQuickSettled is perfQuick after the settled warm-up.
-var perfQuickSettled = []string{"--duration", "1s", "--warmup", settled}
+// zkWarmup is the warm-up of P6's ZooKeeper run (lockbench run --warmup:
+// each scenario runs that long before its measured window, and the
+// warm-up's figures are discarded), the same in full and quick mode, so
+// that both measure the server's steady state: ZooKeeper's JVM compiles
+// its request path while it serves; in `lockbench run --strategy zk,etcd
+// --driver rueidis --workload lock-cycle --keys 1000 --clients 50
+// --duration 12s` (2026-12-01, the 2-core development machine, shared)
+// zk's ops per second rose from 1,177 in the first second to 7,512-9,165
+// in seconds 9-10 (2026-12-04: still rising at 12 s, from 980-1,882 in
+// the first second). Only the zk run takes it: Redis and etcd (a Go
+// binary) showed no trend, and are measured in runs of their own
+// (zk-redis, zk-etcd).
+const zkWarmup = "8s"
 
-// Warm-ups of the runs on servers that start slow (lockbench run
-// --warmup: each scenario runs that long before its measured window, and
-// the warm-up's figures are discarded). The same in full and quick mode,
-// so that both measure the servers' steady state:
-//
-//   - zkWarmup: ZooKeeper's JVM compiles its request path while it serves;
-//     in `lockbench run --strategy zk,etcd --driver rueidis --workload
-//     lock-cycle --keys 1000 --clients 50 --duration 12s` (2026-12-01, the
-//     2-core development machine, shared) zk's ops per second rose from
-//     1,177 in the first second to 7,512-9,165 in seconds 9-10, so the
-//     1 s of a quick run measured the JVM warming up, not ZooKeeper;
-//   - sqlWarmup: MariaDB's first second ran 497 ops/s, the next three
-//     587-636 (sql-rowlock at 200 clients, same day).
-//
-// etcd (a Go binary) showed no trend; it shares the zk run's warm-up.
-const (
-	zkWarmup  = "8s"
-	sqlWarmup = "1s"
-)
+// P5's row lock is fair: its 200 clients queue for one row, each operation
+// waits for the 199 before it, about 300-400 ms. lockbench counts the
+// operations that start in the measured window and end in it, so a window
+// of W seconds misses about 0.35 s of a 200-client row lock's operations
+// at each end: a 0.5 s window after a 1 s warm-up read 221-267 ops/s where
+// longer windows read 600, and turned P5's verdict (200/10 clients
+// 0.23x-0.39x, the rule <= 0.5); 10 clients, and the Redis lock (whose
+// operations are mostly 1-2 ms), showed no such loss. (MariaDB's "slow
+// first second", 497 then 587-636 ops/s on 2026-12-01, was this loss.)
+// So P5 judges its rates after the window's first second (steadyRate),
+// the Redis lock's too, so that both sides of its ratios are measured
+// alike: sqlDuration 3 s in full mode (2 s judged), 1.5 s in quick mode
+// (0.5 s judged: about 300 operations of the 200-client row lock), without
+// a warm-up.
+const sqlDuration = "3s"
+
+var sqlQuick = []string{"--duration", "1500ms"}
 
 // Runs are the `lockbench run` invocations the experiments use. Each is
 // scaled to a 2-core machine: the articles' seconds become milliseconds,
@@ -50,73 +81,109 @@ func Runs() []Run {
 	quick := func(d string) []string { return []string{"--duration", d} }
 	pol := "fixed:interval=5ms"
 	longTask := Run{Name: "long-task", Args: []string{"--strategy", "naive,atomic,watchdog", "--workload", "long-task",
-		"--ttl", "200ms", "--work", "300ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("2s")}
+		"--ttl", "200ms", "--work", "300ms", "--clients", "10", "--retry", pol, "--duration", "5s"}, Quick: quick("700ms")}
 	gcPause := Run{Name: "gc-pause", Args: []string{"--strategy", "watchdog,fencing", "--workload", "flash-sale", "--stock", "1000000",
 		"--ttl", "100ms", "--work", "5ms", "--clients", "6", "--retry", pol, "--acquire-timeout", "1s",
-		"--fault", "pause:at=300ms,for=400ms,point=write", "--duration", "2s"}, Quick: quick("1.5s")}
+		"--fault", "pause:at=300ms,for=400ms,point=write", "--duration", "2s"}, Quick: quick("1s")}
 	guardNone := Run{Name: "guard-none", Args: []string{"--strategy", "atomic", "--guard", "none", "--workload", "flash-sale", "--stock", "200",
-		"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "10s"}}
-	sqlLow := Run{Name: "sql-low", Args: []string{"--strategy", "atomic,sql-rowlock", "--workload", "flash-sale", "--stock", "1000000",
-		"--work", "1ms", "--clients", "10", "--warmup", sqlWarmup, "--duration", "5s"}, Quick: quick("2s")} // 1 s at 200 clients once granted nothing on a loaded machine
+		"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "10s"}, Quick: quick("1500ms")}
+	// P5: the row lock at 10 and 200 clients in one sweep, its repeats
+	// pooled (one MariaDB: its start took 3-6 s, more than the scenarios);
+	// Redis at 200 clients in a run of its own, pooled alike.
+	sqlFlags := func(strategy string) []string {
+		return []string{"--strategy", strategy, "--workload", "flash-sale", "--stock", "1000000", "--work", "1ms"}
+	}
+	// P6: ZooKeeper alone after its warm-up; Redis, which needs none, in a
+	// run of its own (repeat k paired with repeat k); etcd, reported only,
+	// once in full mode.
+	cycles := func(strategy string, warmup ...string) []string {
+		return append([]string{"--strategy", strategy, "--workload", "lock-cycle", "--keys", "1000",
+			"--clients", "50", "--duration", perfDuration}, warmup...)
+	}
+	failover := func(hold, duration string) []string {
+		return []string{"--strategy", "atomic,wait-replicas", "--workload", "flash-sale", "--stock", "1000000",
+			"--ttl", "1500ms", "--work", "1s", "--clients", "10", "--retry", pol, "--acquire-timeout", "1s",
+			"--fault", "failover:at=200ms,hold=" + hold, "--duration", duration}
+	}
 	return []Run{
 		{Name: "crash", Args: []string{"--strategy", "naive,atomic", "--workload", "flash-sale", "--stock", "1000000",
 			"--work", "1ms", "--ttl", "200ms", "--clients", "8", "--retry", pol, "--acquire-timeout", "1s",
-			"--fault", "crash-after-setnx:at=300ms", "--duration", "3s"}, Quick: quick("1.5s")},
+			"--fault", "crash-after-setnx:at=300ms", "--duration", "3s"}, Quick: quick("700ms")},
 		longTask,
 		derive(longTask, "constant-token", "--strategy", "atomic", "--token", "constant"),
 		gcPause,
 		derive(gcPause, "gc-pause-decr", "--strategy", "watchdog", "--guard", "decr"),
-		{Name: "failover", Args: []string{"--strategy", "atomic,wait-replicas", "--workload", "flash-sale", "--stock", "1000000",
-			"--ttl", "1500ms", "--work", "1s", "--clients", "10", "--retry", pol, "--acquire-timeout", "1s",
-			"--fault", "failover:at=200ms,hold=2s", "--duration", "3500ms"}},
+		// In quick mode the replica is cut off for 1 s, not 2: the holder
+		// that took its lock after the cut still works at the kill (1 s
+		// task); 4 of 4 such runs overlapped under atomic and not under
+		// wait-replicas (2026-12-04, a loaded machine).
+		{Name: "failover", Args: failover("2s", "3500ms"), QuickArgs: failover("1s", "2500ms")},
 		{Name: "redlock-2-down", Args: []string{"--strategy", "redlock", "--nodes", "5", "--workload", "flash-sale", "--stock", "1000000",
 			"--ttl", "200ms", "--work", "1ms", "--clients", "8", "--retry", pol, "--acquire-timeout", "500ms",
 			"--fault", "node-kill:node=0,at=300ms", "--fault", "node-kill:node=1,at=300ms",
-			"--fault", "node-kill:node=1,at=500ms", "--duration", "2s"}, Quick: quick("1200ms")},
+			"--fault", "node-kill:node=1,at=500ms", "--duration", "2s"}, Quick: quick("1s")},
 		{Name: "redlock-3-down", Args: []string{"--strategy", "redlock", "--nodes", "5", "--workload", "flash-sale", "--stock", "1000000",
 			"--ttl", "200ms", "--work", "1ms", "--clients", "8", "--retry", pol, "--acquire-timeout", "500ms",
 			"--fault", "node-kill:node=0,at=300ms", "--fault", "node-kill:node=1,at=300ms", "--fault", "node-kill:node=2,at=300ms",
-			"--fault", "node-kill:node=2,at=500ms", "--duration", "2s"}, Quick: quick("1200ms")},
+			"--fault", "node-kill:node=2,at=500ms", "--duration", "2s"}, Quick: quick("1s")},
 		{Name: "redlock-restart", Args: []string{"--strategy", "redlock", "--nodes", "5", "--workload", "long-task",
 			"--ttl", "3s", "--work", "1s", "--clients", "6", "--retry", "fixed:interval=10ms", "--acquire-timeout", "2s",
 			"--fault", "node-restart:node=0,at=300ms", "--fault", "node-restart:node=1,at=300ms", "--fault", "node-restart:node=2,at=300ms",
 			"--duration", "1500ms"}},
 		{Name: "nested", Args: []string{"--strategy", "naive,atomic,reentrant", "--workload", "nested", "--keys", "10", "--ttl", "2s",
-			"--clients", "10", "--duration", "3s"}, Quick: quick("1500ms")},
+			"--clients", "10", "--duration", "3s"}, Quick: quick("500ms")},
 		guardNone,
 		derive(guardNone, "guard-decr", "--guard", "decr"),
 		{Name: "multilevel", Args: []string{"--strategy", "atomic,multilevel", "--workload", "flash-sale", "--stock", "1000000",
-			"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "4s"}, Quick: quick("2s")},
+			"--ttl", "5ms", "--work", "20ms", "--clients", "20", "--retry", "fixed:interval=1ms", "--duration", "4s"}, Quick: quick("700ms")},
 		{Name: "segments", Args: []string{"--strategy", "atomic,segmented", "--segments", "16", "--workload", "flash-sale",
 			"--stock", "1000000", "--work", "5ms", "--ttl", "100ms", "--clients", "50", "--retry", "fixed:interval=1ms",
-			"--duration", "5s"}, Quick: perfQuick},
-		retryRun(10), retryRun(100), retryRun(500),
+			"--duration", perfDuration}, Quick: perfQuick},
+		retrySweep("retry", "fixed,backoff"),
+		retrySweep("retry-spin-pubsub", "spin,pubsub"),
 		{Name: "async", Args: []string{"--strategy", "atomic", "--workload", "flash-sale", "--skus", "10", "--stock", "1000000",
-			"--work", "5ms", "--retry", "none,fixed", "--clients", "50", "--warmup", settled, "--duration", "5s"}, Quick: perfQuickSettled},
-		sqlLow,
-		derive(sqlLow, "sql-high", "--clients", "200"),
-		{Name: "zk", Args: []string{"--strategy", "atomic,zk,etcd", "--workload", "lock-cycle", "--keys", "1000",
-			"--clients", "50", "--warmup", zkWarmup, "--duration", "5s"}, Quick: perfQuick},
+			"--work", "5ms", "--retry", "none,fixed", "--clients", "50", "--warmup", settled, "--duration", perfDuration}, Quick: settledQuick},
+		{Name: "sql", Args: append(sqlFlags("sql-rowlock"), "--clients", "10,200", "--duration", sqlDuration), Quick: sqlQuick,
+			Sweep: true, Pooled: true},
+		{Name: "sql-redis", Args: append(sqlFlags("atomic"), "--clients", "200", "--duration", sqlDuration), Quick: sqlQuick, Pooled: true},
+		{Name: "zk", Args: cycles("zk", "--warmup", zkWarmup), Quick: perfQuick},
+		{Name: "zk-redis", Args: cycles("atomic"), Quick: perfQuick},
+		{Name: "zk-etcd", Args: cycles("etcd"), Reported: true},
 		{Name: "redlock-orders", Args: []string{"--strategy", "atomic,redlock", "--nodes", "5", "--workload", "flash-sale",
-			"--skus", "1000", "--stock", "1000000", "--work", "1ms", "--clients", "50", "--duration", "5s"}, Quick: perfQuick},
+			"--skus", "1000", "--stock", "1000000", "--work", "1ms", "--clients", "50", "--duration", perfDuration}, Quick: perfQuick},
+		// P8: 20,000 keys for 50 clients (an acquire finds its key taken
+		// about 0.25 % of the time). With 100,000 a Redlock scenario spent
+		// about 1.5 s outside its window (a 0.5 s run of atomic and
+		// redlock took 3.9 s, 2.0 s with 20,000 keys; commands per cycle
+		// 20.3 and 20.0, single-node 4.0 both; 2026-12-04).
 		{Name: "uncontended", Args: []string{"--strategy", "atomic,redlock", "--nodes", "5", "--workload", "lock-cycle",
-			"--keys", "100000", "--clients", "50", "--duration", "5s"}, Quick: perfQuick},
+			"--keys", "20000", "--clients", "50", "--duration", perfDuration}, Quick: perfQuick},
 	}
 }
 
 // derive is base under another name with more flags appended (a later
 // flag wins; --fault adds a fault).
 func derive(base Run, name string, extra ...string) Run {
-	return Run{Name: name, Args: append(append([]string{}, base.Args...), extra...), Quick: base.Quick}
+	return Run{Name: name, Args: append(append([]string{}, base.Args...), extra...), Quick: base.Quick, Sweep: base.Sweep}
 }
 
 // retryClients are the client counts of claims P2 and P3.
 var retryClients = []int{10, 100, 500}
 
-func retryRun(n int) Run {
-	return Run{Name: fmt.Sprintf("retry-%d", n), Args: []string{"--strategy", "atomic", "--workload", "hot-key", "--keys", "1",
-		"--zipf", "0", "--work", "5ms", "--retry", "fixed,backoff,spin,pubsub", "--clients", fmt.Sprint(n),
-		"--load-sample", "10ms", "--warmup", settled, "--duration", "5s"}, Quick: perfQuickSettled}
+// retrySweep is a run of P2 and P3: the retry policies at each of
+// retryClients, in one sweep. "retry" has the two policies they judge,
+// fixed-interval polling and jittered backoff; "retry-spin-pubsub" those
+// P2 reports beside them without judging (Reported: made once, in full
+// mode only).
+func retrySweep(name, policies string) Run {
+	counts := make([]string, len(retryClients))
+	for i, n := range retryClients {
+		counts[i] = fmt.Sprint(n)
+	}
+	return Run{Name: name, Args: []string{"--strategy", "atomic", "--workload", "hot-key", "--keys", "1",
+		"--zipf", "0", "--work", "5ms", "--retry", policies, "--clients", strings.Join(counts, ","),
+		"--load-sample", "10ms", "--warmup", settled, "--duration", perfDuration}, Quick: settledQuick, Sweep: true,
+		Reported: name != "retry"}
 }
 
 // Table is every claim of docs/claims.md with its experiment and verdict rule.
@@ -182,7 +249,7 @@ func Table() []Claim {
 					fmt.Sprintf("watchdog: overlap %.0f, %.0f updates lost; fencing: %.0f lost, %.0f stale writes rejected", wo, wl, fl, fr)
 			})},
 		{ID: "S7", Claim: "failover after acquire loses the lock (async replication); WAIT prevents it", Seeds: "000, 003, 004",
-			Article: "two clients hold the lock", Scaling: "replica cut off for 2 s, master killed while a holder works (1 s task, 1.5 s lease)",
+			Article: "two clients hold the lock", Scaling: "replica cut off for 2 s (1 s in quick mode), master killed while a holder works (1 s task, 1.5 s lease)",
 			Rule: "atomic: overlap > 0 (with > 0 locks granted and orders completed); wait-replicas (WAIT 1): overlap 0, having held locks or refused the ones no replica acknowledged (while the replica is cut off it refuses them all: on a loaded machine it may complete no order)", Runs: []string{"failover"},
 			Judge: judge(func(j *judging) (bool, string) {
 				as, ws := j.s("failover", "atomic", "", 0), j.refused("failover", "wait-replicas")
@@ -271,26 +338,32 @@ func Table() []Claim {
 					r.Format(fx(1)), p.note(), g.Median, s.Median, 100*e.Median, c.Median)
 			})},
 		{ID: "P2", Claim: "jittered backoff beats polling every 100 ms in throughput, with worse fairness", Seeds: "000",
-			Article: "clearly higher throughput, worse fairness", Scaling: "one hot key, 5 ms work, 10 / 100 / 500 clients; each scenario measures after a 1 s warm-up (the clients start in step), 5 s in full mode and 1 s in quick mode",
-			Rule: "at >= 2 of the 3 client counts: backoff ops/s >= 1.1 x fixed ops/s, and Jain index backoff - fixed < 0 (both per repeat); spin and pubsub are reported beside them, not judged (a spin scenario with 0 ops/s is its collapse, not a failed experiment)",
-			Runs: []string{"retry-10", "retry-100", "retry-500"},
+			Article: "clearly higher throughput, worse fairness", Scaling: "one hot key, 5 ms work, 10 / 100 / 500 clients; each scenario measures after a " + settled + " warm-up (the clients start in step), " + perfDuration + " in full mode and 1 s in quick mode; the 3 client counts in one sweep",
+			Rule: "at >= 2 of the 3 client counts: backoff ops/s >= 1.1 x fixed ops/s, and Jain index backoff - fixed < 0 (both per repeat); spin and pubsub are reported beside them, not judged, from one run per client count in full mode only (a spin scenario with 0 ops/s is its collapse, not a failed experiment)",
+			Runs: []string{"retry", "retry-spin-pubsub"},
 			Perf: judgePerf(func(p *perf) (tri, string) {
 				var tests []tri
 				var parts []string
 				for _, n := range retryClients {
-					run := fmt.Sprintf("retry-%d", n)
+					run := "retry"
 					ops := map[string]Interval{}
-					for _, pol := range []string{"fixed", "backoff", "spin", "pubsub"} {
-						// fixed and backoff are judged; spin and pubsub are
-						// reported beside them (spin may collapse to 0 ops/s).
+					for _, pol := range []string{"fixed", "backoff"} {
 						get := func(j *judging) *report.Scenario { return j.s(run, "atomic", pol, n) }
-						if pol == "spin" || pol == "pubsub" {
-							get = func(j *judging) *report.Scenario { return j.reported(run, "atomic", pol, n) }
-						}
 						ops[pol] = p.each(fmt.Sprintf("ops_per_s_%s_%d", pol, n), func(j *judging) float64 { return get(j).OpsPerSec })
 						p.each(fmt.Sprintf("acquire_p99_ms_%s_%d", pol, n), func(j *judging) float64 { return get(j).AcquireMS.P99 })
 						p.each(fmt.Sprintf("commands_per_success_%s_%d", pol, n), func(j *judging) float64 { return get(j).RedisCost.CommandsPerOp })
 					}
+					// spin and pubsub are reported beside them, from one
+					// run made in full mode only (spin may collapse to
+					// 0 ops/s): single values, not intervals.
+					p.once("retry-spin-pubsub", func(j *judging) {
+						for _, pol := range []string{"spin", "pubsub"} {
+							s := j.reported("retry-spin-pubsub", "atomic", pol, n)
+							j.set(fmt.Sprintf("ops_per_s_%s_%d", pol, n), s.OpsPerSec)
+							j.set(fmt.Sprintf("acquire_p99_ms_%s_%d", pol, n), s.AcquireMS.P99)
+							j.set(fmt.Sprintf("commands_per_success_%s_%d", pol, n), s.RedisCost.CommandsPerOp)
+						}
+					})
 					r := p.ratio(fmt.Sprintf("backoff_over_fixed_%d", n), ops["backoff"], ops["fixed"])
 					jf := p.each(fmt.Sprintf("jain_fixed_%d", n), func(j *judging) float64 { return j.s(run, "atomic", "fixed", n).Fairness.JainIndex })
 					jb := p.each(fmt.Sprintf("jain_backoff_%d", n), func(j *judging) float64 { return j.s(run, "atomic", "backoff", n).Fairness.JainIndex })
@@ -303,12 +376,12 @@ func Table() []Claim {
 		{ID: "P3", Claim: "lockstep polling makes Redis load spike when all waiters retry together", Seeds: "000",
 			Article: "thundering herd", Scaling: "the P2 runs (after their 1 s warm-up), servers' command rate sampled every 10 ms over the measured window",
 			Rule: "at >= 2 of the 3 client counts: the p99 of the servers' command rate (commands/s over 10 ms) under fixed-interval polling >= 2 x under jittered backoff, ratio taken per repeat (the single highest sample is reported but too noisy to judge on)",
-			Runs: []string{"retry-10", "retry-100", "retry-500"},
+			Runs: []string{"retry"},
 			Perf: judgePerf(func(p *perf) (tri, string) {
 				var tests []tri
 				var parts []string
 				for _, n := range retryClients {
-					run := fmt.Sprintf("retry-%d", n)
+					run := "retry"
 					load := func(pol string, fig func(l *report.ServerLoad) float64) func(j *judging) float64 {
 						return func(j *judging) float64 {
 							s := j.s(run, "atomic", pol, n)
@@ -335,7 +408,7 @@ func Table() []Claim {
 				return atLeastOf(2, tests...), "p99 command rate, fixed/backoff " + p.note() + ": " + strings.Join(parts, "; ")
 			})},
 		{ID: "P4", Claim: "async acquisition (try-lock, serve another item) raised throughput by 40 %", Seeds: "002",
-			Article: "+40 %", Scaling: "10 items, 50 clients, 5 ms work; waiting = poll every 100 ms; each scenario measures after a 1 s warm-up, 5 s in full mode and 1 s in quick mode",
+			Article: "+40 %", Scaling: "10 items, 50 clients, 5 ms work; waiting = poll every 100 ms; each scenario measures after a " + settled + " warm-up, " + perfDuration + " in full mode and 1 s in quick mode",
 			Rule: "try-lock (retry none, next item) / waiting (fixed 100 ms) ops/s >= 1.32 (80 % of the article's gain), ratio taken per repeat",
 			Runs: []string{"async"},
 			Perf: judgePerf(func(p *perf) (tri, string) {
@@ -345,30 +418,33 @@ func Table() []Claim {
 				return atLeast(r, 1.32), fmt.Sprintf("%s %s try-lock/waiting; medians %.0f vs %.0f ops/s", r.Format(fx(2)), p.note(), a.Median, w.Median)
 			})},
 		{ID: "P5", Claim: "a MySQL row lock fell from 2,000 TPS to under 300 under high concurrency", Seeds: "004",
-			Article: "2,000 -> < 300 TPS", Scaling: "MariaDB SELECT ... FOR UPDATE on one stock row, 10 vs 200 clients; each scenario measured after a " + sqlWarmup + " warm-up (MariaDB's first second is slower), in quick mode too",
-			Rule: "sql-rowlock ops/s at 200 clients <= 0.5 x at 10 clients (repeat k of the 200-client run over repeat k of the 10-client run), and the Redis lock (atomic) / sql-rowlock ops/s at 200 clients > 1",
-			Runs: []string{"sql-low", "sql-high"}, Needs: []string{"sql-rowlock"},
+			Article: "2,000 -> < 300 TPS", Scaling: "MariaDB SELECT ... FOR UPDATE on one stock row, 10 vs 200 clients in one sweep whose repeats share one MariaDB (fresh rows each); the Redis lock at 200 clients in a run of its own (its repeats also in one process); every rate is taken over the window's seconds after its first (" + sqlDuration + " windows, 1.5 s in quick mode): a 200-client row-lock operation waits about 0.35 s, and lockbench counts the operations that start and end in the window",
+			Rule: "sql-rowlock ops/s at 200 clients <= 0.5 x at 10 clients (per repeat), and the Redis lock (atomic) / sql-rowlock ops/s at 200 clients > 1 (repeat k of the Redis run over repeat k of the sweep)",
+			Runs: []string{"sql", "sql-redis"}, Needs: []string{"sql-rowlock"},
 			Perf: judgePerf(func(p *perf) (tri, string) {
-				lo := p.each("rowlock_ops_per_s_10", func(j *judging) float64 { return j.s("sql-low", "sql-rowlock", "", 0).OpsPerSec })
-				hi := p.each("rowlock_ops_per_s_200", func(j *judging) float64 { return j.s("sql-high", "sql-rowlock", "", 0).OpsPerSec })
-				ah := p.each("atomic_ops_per_s_200", func(j *judging) float64 { return j.s("sql-high", "atomic", "", 0).OpsPerSec })
+				lo := p.each("rowlock_ops_per_s_10", func(j *judging) float64 { return j.steadyRate(j.s("sql", "sql-rowlock", "", 10)) })
+				hi := p.each("rowlock_ops_per_s_200", func(j *judging) float64 { return j.steadyRate(j.s("sql", "sql-rowlock", "", 200)) })
+				ah := p.each("atomic_ops_per_s_200", func(j *judging) float64 { return j.steadyRate(j.s("sql-redis", "atomic", "", 200)) })
 				r := p.ratio("rowlock_high_over_low", hi, lo)
 				a := p.ratio("atomic_over_rowlock_200", ah, hi)
 				return and(atMost(r, 0.5), above(a, 1)), fmt.Sprintf("row lock 200/10 clients %s, atomic/row lock at 200 clients %s %s; medians %.0f -> %.0f ops/s, atomic %.0f",
 					r.Format(fx(2)), a.Format(fx(2)), p.note(), lo.Median, hi.Median, ah.Median)
 			})},
 		{ID: "P6", Claim: "Redis locks ~100k QPS, ZooKeeper ~10k QPS", Seeds: "004",
-			Article: "10x", Scaling: "uncontended lock cycles, 50 clients, 1,000 keys; etcd beside; each scenario measured after a " + zkWarmup + " warm-up (ZooKeeper's JVM takes seconds to reach its steady rate), in quick mode too",
-			Rule: "atomic / zk ops/s >= 5 (the article's 10x within a factor of 2), ratio taken per repeat",
-			Runs: []string{"zk"}, Needs: []string{"zk", "etcd"},
+			Article: "10x", Scaling: "uncontended lock cycles, 50 clients, 1,000 keys; ZooKeeper measured after a " + zkWarmup + " warm-up (its JVM takes seconds to reach its steady rate), in quick mode too; Redis, which needs none, in a run of its own; etcd beside, from one run in full mode only",
+			Rule: "atomic / zk ops/s >= 5 (the article's 10x within a factor of 2), repeat k of the Redis run over repeat k of the ZooKeeper run; etcd is reported, not judged",
+			Runs: []string{"zk", "zk-redis", "zk-etcd"}, Needs: []string{"zk", "etcd"},
 			Perf: judgePerf(func(p *perf) (tri, string) {
-				a := p.each("redis_ops_per_s", func(j *judging) float64 { return j.s("zk", "atomic", "", 0).OpsPerSec })
+				a := p.each("redis_ops_per_s", func(j *judging) float64 { return j.s("zk-redis", "atomic", "", 0).OpsPerSec })
 				z := p.each("zk_ops_per_s", func(j *judging) float64 { return j.s("zk", "zk", "", 0).OpsPerSec })
-				e := p.each("etcd_ops_per_s", func(j *judging) float64 { return j.s("zk", "etcd", "", 0).OpsPerSec })
 				r := p.ratio("redis_over_zk", a, z)
-				re := p.ratio("redis_over_etcd", a, e)
-				return atLeast(r, 5), fmt.Sprintf("redis/zk %s %s, redis/etcd %s; medians redis %.0f, zk %.0f, etcd %.0f ops/s",
-					r.Format(fx(1)), p.note(), re.Format(fx(1)), a.Median, z.Median, e.Median)
+				etcd := "etcd not run (full mode only)"
+				p.once("zk-etcd", func(j *judging) {
+					e := j.set("etcd_ops_per_s", j.s("zk-etcd", "etcd", "", 0).OpsPerSec)
+					etcd = fmt.Sprintf("etcd %.0f ops/s (one run), redis/etcd %.1fx", e, j.set("redis_over_etcd", ratio(a.Median, e)))
+				})
+				return atLeast(r, 5), fmt.Sprintf("redis/zk %s %s; medians redis %.0f, zk %.0f ops/s; %s",
+					r.Format(fx(1)), p.note(), a.Median, z.Median, etcd)
 			})},
 		{ID: "P7", Claim: "an improved Redlock carried 120,000 orders/s at peak with 0.001 % failures", Seeds: "004",
 			Article: "120,000 orders/s, 0.001 % failures", Scaling: "5 local masters (N read from the run's topology), 1,000 items, 50 clients on 2 cores",
@@ -413,7 +489,7 @@ func Table() []Claim {
 					cost.Format(fx(1)), ro.Format(f("%.0f")))
 			})},
 		{ID: "P8", Claim: "single-node ~10^5 acquisitions/s; Redlock costs about N round trips more", Seeds: "004",
-			Article: "10^5/s; N x the round trips", Scaling: "uncontended lock-cycle, 50 clients, N = 5 masters (--nodes 5; the judge reads N from the run's topology)",
+			Article: "10^5/s; N x the round trips", Scaling: "uncontended lock-cycle, 50 clients on 20,000 keys, N = 5 masters (--nodes 5; the judge reads N from the run's topology)",
 			Rule: "Redis commands per Redlock cycle / per single-node cycle (per repeat) within [0.8 N, 1.2 N], N the masters of the run's Redlock (its topology masters:N); cycles/s reported (absolute figure hardware-bound)",
 			Runs: []string{"uncontended"},
 			Perf: judgePerf(func(p *perf) (tri, string) {

@@ -54,7 +54,15 @@ when none of it does, inconclusive otherwise. With 6 runs the interval is a
 a 75 % interval, and the table says so.
 
 It prints a table and writes results/claims-<UTC>.json and .md, plus the
-result file of every run behind them in results/claims-<UTC>/.`,
+result file of every run behind them in results/claims-<UTC>/.
+
+Time to a verdict, every row, on a 2-core machine with nothing else running
+and MariaDB, ZooKeeper and etcd installed (` + claims.ExpectedNote + `):
+--quick about ` + claims.ExpectedQuick + ` (at most 150 s), full about ` + claims.ExpectedFull + `
+(at most 600 s). Without the baselines P5 and P6 are skipped and it is
+shorter; on a loaded machine the servers start slower (a quick run took
+150-165 s beside two busy loops). While it runs, stderr shows the time
+elapsed, which claim of how many and which run of how many (-q: none).`,
 		Example: `  # every claim at reduced size, performance rows 3 times each
   lockbench claims --quick
 
@@ -134,6 +142,9 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 		out := filepath.Join(runDir, name+".json")
 		var errBuf bytes.Buffer
 		cmd := newRunCmd()
+		if r.Sweep {
+			cmd = newSweepCmd() // every client count on one set of servers
+		}
 		cmd.SetArgs(append(args, "--quiet", "--format", "json", "--out", out))
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(&errBuf)
@@ -158,7 +169,7 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 	opts := claims.Options{Quick: f.quick, Extra: []string{"--driver", f.driver, "--seed", "1"}}
 	if !f.quiet {
 		opts.Progress = func(msg string) {
-			fmt.Fprintf(stderr, "[%5.1fs] %s\n", time.Since(started).Seconds(), msg)
+			fmt.Fprintf(stderr, "[%5.1fs elapsed] %s\n", time.Since(started).Seconds(), msg)
 		}
 	}
 	rep.Rows = claims.Execute(ctx, cs, opts, runner)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 // row ran its experiment 3 times and shows the interval it was judged on.
 func TestClaimsQuick(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every claim experiment, the performance ones 3 times (about 3 minutes)")
+		t.Skip("runs every claim experiment, the performance ones 3 times (at most 150 s: 134 s on an idle 2-core machine, 2026-12-04)")
 	}
 	dir := t.TempDir()
 	r := lockbench(t, "claims", "--quick", "--out-dir", dir)
@@ -25,6 +26,18 @@ func TestClaimsQuick(t *testing.T) {
 		t.Fatalf("claims --quick exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("claims --quick:\n%s", r.stdout)
+	// Progress on stderr: the time elapsed, which claim of how many, which
+	// run of how many.
+	n := len(claims.Table())
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^\[ *[0-9.]+s elapsed\] claim 1 of ` + strconv.Itoa(n) + ` \(S1\): run crash \(run 1 of [0-9]+\)$`),
+		regexp.MustCompile(`(?m)^\[ *[0-9.]+s elapsed\] claim [0-9]+ of ` + strconv.Itoa(n) + ` \(P1\): run segments, repeat 3 of 3 \(run [0-9]+ of [0-9]+\)$`),
+		regexp.MustCompile(`(?m)^\[ *[0-9.]+s elapsed\] claim ` + strconv.Itoa(n) + ` of ` + strconv.Itoa(n) + ` \(P8\): [a-z -]+$`),
+	} {
+		if !want.MatchString(r.stderr) {
+			t.Errorf("stderr lacks a progress line matching %s:\n%s", want, r.stderr)
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "claims-*.json"))
 	mds, _ := filepath.Glob(filepath.Join(dir, "claims-*.md"))
 	if len(files) != 1 || len(mds) != 1 {
