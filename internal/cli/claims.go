@@ -60,8 +60,8 @@ Time to a verdict, every row, on a 2-core machine with nothing else running
 and MariaDB, ZooKeeper and etcd installed (` + claims.ExpectedNote + `):
 --quick about ` + claims.ExpectedQuick + ` (at most 150 s), full about ` + claims.ExpectedFull + `
 (at most 600 s). Without the baselines P5 and P6 are skipped and it is
-shorter; on a loaded machine the servers start slower (a quick run took
-150-165 s beside two busy loops). While it runs, stderr shows the time
+shorter; on a loaded machine the servers start slower (quick runs took
+147-165 s beside two busy loops). While it runs, stderr shows the time
 elapsed, which claim of how many and which run of how many (-q: none).`,
 		Example: `  # every claim at reduced size, performance rows 3 times each
   lockbench claims --quick
