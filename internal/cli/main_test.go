@@ -798,7 +798,9 @@ func TestCompareRepeatedRuns(t *testing.T) {
 	}
 	// The machine is shared: a real difference between two runs of 30 %
 	// or more, significant over 5+5 runs, would be a finding, not noise.
-	r := lockbench(t, "compare", a, b, "--threshold", "30%", "--p99-threshold", "1000%")
+	// CPU per operation is never normalized and follows the machine's
+	// load between the two blocks; lockbench ab is the interleaved gate.
+	r := lockbench(t, "compare", a, b, "--threshold", "30%", "--p99-threshold", "1000%", "--cpu-threshold", "1000%")
 	if r.code != 0 || !strings.Contains(r.stdout, "n=5") || strings.Contains(r.stderr, "fewer than") {
 		t.Fatalf("same scenario: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -1097,7 +1099,11 @@ func TestRegressGate(t *testing.T) {
 			t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 		}
 	}
-	gate := []string{"--normalize", "atomic/rueidis/flash-sale/backoff", "--threshold", "25%", "--p99-threshold", "1000%"}
+	// ops/s is normalized to atomic's in the same file; CPU per operation
+	// is not (cost is absolute) and follows the machine's load from one
+	// block of runs to the next (+51 % once on a loaded runner), so this
+	// gate of sequential files leaves it out: lockbench ab interleaves.
+	gate := []string{"--normalize", "atomic/rueidis/flash-sale/backoff", "--threshold", "25%", "--p99-threshold", "1000%", "--cpu-threshold", "1000%"}
 	if r := lockbench(t, append([]string{"compare", base, same}, gate...)...); r.code != 0 {
 		t.Fatalf("the same matrix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -47,7 +47,8 @@ type Meta struct {
 	StartedAt string `json:"started_at"` // RFC 3339, UTC
 	GitCommit string `json:"git_commit"`
 	// Version is lockbench's version: the release stamped at build time,
-	// else the module version ("(devel)" for a build from a checkout).
+	// else the module (pseudo-)version, else the commit it was built from
+	// (12 hex digits, +dirty for a modified tree), else "unknown".
 	Version   string `json:"version,omitempty"`
 	GoVersion string `json:"go_version"`
 	// Deps are the versions of the Redis drivers, lock libraries and
