@@ -48,7 +48,7 @@ func newABCmd() *cobra.Command {
 	var budget, runDuration time.Duration
 	var minRounds, maxRounds int
 	var threshold, p99Threshold, costThreshold, cpuThreshold, rssThreshold, keep string
-	var confidence float64
+	var confidence, interim float64
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "ab BASE NEW [flags] [-- RUN FLAGS]",
@@ -79,9 +79,14 @@ at least 6 rounds at 95 %). The verdict is a three-way decision with an
 indifference zone of ± the figure's threshold: slower (costlier) when the
 whole interval lies beyond it on the bad side, faster (cheaper) beyond it
 on the good side, same when the whole interval lies within it, else
-undecided, and ab runs another round. It stops when a figure is worse,
-when every figure is decided, at --max-rounds, or when the next round
-would pass --budget.
+undecided, and ab runs another round. It looks at the intervals after
+every round but stops early on a worse figure only when the interval at
+--interim-confidence (99.9 %) lies beyond the threshold; the verdict at
+--confidence is final when the budget or --max-rounds ends the rounds
+(the Haybittle-Peto boundary of sequential trials: Haybittle, Br. J.
+Radiol. 1971; Peto et al., Br. J. Cancer 1976), so that looking after
+every round does not multiply the false alarms. It stops early, too,
+when every figure is decided and none is worse.
 
 Figures: ops/s (--threshold), p99 (--p99-threshold), Redis commands per
 operation (--cost-threshold), the client's and Redis's CPU per operation
@@ -120,6 +125,9 @@ baseline; 130 interrupted.`,
 			costTh, cpuTh, rssTh := pct("cost-threshold", costThreshold), pct("cpu-threshold", cpuThreshold), pct("rss-threshold", rssThreshold)
 			if !(confidence > 0.5 && confidence < 1) {
 				errs = append(errs, fmt.Errorf("--confidence must be above 0.5 and below 1, got %v", confidence))
+			}
+			if !(interim >= confidence && interim < 1) {
+				errs = append(errs, fmt.Errorf("--interim-confidence must be at least --confidence (%v) and below 1, got %v", confidence, interim))
 			}
 			if budget <= 0 {
 				errs = append(errs, fmt.Errorf("--budget must be above 0, got %v", budget))
@@ -198,10 +206,10 @@ baseline; 130 interrupted.`,
 			} else if err := os.MkdirAll(dir, 0o755); err != nil {
 				return usageError{fmt.Errorf("--keep: %w", err)}
 			}
-			ab := &abRun{sides: sides, common: common, figs: figs, dir: dir, confidence: confidence,
+			ab := &abRun{sides: sides, common: common, figs: figs, dir: dir, confidence: confidence, interim: interim,
 				rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), stderr: cmd.ErrOrStderr()}
-			fmt.Fprintf(cmd.ErrOrStderr(), "ab: BASE %s, NEW %s; budget %v, rounds %d to %d, confidence %v, seed %d\n",
-				sides[0].describe(), sides[1].describe(), budget, minRounds, maxRounds, confidence, seed)
+			fmt.Fprintf(cmd.ErrOrStderr(), "ab: BASE %s, NEW %s; budget %v, rounds %d to %d, confidence %v (early stop on a worse figure at %v), seed %d\n",
+				sides[0].describe(), sides[1].describe(), budget, minRounds, maxRounds, confidence, interim, seed)
 			res, err := ab.loop(ctx, budget, minRounds, maxRounds)
 			if err != nil {
 				if ctx.Err() != nil && !errors.Is(err, errInvalidBaseline) {
@@ -215,14 +223,15 @@ baseline; 130 interrupted.`,
 	f := cmd.Flags()
 	f.DurationVar(&budget, "budget", 2*time.Minute, "time budget: no round starts that would end past it (a verdict may come sooner)")
 	f.DurationVar(&runDuration, "run-duration", 2*time.Second, "--duration of each run, unless the run flags or a scenario file set one")
-	f.IntVar(&minRounds, "min-rounds", 6, "rounds before a verdict of same or better may stop ab (a worse figure stops it as soon as it is decided)")
+	f.IntVar(&minRounds, "min-rounds", 6, "rounds before a verdict of same or better may stop ab")
 	f.IntVar(&maxRounds, "max-rounds", 200, "most rounds")
 	f.StringVar(&threshold, "threshold", "5%", "indifference zone of ops/s: a change within it is the same")
 	f.StringVar(&p99Threshold, "p99-threshold", "25%", "indifference zone of p99")
 	f.StringVar(&costThreshold, "cost-threshold", "10%", "indifference zone of Redis commands per operation")
 	f.StringVar(&cpuThreshold, "cpu-threshold", "25%", "indifference zone of the client's and Redis's CPU per operation")
 	f.StringVar(&rssThreshold, "rss-threshold", "25%", "indifference zone of lockbench's peak RSS")
-	f.Float64Var(&confidence, "confidence", 0.95, "confidence level of the ratios' intervals")
+	f.Float64Var(&confidence, "confidence", 0.95, "confidence level of the ratios' intervals and of the final verdict")
+	f.Float64Var(&interim, "interim-confidence", 0.999, "confidence level a worse figure needs to stop ab before the budget ends (at least 11 rounds at 0.999)")
 	f.Uint64Var(&seed, "seed", 0, "seed of the rounds' random order (0: from the clock; printed)")
 	f.StringVar(&keep, "keep", "", "keep every run's result file in this directory (base-NNN.json, new-NNN.json)")
 	return cmd
@@ -296,6 +305,7 @@ type abRun struct {
 	figs       []abFigure
 	dir        string
 	confidence float64
+	interim    float64 // confidence level of an early stop on a worse figure
 	rng        *rand.Rand
 	stderr     io.Writer
 	// runs[side][round] is that run's result.
@@ -342,20 +352,10 @@ func (ab *abRun) loop(ctx context.Context, budget time.Duration, minRounds, maxR
 			return nil, err
 		}
 		last = time.Since(t0)
-		res = ab.decide(round + 1)
+		res = ab.decide(round+1, ab.confidence)
 		res.elapsed = time.Since(start)
 		fmt.Fprintf(ab.stderr, "ab: round %d (%s first, %.1fs): %s\n", round+1, ab.sides[order[0]].labelName(order[0]), last.Seconds(), res.progress())
-		if len(res.newViol) > 0 {
-			res.stopped = "NEW showed violations that BASE did not"
-			return res, nil
-		}
-		worse, decided := res.state()
-		switch {
-		case worse:
-			res.stopped = "a figure is worse"
-			return res, nil
-		case decided && round+1 >= minRounds:
-			res.stopped = "every figure is decided"
+		if res.stopped = ab.stopEarly(res, minRounds); res.stopped != "" {
 			return res, nil
 		}
 		if ctx.Err() != nil {
@@ -364,6 +364,30 @@ func (ab *abRun) loop(ctx context.Context, budget time.Duration, minRounds, maxR
 	}
 	res.stopped = fmt.Sprintf("--max-rounds (%d)", maxRounds)
 	return res, nil
+}
+
+// stopEarly says why ab stops after res's rounds, before the budget or
+// --max-rounds ends them, or "" to run another round: new violations; a
+// figure worse at the interim confidence (the Haybittle-Peto boundary:
+// res, at the final confidence, is then worse too, its interval being
+// inside the stricter one); every figure decided, none worse, after
+// minRounds. A figure worse at the final confidence alone runs on.
+func (ab *abRun) stopEarly(res *abResult, minRounds int) string {
+	if len(res.newViol) > 0 {
+		return "NEW showed violations that BASE did not"
+	}
+	worse, decided := res.state()
+	switch {
+	case worse && ab.interim <= ab.confidence:
+		return "a figure is worse"
+	case worse:
+		if strict, _ := ab.decide(res.rounds, ab.interim).state(); strict {
+			return fmt.Sprintf("a figure is worse at the interim level (%v)", ab.interim)
+		}
+	case decided && res.rounds >= minRounds:
+		return "every figure is decided"
+	}
+	return ""
 }
 
 func (s abSide) labelName(i int) string { return [2]string{"BASE", "NEW"}[i] }
@@ -395,8 +419,9 @@ func (ab *abRun) runOnce(ctx context.Context, side, round int) (*report.Run, err
 	return report.ReadFile(out)
 }
 
-// decide computes every figure's Decision over the rounds so far.
-func (ab *abRun) decide(rounds int) *abResult {
+// decide computes every figure's Decision over the rounds so far, with
+// intervals at the confidence level conf.
+func (ab *abRun) decide(rounds int, conf float64) *abResult {
 	b0 := ab.runs[0][0]
 	res := &abResult{figs: ab.figs, rounds: rounds}
 	for i, s := range b0.Scenarios {
@@ -412,7 +437,7 @@ func (ab *abRun) decide(rounds int) *abResult {
 				bs = append(bs, f.of(ab.runs[0][r], ab.runs[0][r].Scenarios[i]))
 				ns = append(ns, f.of(ab.runs[1][r], ab.runs[1][r].Scenarios[i]))
 			}
-			ds = append(ds, report.Decide(bs, ns, f.higherBetter, f.threshold, ab.confidence))
+			ds = append(ds, report.Decide(bs, ns, f.higherBetter, f.threshold, conf))
 		}
 		res.decisions = append(res.decisions, ds)
 		var bv, nv int64

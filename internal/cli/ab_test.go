@@ -3,8 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 // abScenario is a lock-cycle without contention (each client its own
@@ -75,6 +78,46 @@ func TestABBadInput(t *testing.T) {
 		r := lockbench(t, c.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+}
+
+// The stopping rule on made-up rounds (ops/s only): a figure worse at
+// 95 % but not at the interim 99.9 % runs on; worse at both stops; with
+// the interim level at 95 % the first worse look stops (the rule without
+// the boundary); a decided "same" stops after --min-rounds.
+func TestABStopEarly(t *testing.T) {
+	rounds := func(ratios ...float64) *abRun {
+		ab := &abRun{confidence: 0.95, interim: 0.999,
+			figs: []abFigure{{name: "ops/s", higherBetter: true, threshold: 0.05,
+				of: func(_ *report.Run, s report.Scenario) float64 { return s.OpsPerSec }}}}
+		for _, x := range ratios {
+			for side, v := range []float64{1000, 1000 * x} {
+				ab.runs[side] = append(ab.runs[side], &report.Run{Scenarios: []report.Scenario{{
+					Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle", Retry: "none", OpsPerSec: v}}})
+			}
+		}
+		return ab
+	}
+	rep := func(x float64, n int) []float64 { return slices.Repeat([]float64{x}, n) }
+	for _, c := range []struct {
+		name    string
+		ab      *abRun
+		interim float64
+		want    string
+		verdict string // of the 95 % decision
+	}{
+		{"8 rounds at x0.85: worse at 95 %, no 99.9 % interval yet", rounds(rep(0.85, 8)...), 0.999, "", report.Worse},
+		{"11 rounds at x0.85: worse at 99.9 % too", rounds(rep(0.85, 11)...), 0.999, "a figure is worse at the interim level (0.999)", report.Worse},
+		{"12 rounds, two of them x1.0: worse at 95 %, not at 99.9 %", rounds(append(rep(0.85, 10), 1, 1)...), 0.999, "", report.Worse},
+		{"8 rounds at x0.85, no boundary", rounds(rep(0.85, 8)...), 0.95, "a figure is worse", report.Worse},
+		{"6 rounds at x1.0: same", rounds(rep(1, 6)...), 0.999, "every figure is decided", report.Same},
+		{"5 rounds at x1.0: fewer than --min-rounds", rounds(rep(1, 5)...), 0.999, "", report.Undecided},
+	} {
+		c.ab.interim = c.interim
+		res := c.ab.decide(len(c.ab.runs[0]), c.ab.confidence)
+		if got := c.ab.stopEarly(res, 6); got != c.want || res.decisions[0][0].Verdict != c.verdict {
+			t.Errorf("%s: stop %q, verdict %s; want %q, %s", c.name, got, res.decisions[0][0].Verdict, c.want, c.verdict)
 		}
 	}
 }
