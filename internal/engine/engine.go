@@ -1,8 +1,41 @@
-// Package engine runs one scenario — a strategy, a driver, a workload and a
-// retry policy — as a closed loop: --clients goroutines, each starting its
-// next operation as soon as the last one ends, for --warmup then
-// --duration, or until the workload has nothing left to do. Figures from
-// the warm-up are discarded; safety counts cover the whole run.
+// Package engine runs one scenario (a strategy, a driver, a workload and
+// a retry policy on a set of Redis nodes) and measures it: Run.
+//
+// A scenario has Clients workers, one goroutine each, every one running
+// the workload's operation (acquire the lock, the critical section,
+// release) through the strategy. In a closed loop (Rate 0) a worker starts
+// its next operation as soon as its last one ends, so the offered load is
+// whatever the system under test lets through. In an open loop (Rate > 0)
+// a scheduler hands intended start times to free workers, at a constant
+// rate or on an arrival shape (Shape, internal/arrival), evenly spaced or
+// Poisson: latency is measured from the intended start (coordinated
+// omission corrected) and service time from the actual one, and an
+// arrival that finds no worker free within DropAfter is dropped and
+// counted, never silently delayed. Either loop runs for Warmup, then the
+// measured window of Duration, and ends earlier when the workload has
+// nothing left to do, when ctx is cancelled, or when its operations do
+// nothing but fail (ErrorStreak, MaxConsecutiveErrors).
+//
+// What a scenario measures (report.Scenario): per operation, latency
+// histograms of the whole operation, the acquire, the release, the
+// critical section, the service time and failed acquires, and counters
+// (operations, acquire attempts, failures, timeouts, errors by kind);
+// over the measured window, throughput, fairness between clients, the
+// servers' commands per operation (INFO commandstats before and after),
+// lockbench's CPU per operation, the lock-bound ceiling, a timeline of
+// one entry per Interval and, when asked, the servers' command rate over
+// time (LoadSample); and safety, over the whole run: overlapping holders
+// counted in process by the oracle (internal/metrics), foreign releases
+// and false extends from its holder registry, the workload's end check
+// (oversell, lost updates), locks left without a TTL, and the liveness
+// oracle's orphaned locks (internal/liveness). Figures from the warm-up
+// are discarded; safety counts cover it too.
+//
+// Run's phases are prepare (prepare.go: drivers, locker, workload,
+// recorders, fault proxies), measure (measure.go: the clocked part, with
+// the fault injector, the timeline's sampler and the open loop's
+// scheduler), summarize (summarize.go) and verify (verify.go). Validate
+// checks a scenario and its Layout before any server starts.
 //
 // Stopping has two phases (as k6 does): the run context stops new
 // operations and acquire waits at once, while an operation already inside
@@ -54,7 +87,8 @@ type Scenario struct {
 	Driver   string
 	Workload string
 	Retry    *retry.Policy
-	// Clients is the number of concurrent closed-loop workers (>= 1).
+	// Clients is the number of concurrent workers (>= 1); in an open
+	// loop, the most operations in progress at once.
 	Clients int
 	// Duration is the measured window after the warm-up; the scenario may
 	// end earlier when the workload is done (stock sold out). Must be > 0.
