@@ -383,9 +383,11 @@ func Known(name string) bool {
 
 // New builds the strategy registered as name. Errors: ErrUnknown (with the
 // valid names); no nodes, fewer than Info.MinNodes, a TTL under 1 ms;
-// ErrNoBackend; a parameter value its Param refuses; or the Factory's own
-// error.
-func New(name string, c Config) (Locker, error) {
+// ErrNoBackend; a parameter value its Param refuses; the Factory's own
+// error; or a parameter the Factory reads but the strategy did not declare
+// in Info.Params (registry.UndeclaredError: the getters of c.Params panic
+// with it, and New returns it).
+func New(name string, c Config) (_ Locker, err error) {
 	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {
 		return nil, err
@@ -406,6 +408,7 @@ func New(name string, c Config) (Locker, error) {
 	if errs := registry.Check(name+": ", e.Params, c.Params); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	defer registry.Recover(&err, "strategy "+name+": ")
 	return e.Value.f(c)
 }
 

@@ -639,8 +639,9 @@ var ErrUnknown = errors.New("unknown workload")
 // New returns a fresh instance of the workload registered as name. v holds
 // parameter values by name: the workload takes the ones it declared
 // (defaults for those missing) and ignores the rest. Errors: ErrUnknown
-// (with the valid names), or every value its Param refuses.
-func New(name string, v registry.Values) (Workload, error) {
+// (with the valid names), every value its Param refuses, or a parameter
+// the factory reads but did not declare (registry.UndeclaredError).
+func New(name string, v registry.Values) (_ Workload, err error) {
 	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {
 		return nil, err
@@ -649,6 +650,7 @@ func New(name string, v registry.Values) (Workload, error) {
 	if errs := registry.Check(name+": ", e.Params, own); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	defer registry.Recover(&err, "workload "+name+": ")
 	return e.Value(own), nil
 }
 

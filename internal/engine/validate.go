@@ -136,7 +136,11 @@ func Validate(sc Scenario, l Layout) []error {
 	errs = append(errs, registry.Check("--", wparams, wp)...)
 	// The one rule across two plugins: a segmented strategy splits the
 	// workload's stock, so each segment must start with some.
-	if seg, stock := sp.Int("segments"), wp.Int64("stock"); seg > 0 && stock > 0 && int64(seg) > stock {
+	// (Read from the maps: a strategy or workload without the parameter,
+	// or a value of the wrong type reported above, is no case of it.)
+	seg, segmented := sp["segments"].(int)
+	stock, stocked := wp["stock"].(int64)
+	if segmented && stocked && seg > 0 && stock > 0 && int64(seg) > stock {
 		bad("--segments %d exceeds --stock %d: segments would start empty", seg, stock)
 	}
 	return errs

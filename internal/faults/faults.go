@@ -211,6 +211,16 @@ func Parse(s string) (Spec, error) {
 	}
 	v, err := registry.ParseArgs("fault", name, rest, e.Params)
 	errs := []error{err}
+	// Spec has a field for every fault's parameters: those this fault does
+	// not declare read as their type's zero (the getters refuse a name
+	// that is not present).
+	for _, o := range reg.Entries() {
+		for _, p := range o.Params {
+			if !v.Has(p.Name) {
+				v[p.Name] = p.Zero()
+			}
+		}
+	}
 	sp := Spec{Name: name, raw: strings.TrimSpace(s),
 		At: v.Duration("at"), After: v.Int64("after"), For: v.Duration("for"), Down: v.Duration("down"),
 		Hold: v.Duration("hold"), Delay: v.Duration("delay"), Jitter: v.Duration("jitter"),

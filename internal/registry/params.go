@@ -159,9 +159,87 @@ func Format(v any) string {
 }
 
 // Values are a plugin's parameter values, by Param.Name, every declared
-// parameter present. A getter of the wrong type or an undeclared name
-// returns the zero value.
+// parameter present (Defaults, Pick and ParseArgs make them so). The
+// getters (Int, Int64, Float, Bool, String, Duration) read one: a name
+// that is not present, or whose value has another type, is a programming
+// error (a parameter the plugin reads but did not declare, a misspelt
+// name, the wrong getter), and the getter panics with an *UndeclaredError
+// instead of returning a zero value that would pass for a setting.
+// strategies.New and workloads.New turn that panic into their error.
 type Values map[string]any
+
+// UndeclaredError is the value a Values getter panics with when name is
+// not present or not of the getter's type: the plugin reads a parameter
+// it did not declare (or declared with another type).
+type UndeclaredError struct {
+	// Name is the parameter read; Want the getter's type (int, int64,
+	// float64, bool, string, duration); Got the type of the value present,
+	// "" when none is.
+	Name, Want, Got string
+}
+
+func (e *UndeclaredError) Error() string {
+	if e.Got == "" {
+		return fmt.Sprintf("parameter %q is read (as %s) but not declared: declare it in the plugin's Params", e.Name, e.Want)
+	}
+	return fmt.Sprintf("parameter %q is read as %s but declared as %s", e.Name, e.Want, e.Got)
+}
+
+// Recover turns a Values getter's panic (*UndeclaredError) into *err,
+// prefixed by prefix; any other panic goes on. Use it deferred around a
+// plugin's factory: defer registry.Recover(&err, "strategy x: ").
+func Recover(err *error, prefix string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if u, ok := r.(*UndeclaredError); ok {
+		*err = fmt.Errorf("%s%w", prefix, u)
+		return
+	}
+	panic(r)
+}
+
+// get returns the value of name, which must be present and of type T
+// (want names it), else panics with an *UndeclaredError.
+func get[T any](v Values, name, want string) T {
+	x, present := v[name]
+	t, ok := x.(T)
+	if !ok {
+		got := ""
+		if present {
+			got = Param{Default: x}.Type()
+		}
+		panic(&UndeclaredError{Name: name, Want: want, Got: got})
+	}
+	return t
+}
+
+// Has reports whether v holds a value for name: whether the plugin v was
+// made for declares it.
+func (v Values) Has(name string) bool {
+	_, ok := v[name]
+	return ok
+}
+
+// Zero is the zero value of the parameter's type (0, "", false).
+func (p Param) Zero() any {
+	switch p.Default.(type) {
+	case int:
+		return 0
+	case int64:
+		return int64(0)
+	case float64:
+		return 0.0
+	case bool:
+		return false
+	case string:
+		return ""
+	case time.Duration:
+		return time.Duration(0)
+	}
+	return nil
+}
 
 // Defaults returns every parameter of ps at its default.
 func Defaults(ps []Param) Values {
@@ -219,23 +297,31 @@ func coerce(def, x any) any {
 	return x
 }
 
-// Int returns the int value of name.
-func (v Values) Int(name string) int { x, _ := v[name].(int); return x }
+// Int returns the int value of name; it panics (*UndeclaredError) when
+// name holds no int.
+func (v Values) Int(name string) int { return get[int](v, name, "int") }
 
-// Int64 returns the int64 value of name.
-func (v Values) Int64(name string) int64 { x, _ := v[name].(int64); return x }
+// Int64 returns the int64 value of name; it panics (*UndeclaredError)
+// when name holds no int64.
+func (v Values) Int64(name string) int64 { return get[int64](v, name, "int64") }
 
-// Float returns the float64 value of name.
-func (v Values) Float(name string) float64 { x, _ := v[name].(float64); return x }
+// Float returns the float64 value of name; it panics (*UndeclaredError)
+// when name holds no float64.
+func (v Values) Float(name string) float64 { return get[float64](v, name, "float64") }
 
-// Bool returns the bool value of name.
-func (v Values) Bool(name string) bool { x, _ := v[name].(bool); return x }
+// Bool returns the bool value of name; it panics (*UndeclaredError) when
+// name holds no bool.
+func (v Values) Bool(name string) bool { return get[bool](v, name, "bool") }
 
-// String returns the string value of name.
-func (v Values) String(name string) string { x, _ := v[name].(string); return x }
+// String returns the string value of name; it panics (*UndeclaredError)
+// when name holds no string.
+func (v Values) String(name string) string { return get[string](v, name, "string") }
 
-// Duration returns the time.Duration value of name.
-func (v Values) Duration(name string) time.Duration { x, _ := v[name].(time.Duration); return x }
+// Duration returns the time.Duration value of name; it panics
+// (*UndeclaredError) when name holds no time.Duration.
+func (v Values) Duration(name string) time.Duration {
+	return get[time.Duration](v, name, "duration")
+}
 
 // Strings formats every value with Format, keyed by name.
 func (v Values) Strings() map[string]string {
@@ -259,13 +345,25 @@ func Check(prefix string, ps []Param, v Values) []error {
 }
 
 // ParseArgs reads the parameters of a spec, "k=v,k=v" (the part after
-// NAME: in --retry and --fault), against ps; parameters not given take
-// their defaults. Every problem is reported at once, each prefixed
-// "KIND NAME: " (for example "retry backoff: "): a part that is not
-// key=value, a parameter given twice, an unknown parameter (with the
+// NAME: in --retry, --fault and --strategy), against ps; parameters not
+// given take their defaults. Every problem is reported at once, each
+// prefixed "KIND NAME: " (for example "retry backoff: "): a part that is
+// not key=value, a parameter given twice, an unknown parameter (with the
 // declared ones), a value of the wrong type or refused by its Check.
 func ParseArgs(kind, name, args string, ps []Param) (Values, error) {
 	v := Defaults(ps)
+	given, err := ParseGiven(kind, name, args, ps)
+	for k, x := range given {
+		v[k] = x
+	}
+	return v, err
+}
+
+// ParseGiven is ParseArgs without the defaults: it returns only the
+// parameters args gives (empty for ""), each checked, so that they can
+// override values from elsewhere (the run flags). Errors as ParseArgs.
+func ParseGiven(kind, name, args string, ps []Param) (Values, error) {
+	v := Values{}
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%s %s: %s", kind, name, fmt.Sprintf(format, a...)))

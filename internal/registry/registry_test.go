@@ -116,3 +116,70 @@ func TestParamParseAndCheck(t *testing.T) {
 		t.Fatal("Format")
 	}
 }
+
+// A getter of a name that is not present, or of the wrong type, panics
+// with an *UndeclaredError (no zero value passes for a setting), and
+// Recover turns that panic, and only that one, into an error.
+func TestUndeclaredRead(t *testing.T) {
+	v := Defaults(testParams)
+	for _, c := range []struct {
+		read func()
+		want string
+	}{
+		{func() { v.Int("cuont") }, `parameter "cuont" is read (as int) but not declared`},
+		{func() { v.Int64("count") }, `parameter "count" is read as int64 but declared as int`},
+		{func() { v.String("on") }, `parameter "on" is read as string but declared as bool`},
+		{func() { v.Duration("ratio") }, `parameter "ratio" is read as duration but declared as float64`},
+		{func() { Values(nil).Bool("on") }, `parameter "on" is read (as bool) but not declared`},
+	} {
+		err := func() (err error) {
+			defer Recover(&err, "thing x: ")
+			c.read()
+			return nil
+		}()
+		var u *UndeclaredError
+		if !errors.As(err, &u) || err.Error() != "thing x: "+c.want+map[bool]string{true: ": declare it in the plugin's Params", false: ""}[u.Got == ""] {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+	if !v.Has("count") || v.Has("cuont") || v.Int("count") != 3 {
+		t.Fatal("Has or Int of a declared name")
+	}
+	defer func() {
+		if r := recover(); r != "other" {
+			t.Fatalf("recovered %v, want the other panic to go on", r)
+		}
+	}()
+	func() {
+		var err error
+		defer Recover(&err, "")
+		panic("other")
+	}()
+}
+
+// ParseGiven returns only what the spec gives, checked; ParseArgs adds the
+// defaults; Zero is each type's zero.
+func TestParseGiven(t *testing.T) {
+	v, err := ParseGiven("strategy", "x", "mode=b, count=4", testParams)
+	if err != nil || len(v) != 2 || v.String("mode") != "b" || v.Int("count") != 4 {
+		t.Fatalf("ParseGiven = %v, %v", v, err)
+	}
+	if v, err := ParseGiven("strategy", "x", " ", testParams); err != nil || len(v) != 0 {
+		t.Fatalf("ParseGiven of nothing = %v, %v", v, err)
+	}
+	if _, err := ParseGiven("strategy", "x", "mode=c,size=1", testParams); err == nil ||
+		!strings.Contains(err.Error(), `strategy x: mode=c: "c" is not one of a, b`) ||
+		!strings.Contains(err.Error(), `strategy x: unknown parameter "size" (it takes big, count, mode, on, ratio, wait-time)`) {
+		t.Fatalf("ParseGiven errors = %v", err)
+	}
+	for _, p := range testParams {
+		z := p.Zero()
+		want, ok := map[string]string{"bool": "false", "string": "", "duration": "0s"}[p.Type()]
+		if !ok {
+			want = "0"
+		}
+		if (Param{Default: z}).Type() != p.Type() || Format(z) != want {
+			t.Errorf("Zero of %s = %#v", p.Name, z)
+		}
+	}
+}

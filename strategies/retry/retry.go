@@ -206,8 +206,9 @@ func Describe(name string) string { e, _ := reg.Get(name); return e.Desc }
 var ErrUnknown = errors.New("unknown retry policy")
 
 // Parse reads a spec NAME[:param=value,...]. Errors name the unknown policy
-// (with the valid names) or every bad parameter.
-func Parse(spec string) (*Policy, error) {
+// (with the valid names) or every bad parameter, or a parameter its
+// Builder reads but did not declare (registry.UndeclaredError).
+func Parse(spec string) (_ *Policy, err error) {
 	name, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
 	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {
@@ -217,6 +218,7 @@ func Parse(spec string) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer registry.Recover(&err, "retry "+name+": ")
 	fn, err := e.Value(v)
 	if err != nil {
 		return nil, err
