@@ -145,6 +145,13 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--release", "later"}, code: 2, want: "--release must be detached or caller"},
 	{args: []string{"run", "--backend", "podman"}, code: 2, want: `--backend "podman" is not local or docker`},
 	{args: []string{"run", "--topology", "ring"}, code: 2, want: `--topology "ring" is not one of`},
+	// Parameters scoped to one strategy or workload (NAME:param=value).
+	{args: []string{"run", "--strategy", "redlock,redsync", "--extend", "unchecked"}, code: 2, want: `--extend unchecked: strategy redsync: "unchecked" is not one of off, on (a value for redsync alone: --strategy redsync:extend=VALUE)`},
+	{args: []string{"run", "--strategy", "redlock:extend=bogus,redsync:extend=on"}, code: 2, want: `strategy redlock: extend=bogus: "bogus" is not one of off, on, unchecked`},
+	{args: []string{"run", "--strategy", "atomic:extend=on"}, code: 2, want: `strategy atomic: unknown parameter "extend" (it takes on-timeout)`},
+	{args: []string{"run", "--strategy", "redlock:extend=on,redlock:extend=unchecked"}, code: 2, want: "--strategy lists redlock twice"},
+	{args: []string{"run", "--workload", "hot-key:keys=0"}, code: 2, want: "workload hot-key: keys=0: must be from 1"},
+	{args: []string{"run"}, file: "strategy: [redlock:extend=unchecked, redsync:extnd=on]\n", code: 2, want: `strategy redsync: unknown parameter "extnd"`},
 	// Retry and fault parameters, every fault.
 	{args: []string{"run", "--retry", "backoff:tries=0"}, code: 2, want: "tries=0: must be at least 1"},
 	{args: []string{"run", "--retry", "fixed:interval=-1ms"}, code: 2, want: "interval=-1ms: must be > 0"},

@@ -130,6 +130,9 @@ Exit codes: ` + exitCodesDoc,
   # backoff against fixed polling, 200 clients, 10 hot items
   lockbench run --strategy atomic --retry fixed,backoff --clients 200 --skus 10
 
+  # a parameter for one strategy alone: redlock's unchecked extend beside redsync's own
+  lockbench run --strategy redlock:extend=unchecked,redsync:extend=on
+
   # your own server (keys are written under lockbench:<run-id>: and deleted after)
   lockbench run --addr 127.0.0.1:6379 --password secret
 
@@ -162,9 +165,9 @@ Exit codes: ` + exitCodesDoc,
 // (lockbench sweep) declares --clients as a list of counts (f.clientList)
 // instead of one count.
 func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
-	fl.StringVar(&f.strategies, "strategy", "naive,atomic", "lock strategies, comma-separated (see 'lockbench list')")
+	fl.StringVar(&f.strategies, "strategy", "naive,atomic", "lock strategies, comma-separated, each NAME[:param=value,...]: a parameter given there is that strategy's alone and overrides its --param flag, the matrix-wide default (e.g. redlock:extend=unchecked,redsync:extend=on; see 'lockbench list')")
 	fl.StringVar(&f.drivers, "driver", "goredis,rueidis", "Redis drivers, comma-separated")
-	fl.StringVar(&f.workloads, "workload", "flash-sale", "workloads, comma-separated")
+	fl.StringVar(&f.workloads, "workload", "flash-sale", "workloads, comma-separated, each NAME[:param=value,...] as --strategy (e.g. flash-sale:stock=100,hot-key)")
 	fl.StringVar(&f.retries, "retry", "fixed", "retry policies, comma-separated, each NAME[:param=value,...] (e.g. fixed:interval=20ms,backoff)")
 	if sweep {
 		fl.StringVar(&f.clientList, "clients", "1,10,100,1000", "client counts to sweep, ascending: N,N,... and ranges A..B (x10 steps), A..BxF (x F), A..B+S (+ S), B always included (e.g. 1..10000 = 1,10,100,1000,10000)")

@@ -42,8 +42,9 @@ func listOf[T any](es []registry.Entry[T]) []listed {
 }
 
 // printList writes every registered plugin with its description and the
-// parameters it declares: as flags (--name) for strategies and workloads,
-// as name=value in the spec for retry policies and faults.
+// parameters it declares: as flags (--name) for strategies and workloads
+// (which also take them as name=value after NAME: in --strategy and
+// --workload), as name=value in the spec for retry policies and faults.
 func printList(w io.Writer) {
 	section := func(title string, items []listed, asFlag bool) {
 		fmt.Fprintf(w, "%s:\n", title)
@@ -65,9 +66,9 @@ func printList(w io.Writer) {
 	for _, n := range drivers.Names() {
 		drvs = append(drvs, listed{name: n, desc: drivers.Describe(n)})
 	}
-	section("strategies (--strategy)", listOf(strategies.Entries()), true)
+	section("strategies (--strategy NAME[:param=value,...]; a parameter is also a run flag, --param, the default for every strategy that takes it)", listOf(strategies.Entries()), true)
 	section("drivers (--driver)", drvs, false)
-	section("workloads (--workload)", listOf(workloads.Entries()), true)
+	section("workloads (--workload NAME[:param=value,...]; a parameter is also a run flag, --param)", listOf(workloads.Entries()), true)
 	section("retry policies (--retry NAME[:param=value,...])", listOf(retry.Entries()), false)
 	section("faults (--fault NAME[:param=value,...]; every fault takes at=, all but proc-pause and proc-kill also after=)", listOf(faults.Entries()), false)
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/thresholds"
 	"github.com/lockbench/lockbench/strategies"
@@ -58,7 +60,10 @@ func validate(f *runFlags) (*plan, error) {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
-	strats, drvs, wls := splitList(f.strategies), splitList(f.drivers), splitList(f.workloads)
+	stSpecs, stErrs := parsePluginSpecs("strategy", f.strategies, strategies.ParamsOf, strategies.Known)
+	wlSpecs, wlErrs := parsePluginSpecs("workload", f.workloads, workloads.ParamsOf, func(n string) bool { _, err := workloads.Lookup(n); return err == nil })
+	errs = append(append(errs, stErrs...), wlErrs...)
+	strats, drvs, wls := specNames(stSpecs), splitList(f.drivers), specNames(wlSpecs)
 	var pols []*retry.Policy
 	specs := splitRetry(f.retries)
 	for _, spec := range specs {
@@ -287,8 +292,16 @@ func validate(f *runFlags) (*plan, error) {
 	}
 	var scenarios []engine.Scenario
 	seen := map[string]bool{}
-	for _, wl := range wls {
-		for _, st := range strats {
+	errs = append(errs, flatParamErrors(f, stSpecs, seen)...)
+	for _, wlSpec := range wlSpecs {
+		wl := wlSpec.name
+		for _, stSpec := range stSpecs {
+			st := stSpec.name
+			// The run flags' values, with what --strategy and --workload
+			// give each plugin alone on top.
+			opts := maps.Clone(f.plugin)
+			maps.Copy(opts, stSpec.own)
+			maps.Copy(opts, wlSpec.own)
 			stPols := pols
 			if strategies.InfoOf(st).OwnsRetry {
 				stPols = []*retry.Policy{retry.Library()} // the library retries
@@ -301,7 +314,7 @@ func validate(f *runFlags) (*plan, error) {
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Work: work, Release: f.release}, Options: f.plugin,
+						Params: workloads.Params{Work: work, Release: f.release}, Options: opts,
 						Liveness: liveness, ErrorStreak: streak,
 						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: interval,
 						KeepKeys: f.keepKeys, Faults: faultSpecs,
@@ -440,6 +453,114 @@ func unusedParams(f *runFlags, strats, wls []string) []error {
 		}
 		if !used {
 			errs = append(errs, fmt.Errorf("--%s goes with %s (not with the --strategy and --workload of this run)", pp.Name, strings.Join(pp.users, ", ")))
+		}
+	}
+	return errs
+}
+
+// pluginSpec is one item of --strategy or --workload: a registered name
+// and the parameters given to that plugin alone (NAME:param=value,...),
+// which override the run flags' values (--param, matrix-wide defaults)
+// for its scenarios.
+type pluginSpec struct {
+	name string
+	own  registry.Values // only the parameters given after NAME:
+}
+
+// parsePluginSpecs reads a --strategy or --workload list (kind names the
+// plugins in messages): comma-separated items NAME[:param=value,...], an
+// item's parameters kept with it as --retry's are
+// ("redsync:tries=3,retry-delay=10ms,atomic" is two items). Every problem is returned: an item
+// whose parameter has no NAME: before it, a parameter the plugin does not
+// declare (with those it does), a value of the wrong type or one its
+// declaration refuses, and a plugin listed twice with parameters of its
+// own (one matrix runs each plugin once). An unknown name is returned as
+// it is, for the matrix's own check to name the valid ones.
+func parsePluginSpecs(kind, list string, paramsOf func(string) []registry.Param, known func(string) bool) ([]pluginSpec, []error) {
+	var specs []pluginSpec
+	var errs []error
+	given := map[string]string{} // name -> the first item that named it
+	for _, item := range splitRetry(list) {
+		name, args, scoped := strings.Cut(item, ":")
+		name = strings.TrimSpace(name)
+		if !scoped && strings.Contains(name, "=") {
+			// "redlock,extend=on": the parameter joined the item before it.
+			head, tail, _ := strings.Cut(name, ",")
+			hint := kindExample(kind)
+			if !strings.Contains(head, "=") {
+				hint = head + ":" + tail
+			}
+			errs = append(errs, fmt.Errorf("--%s %q: a parameter goes after its %s's name and a colon, NAME:param=value (%s)", kind, item, kind, hint))
+			if strings.Contains(head, "=") {
+				continue
+			}
+			name = head
+		}
+		sp := pluginSpec{name: name, own: registry.Values{}}
+		if scoped && known(name) {
+			own, err := registry.ParseGiven(kind, name, args, paramsOf(name))
+			if err != nil {
+				errs = append(errs, err)
+			}
+			sp.own = own
+		}
+		if first, dup := given[name]; dup && (scoped || strings.Contains(first, ":")) {
+			errs = append(errs, fmt.Errorf("--%s lists %s twice (%s and %s): a run has one %s %s; give it one set of parameters, or run each in a run of its own", kind, name, first, item, kind, name))
+			continue
+		}
+		if _, dup := given[name]; !dup {
+			given[name] = item
+		}
+		specs = append(specs, sp)
+	}
+	return specs, errs
+}
+
+func kindExample(kind string) string {
+	if kind == "strategy" {
+		return "redlock:extend=unchecked,redsync:extend=on"
+	}
+	return "flash-sale:stock=100,hot-key:keys=10"
+}
+
+// specNames are the specs' plugin names, in order.
+func specNames(specs []pluginSpec) []string {
+	out := make([]string, len(specs))
+	for i, sp := range specs {
+		out[i] = sp.name
+	}
+	return out
+}
+
+// flatParamErrors reports a run flag's value (a matrix-wide default) that
+// a strategy of the matrix refuses, where several strategies of the matrix
+// take the parameter and --strategy gives that one no value of its own:
+// which strategy refuses it, and the scoped form that gives it another
+// (--extend unchecked suits redlock, not redsync: --strategy
+// redsync:extend=on). engine.Validate's plainer message of the same
+// problem is marked in seen, so that it is not repeated.
+func flatParamErrors(f *runFlags, specs []pluginSpec, seen map[string]bool) []error {
+	takers := map[string]int{} // strategies of the matrix that declare each parameter
+	for _, sp := range specs {
+		for _, p := range strategies.ParamsOf(sp.name) {
+			takers[p.Name]++
+		}
+	}
+	var errs []error
+	for _, sp := range specs {
+		ps := strategies.ParamsOf(sp.name)
+		v := registry.Pick(ps, f.plugin)
+		for _, p := range ps {
+			if sp.own.Has(p.Name) || !f.pluginSet[p.Name] || takers[p.Name] < 2 {
+				continue // its own value (checked when read), the default, or one taker: the plain message says it
+			}
+			if err := p.Validate(v[p.Name]); err != nil {
+				errs = append(errs, fmt.Errorf("--%s %s: strategy %s: %v (a value for %s alone: --strategy %s:%s=VALUE)",
+					p.Name, registry.Format(v[p.Name]), sp.name, err, sp.name, sp.name, p.Name))
+				for _, plain := range registry.Check("--", []registry.Param{p}, v) {
+					seen[plain.Error()] = true
+				}
+			}
 		}
 	}
 	return errs

@@ -22,7 +22,8 @@ type pluginParam struct {
 
 // help is the flag's help text: the users and the Doc they share, or, when
 // their Docs differ (one name, several meanings: redlock's and the
-// libraries' --extend), each Doc after the users that declare it.
+// libraries' --extend), each Doc after the users that declare it and the
+// scoped form that gives one of them its own value.
 func (pp *pluginParam) help() string {
 	same := true
 	for _, d := range pp.docs {
@@ -43,7 +44,11 @@ func (pp *pluginParam) help() string {
 	for i, d := range order {
 		parts[i] = strings.Join(who[d], ", ") + ": " + d
 	}
-	return strings.Join(parts, "; ")
+	kind := "workload"
+	if strategies.Known(pp.users[0]) {
+		kind = "strategy"
+	}
+	return strings.Join(parts, "; ") + " (this flag sets them all; one's own: --" + kind + " NAME:" + pp.Name + "=VALUE)"
 }
 
 // pluginParams gathers the parameters every registered strategy and

@@ -90,6 +90,30 @@ func TestToyStrategyOption(t *testing.T) {
 		t.Fatalf("the factory saw toy-level %d from the scenario file, want 9", got)
 	}
 
+	// Given after its name in --strategy (or the scenario file's strategy
+	// list), the value is toy's alone and overrides the flag.
+	unnamed := []string{"run", "-q", "--driver", "rueidis", "--stock", "20", "--clients", "2", "--duration", "5s", "--work", "0s"}
+	out = filepath.Join(dir, "scoped.json")
+	if _, err := inProcess(t, append(unnamed, "--strategy", "toy:toy-level=8", "--toy-level", "2", "--out", out)...); err != nil {
+		t.Fatal(err)
+	}
+	if got := toyLevel.Load(); got != 8 {
+		t.Fatalf("the factory saw toy-level %d from --strategy toy:toy-level=8, want 8", got)
+	}
+	if got := resultParam(t, out, "toy_level"); got != "8" {
+		t.Fatalf("result params toy_level = %q, want 8", got)
+	}
+	if err := os.WriteFile(file, []byte("strategy: [toy:toy-level=6]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, "scopedfile.json")
+	if _, err := inProcess(t, append(unnamed, "-f", file, "--out", out)...); err != nil {
+		t.Fatal(err)
+	}
+	if got := toyLevel.Load(); got != 6 {
+		t.Fatalf("the factory saw toy-level %d from the scenario file's toy:toy-level=6, want 6", got)
+	}
+
 	// Its declared check refuses a bad value as a usage error, naming the flag.
 	_, err = inProcess(t, append(common, "--toy-level", "11", "--out", filepath.Join(dir, "bad.json"))...)
 	var ue usageError
