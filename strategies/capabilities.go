@@ -201,8 +201,10 @@ func crashAt(ctx context.Context, point string) bool {
 // recipe, etcd's concurrency.Mutex): it never returns ErrNotAcquired, and
 // Acquire passes the acquire timeout to it as ctx's deadline; when that
 // deadline ends the wait, Acquire returns ErrAcquireTimeout. The retry
-// policy does not apply to them. Queued is a marker: the method does
-// nothing.
+// policy does not apply to them: Register sets the strategy's Info.Queues
+// when its factory's locker type implements Queued (return the concrete
+// type), and its scenarios run once, with retry.Queue(). Queued is a
+// marker: the method does nothing.
 type Queued interface {
 	Queued()
 }
@@ -238,8 +240,9 @@ type WaitQueue interface {
 // ErrNotAcquired when the library gives up, and gets the acquire timeout as
 // ctx's deadline (as Queued lockers do; a wait cut by that deadline
 // returns ctx's error, which Acquire reports as ErrAcquireTimeout). It
-// must return when ctx ends. Their strategies set Info.OwnsRetry, so no
-// lockbench retry policy runs around them: their scenarios use
+// must return when ctx ends. Register sets the strategy's Info.OwnsRetry
+// when its factory's locker type implements it (return the concrete type),
+// so no lockbench retry policy runs around them: their scenarios use
 // retry.Library() (shown as "library"). OwnRetry is a marker: the method
 // does nothing.
 type OwnRetry interface {

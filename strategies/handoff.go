@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	Register("handoff", Info{Queues: true, Desc: "FIFO queue in Redis (a list of \"deadline|token\" entries, Redisson RedissonFairLock's per-entry timeout); a plain SET NX first, RPUSH to queue; the release script hands the lock straight to the next live waiter (SET XX GET to its token, fresh lease) and PUBLISHes on that waiter's own channel (direct hand-off, as MCS locks and Java's AbstractQueuedSynchronizer); renewed as watchdog",
+	Register("handoff", Info{Desc: "FIFO queue in Redis (a list of \"deadline|token\" entries, Redisson RedissonFairLock's per-entry timeout); a plain SET NX first, RPUSH to queue; the release script hands the lock straight to the next live waiter (SET XX GET to its token, fresh lease) and PUBLISHes on that waiter's own channel (direct hand-off, as MCS locks and Java's AbstractQueuedSynchronizer); renewed as watchdog",
 		Params: []registry.Param{
 			{Name: "queue-timeout", Doc: "a queued waiter's entry is dropped this long after its last refresh (deadline in ms of the Redis clock, estimated by the client); waiters refresh it at their checks", Default: 5 * time.Second,
 				Check: registry.DurationAtLeast(10 * time.Millisecond)},
@@ -152,7 +152,7 @@ var (
 // subscribes to its grant channels. Errors: Config.Prefix empty, recheck
 // above queue-timeout/2, the TIME round trip's, a driver without pub/sub,
 // the subscription's.
-func newHandoff(c Config) (Locker, error) {
+func newHandoff(c Config) (*handoff, error) {
 	if c.Prefix == "" {
 		return nil, errors.New("handoff: Config.Prefix (the scenario's key prefix) is empty: its grant channels are named under it")
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"sync"
 	"time"
 
@@ -224,7 +226,10 @@ func (b Backends) Has(k Backend) bool {
 // (read them with c.Params.Int, Duration, String, ...), and a Config
 // whose Nodes, TTL and Backends New has checked. An error it returns
 // (a combination of values it refuses) is New's error: lockbench reports
-// it and does not run the scenario.
+// it and does not run the scenario. Register takes a factory of any
+// Locker type L, func(Config) (L, error): return the concrete type of the
+// lockers (*myLocker), so that Register learns from it the capabilities
+// that change how lockbench drives them (OwnRetry, Queued).
 type Factory func(c Config) (Locker, error)
 
 // Topology names the server layout a strategy needs.
@@ -267,16 +272,18 @@ type Info struct {
 	// message, as it skips a baseline whose server is not installed, and
 	// so does locktest. Default (nil): every driver.
 	Drivers []string
-	// OwnsRetry: its TryAcquire runs a lock library's own acquire loop
-	// (tries, waits, wake-ups) until the lock is taken, the library gives
-	// up (ErrNotAcquired) or ctx ends; its lockers implement OwnRetry.
-	// lockbench's retry policies are not layered on top: its scenarios
-	// run with retry.Library() whatever --retry says, and the table's
-	// retry column says "library".
+	// OwnsRetry is set by Register, never given to it: true when the
+	// factory's locker type implements OwnRetry (its TryAcquire runs a
+	// lock library's own acquire loop until the lock is taken, the
+	// library gives up with ErrNotAcquired or ctx ends). lockbench's
+	// retry policies are not layered on top: its scenarios run with
+	// retry.Library() whatever --retry says, and the table's retry column
+	// says "library".
 	OwnsRetry bool
-	// Queues: its TryAcquire waits in the lock's own queue until the lock
-	// is granted or ctx ends (its lockers implement Queued: the ZooKeeper
-	// recipe, etcd's mutex, a row lock, handoff's Redis queue).
+	// Queues is set by Register, never given to it: true when the
+	// factory's locker type implements Queued (its TryAcquire waits in
+	// the lock's own queue until the lock is granted or ctx ends: the
+	// ZooKeeper recipe, etcd's mutex, a row lock, handoff's Redis queue).
 	// lockbench's retry policies do not apply: its scenarios run once,
 	// with retry.Queue() whatever --retry says, and the table's retry
 	// column says "queue".
@@ -307,19 +314,41 @@ var reg = registry.New[entry]("strategy")
 // Register makes a strategy available under name (lower-case words
 // joined by dashes, as --strategy takes it), with its description and
 // needs, to New, the command line (lockbench.Main) and `lockbench list`.
-// Call it from an init function, before Main runs. It panics on an empty
-// or duplicate name, a parameter declared wrong (a badly formed or
-// repeated name, a Default of an unsupported type, a Default its own Check
-// refuses) or a nil factory: programming errors, found at start-up.
-func Register(name string, info Info, f Factory) {
+// Call it from an init function, before Main runs.
+//
+// f's return type L tells Register what the lockers are: Info.OwnsRetry
+// is whether L implements OwnRetry, Info.Queues whether it implements
+// Queued, each fact declared once, by the method. Return the concrete
+// type (func(c Config) (*myLocker, error)); with L = Locker those are
+// false, and New refuses a locker that implements either (an error that
+// says to return the concrete type).
+//
+// It panics on an empty or duplicate name, a parameter declared wrong (a
+// badly formed or repeated name, a Default of an unsupported type, a
+// Default its own Check refuses), a nil factory, or Info.OwnsRetry or
+// Info.Queues set by the caller: programming errors, found at start-up.
+func Register[L Locker](name string, info Info, f func(c Config) (L, error)) {
 	if f == nil {
 		panic("strategies: Register with a nil factory")
 	}
+	if info.OwnsRetry || info.Queues {
+		panic("strategies: Register " + name + ": Info.OwnsRetry and Info.Queues are set from the factory's locker type (implement OwnRetry or Queued on it), not given")
+	}
+	t := reflect.TypeFor[L]()
+	info.OwnsRetry = t.Implements(reflect.TypeFor[OwnRetry]())
+	info.Queues = t.Implements(reflect.TypeFor[Queued]())
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}
 	info.MinNodes = max(info.MinNodes, 1)
-	reg.Register(name, info.Desc, info.Params, entry{info, f})
+	factory := func(c Config) (Locker, error) {
+		l, err := f(c)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return l, nil
+	}
+	reg.Register(name, info.Desc, info.Params, entry{info, factory})
 }
 
 // InfoOf returns what name was registered with (the zero Info if unknown).
@@ -409,8 +438,36 @@ func New(name string, c Config) (_ Locker, err error) {
 		return nil, errors.Join(errs...)
 	}
 	defer registry.Recover(&err, "strategy "+name+": ")
-	return e.Value.f(c)
+	l, err := e.Value.f(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Value.info.checkCaps(name, l); err != nil {
+		if cl, ok := l.(io.Closer); ok {
+			cl.Close()
+		}
+		return nil, err
+	}
+	return l, nil
 }
+
+// checkCaps refuses a locker that implements OwnRetry or Queued when its
+// strategy's factory type did not show it (Register found neither on L):
+// lockbench would drive it as a lock it retries itself.
+func (i Info) checkCaps(name string, l Locker) error {
+	for _, c := range []struct {
+		has, derived bool
+		iface        string
+	}{{isOwnRetry(l), i.OwnsRetry, "OwnRetry"}, {isQueued(l), i.Queues, "Queued"}} {
+		if c.has && !c.derived {
+			return fmt.Errorf("strategies: %s: its locker %T implements strategies.%s, but its factory returns a type that does not: return %T from the factory, so that Register sees it", name, l, c.iface, l)
+		}
+	}
+	return nil
+}
+
+func isOwnRetry(l Locker) bool { _, ok := l.(OwnRetry); return ok }
+func isQueued(l Locker) bool   { _, ok := l.(Queued); return ok }
 
 // CheckNodes reports a layout of n Redis nodes too small for strategy name.
 func (i Info) CheckNodes(name string, n int) error {

@@ -31,7 +31,7 @@ import (
 const Prefix = "/lockbench/"
 
 func init() {
-	strategies.Register("etcd", strategies.Info{Queues: true,
+	strategies.Register("etcd", strategies.Info{
 		Desc:    "etcd concurrency.Mutex on a session lease (lowest create revision holds, each waiter watches its predecessor); the revision is a fencing token (go.etcd.io/etcd/client/v3)",
 		Backend: strategies.Etcd,
 	}, open)
@@ -59,7 +59,7 @@ var (
 // c.Backends.EtcdUser when set. Sessions are opened on
 // a worker's first acquire; their lease lasts max(TTL, 2 s) rounded up to
 // whole seconds (etcd's unit and floor) and is renewed while it runs.
-func open(c strategies.Config) (strategies.Locker, error) {
+func open(c strategies.Config) (*locker, error) {
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints: c.Backends.Etcd, DialTimeout: 5 * time.Second, Logger: zap.NewNop(),
 		Username: c.Backends.EtcdUser, Password: c.Backends.EtcdPassword,

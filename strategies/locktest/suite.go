@@ -113,11 +113,6 @@ func (s Suite) Check(t *testing.T, strategy, driver string) {
 	if strategies.IsLockless(l) {
 		t.Skipf("%s takes no lock (strategies.Lockless): nothing to conform", strategy)
 	}
-	// A locker that waits in its lock's queue is declared so, for the
-	// command line to run it once with retry "queue", not once per policy.
-	if _, q := l.(strategies.Queued); q != strategies.InfoOf(strategy).Queues {
-		t.Errorf("%s: its locker implements strategies.Queued = %v, its Info.Queues = %v; they must agree", strategy, q, !q)
-	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) { c.f(s, t, strategy, driver) })
 	}

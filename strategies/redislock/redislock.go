@@ -61,7 +61,7 @@ func init() {
 	strategies.Register("redislock", strategies.Info{
 		Desc: Module + " " + Version + " (go-redis only): Client.Obtain (SET NX PX by Lua, its retry strategy: --retry-strategy none|linear|exponential), " +
 			"Lock.Release (compare-and-delete), Lock.Refresh with --extend on",
-		Drivers: []string{"goredis"}, ConstantToken: true, OwnsRetry: true, Params: Params,
+		Drivers: []string{"goredis"}, ConstantToken: true, Params: Params,
 	}, open)
 }
 
@@ -88,7 +88,7 @@ var (
 
 // open builds a redislock Client on c.Nodes[0]'s go-redis client. It fails
 // on another driver: redislock needs go-redis.
-func open(c strategies.Config) (strategies.Locker, error) {
+func open(c strategies.Config) (*locker, error) {
 	cli, ok := drivers.NativeOf(c.Nodes[0]).(goredis.UniversalClient)
 	if !ok {
 		return nil, fmt.Errorf("redislock runs on the goredis driver only (it is built on a go-redis client); driver %T has no go-redis client", c.Nodes[0])

@@ -62,12 +62,12 @@ func init() {
 	strategies.Register("redsync", strategies.Info{
 		Desc: Module + " " + Version + " on one server: Mutex.LockContext (SET NX PX, up to --tries rounds, random 50-250ms apart), " +
 			"UnlockContext (compare-and-delete), ExtendContext with --extend on; goredis/v9 or rueidis pool",
-		ConstantToken: true, OwnsRetry: true, Params: Params,
+		ConstantToken: true, Params: Params,
 	}, open)
 	strategies.Register("redsync-redlock", strategies.Info{
 		Desc: Module + " " + Version + " Redlock over N independent masters (--nodes, default 5): one pool per master, quorum N/2+1, " +
 			"validity = TTL - elapsed - drift; its own tries, release and extend as redsync",
-		Topology: strategies.Masters, MinNodes: 3, ConstantToken: true, OwnsRetry: true, Params: Params,
+		Topology: strategies.Masters, MinNodes: 3, ConstantToken: true, Params: Params,
 	}, open)
 }
 
@@ -118,7 +118,7 @@ var (
 // parameters and a value generator giving lockbench's token
 // (strategies.NewToken, or strategies.ConstantValue with
 // c.ConstantToken) instead of redsync's random base64 value.
-func open(c strategies.Config) (strategies.Locker, error) {
+func open(c strategies.Config) (*locker, error) {
 	l := &locker{cfg: c, n: len(c.Nodes), ext: c.Params.String("extend") == "on", nodes: make([]nodeStats, len(c.Nodes))}
 	pools := make([]rsredis.Pool, len(c.Nodes))
 	for i, d := range c.Nodes {

@@ -87,8 +87,7 @@ func init() {
 	strategies.Register(Name, strategies.Info{
 		Desc: "rueidis's rueidislock: a majority of 2N-1 keys on one server, waiters woken by client-side-caching invalidations, renewed every extend-interval, the lock is a context cancelled on loss (github.com/redis/rueidis/rueidislock " + Version + ")",
 		// The library is built on a rueidis client.
-		Drivers:   []string{"rueidis"},
-		OwnsRetry: true,
+		Drivers: []string{"rueidis"},
 		Params: []registry.Param{
 			{Name: "key-majority", Doc: "keys of the 2N-1 per lock that must be set to hold it (rueidislock KeyMajority)",
 				Default: DefaultKeyMajority, Check: registry.Between(1, 64)},
@@ -130,7 +129,7 @@ var (
 // come from c.Params. It needs the rueidis driver on c.Nodes[0] (a
 // drivers.Switch is looked through to its current driver); any other
 // driver is refused with an error naming it. No connection is made here.
-func open(c strategies.Config) (strategies.Locker, error) {
+func open(c strategies.Config) (*locker, error) {
 	d := c.Nodes[0]
 	if sw, ok := d.(interface{ Current() drivers.Driver }); ok {
 		d = sw.Current()

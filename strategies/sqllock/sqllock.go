@@ -29,14 +29,26 @@ import (
 var workloads = []string{"flash-sale", "hot-key"}
 
 func init() {
-	strategies.Register("sql-rowlock", strategies.Info{Queues: true,
+	strategies.Register("sql-rowlock", strategies.Info{
 		Desc:    "SQL row lock: BEGIN; SELECT ... FOR UPDATE on the item's row; work; UPDATE; COMMIT (MariaDB via the MySQL protocol; the stock lives in the database)",
 		Backend: strategies.MariaDB, Workloads: workloads,
-	}, func(c strategies.Config) (strategies.Locker, error) { return open(c, true) })
+	}, func(c strategies.Config) (*rowLocker, error) {
+		s, err := open(c)
+		if err != nil {
+			return nil, err
+		}
+		return &rowLocker{Store: s}, nil
+	})
 	strategies.Register("sql-guard", strategies.Info{
 		Desc:    "no lock: read, work, then UPDATE ... SET n = n - 1 WHERE k = ? AND n >= 1 (hot-key: n = n + 1) on the item's row (MariaDB; the stock lives in the database)",
 		Backend: strategies.MariaDB, Workloads: workloads, Guard: "decr",
-	}, func(c strategies.Config) (strategies.Locker, error) { return open(c, false) })
+	}, func(c strategies.Config) (*guard, error) {
+		s, err := open(c)
+		if err != nil {
+			return nil, err
+		}
+		return &guard{Store: s}, nil
+	})
 }
 
 // Store is the SQL data of one scenario: a pool and the scenario's table.
@@ -50,7 +62,7 @@ type Store struct {
 
 // open connects to c.Backends.MySQL with a pool of c.Clients + 4
 // connections and checks it answers within 5 s.
-func open(c strategies.Config, rowLock bool) (strategies.Locker, error) {
+func open(c strategies.Config) (*Store, error) {
 	cfg, err := mysql.ParseDSN(c.Backends.MySQL)
 	if err != nil {
 		return nil, fmt.Errorf("sql: bad DSN: %w", err)
@@ -71,11 +83,7 @@ func open(c strategies.Config, rowLock bool) (strategies.Locker, error) {
 		db.Close()
 		return nil, fmt.Errorf("cannot reach MariaDB at %s: %w", cfg.Addr, err)
 	}
-	s := &Store{db: db}
-	if rowLock {
-		return &rowLocker{Store: s}, nil
-	}
-	return &guard{Store: s}, nil
+	return &Store{db: db}, nil
 }
 
 var _ strategies.RowStore = (*Store)(nil)

@@ -68,18 +68,17 @@ func TestZooKeeperRefusesUnauthenticated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l, err := open(cfg); err == nil {
-		l.(*locker).Close()
+		l.Close()
 		t.Fatalf("open with %s squatted under an open ACL: no error", Root)
 	}
 	if err := other.Delete(Root, -1); err != nil {
 		t.Fatal(err)
 	}
 
-	sl, err := open(cfg)
+	l, err := open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := sl.(*locker)
 	defer l.Close()
 	ls, err := l.TryAcquire(context.Background(), "lockbench:auth:item")
 	if err != nil {

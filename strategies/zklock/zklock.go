@@ -37,7 +37,7 @@ const Sessions = 4
 const Root = "/lockbench"
 
 func init() {
-	strategies.Register("zk", strategies.Info{Queues: true,
+	strategies.Register("zk", strategies.Info{
 		Desc:    "ZooKeeper lock recipe: ephemeral sequential znode per acquirer, each waiter watching its predecessor; the sequence number is a fencing token (github.com/go-zookeeper/zk)",
 		Backend: strategies.ZooKeeper,
 	}, open)
@@ -84,7 +84,7 @@ func (quiet) Printf(string, ...any) {}
 // 10 s to accept its first sessions).
 const connectBound = 30 * time.Second
 
-func open(c strategies.Config) (strategies.Locker, error) {
+func open(c strategies.Config) (*locker, error) {
 	timeout := max(c.TTL, 2*time.Second)
 	l := &locker{parents: map[string]bool{}, acl: zk.WorldACL(zk.PermAll)}
 	auth := c.Backends.ZooKeeperAuth
