@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
@@ -101,8 +100,7 @@ func (c *counter) Setup(ctx context.Context, env *Env) error {
 		c.locks[i], c.vals[i], c.seen[i] = base+"lock", base+"n", base+"fence-seen"
 	}
 	c.zipf = make([]*rand.Zipf, max(env.Clients, 1))
-	env.Oracle = metrics.NewOracle(k)
-	env.Locks = k
+	env.SetLocks(k)
 	c.lockless = strategies.IsLockless(env.Locker)
 	if rs, ok := env.Locker.(strategies.RowStore); ok {
 		c.rows = rs
@@ -294,7 +292,7 @@ func (c *counter) Verify(ctx context.Context, env *Env) (Result, error) {
 		done := c.done.Load()
 		return Result{
 			Figures:    map[string]int64{"increments": done, "counter_sum": sum},
-			Violations: map[string]int64{"lost_updates": max(0, done-sum)},
+			Violations: map[string]int64{LostUpdates: max(0, done-sum)},
 		}, nil
 	}
 	step := batchSize(env)
@@ -318,7 +316,7 @@ func (c *counter) Verify(ctx context.Context, env *Env) (Result, error) {
 	done := c.done.Load()
 	res := Result{
 		Figures:    map[string]int64{"increments": done, "counter_sum": sum},
-		Violations: map[string]int64{"lost_updates": max(0, done-sum)},
+		Violations: map[string]int64{LostUpdates: max(0, done-sum)},
 	}
 	if c.nested {
 		res.Figures["nested_failures"] = c.nestedFail.Load()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -49,8 +48,7 @@ func (c *cycle) Setup(_ context.Context, env *Env) error {
 	for i := range c.locks {
 		c.locks[i] = env.Prefix + "{cyc:" + strconv.Itoa(first+i) + "}:lock"
 	}
-	env.Locks = k
-	env.Oracle = metrics.NewOracle(k)
+	env.SetLocks(k)
 	return nil
 }
 

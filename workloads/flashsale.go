@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/lockbench/lockbench/drivers"
-	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -102,8 +101,7 @@ func (f *flashSale) Setup(ctx context.Context, env *Env) error {
 	}
 	f.slots = make([]slot, f.skus*f.segs)
 	f.left.Store(int64(len(f.slots)))
-	env.Oracle = metrics.NewOracle(len(f.slots))
-	env.Locks = len(f.slots)
+	env.SetLocks(len(f.slots))
 	for i := 0; i < f.skus; i++ {
 		for j := 0; j < f.segs; j++ {
 			s := &f.slots[i*f.segs+j]
@@ -361,8 +359,8 @@ func (t *tally) result(acked int64) Result {
 	return Result{
 		Figures: map[string]int64{"sold": t.sold, "final_stock": t.final, "unrecorded_orders": t.unrecorded,
 			"acked_orders": acked, "missing_keys": t.missing},
-		Violations: map[string]int64{"oversell": t.oversell, "lost_updates": t.lost,
-			"lost_acked_writes": max(0, acked-t.sold)},
+		Violations: map[string]int64{Oversell: t.oversell, LostUpdates: t.lost,
+			LostAckedWrites: max(0, acked-t.sold)},
 	}
 }
 

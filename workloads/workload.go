@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
-	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/registry"
@@ -106,13 +105,30 @@ const (
 
 // Result is what Verify returns.
 type Result struct {
-	// Figures are the workload's end-state numbers (flash-sale: sold,
-	// final_stock).
+	// Figures are the workload's end-state numbers, by a name of its own
+	// (lower-case words joined by underscores; flash-sale: sold,
+	// final_stock): the result file's figures.
 	Figures map[string]int64
-	// Violations are safety counts that must be 0 for a correct lock
-	// (flash-sale: oversell, lost_updates).
+	// Violations are safety counts that must be 0 for a correct lock, by
+	// the kinds an end check measures: Oversell, LostUpdates and
+	// LostAckedWrites (the result file's violation keys; another key is
+	// not recorded). A kind the workload cannot judge is left out.
 	Violations map[string]int64
 }
+
+// The violation kinds a workload's Verify reports (Result.Violations
+// keys), as the result file names them.
+const (
+	// Oversell: units handed out beyond what there was (flash-sale:
+	// Σ max(0, sold − stock) per item).
+	Oversell = "oversell"
+	// LostUpdates: writes under the lock that another holder's write
+	// overwrote (a decrement or increment that the final state lacks).
+	LostUpdates = "lost_updates"
+	// LostAckedWrites: operations the server acknowledged that the final
+	// state lacks (a failover or a restart lost them).
+	LostAckedWrites = "lost_acked_writes"
+)
 
 // Env is shared by every worker of one scenario.
 type Env struct {
@@ -125,15 +141,17 @@ type Env struct {
 	// Params are the settings every workload takes (the workload's own
 	// options are its factory's).
 	Params Params
-	// Oracle counts overlapping holders; Setup sizes it with NewOracle.
-	Oracle *metrics.Oracle
+	// Oracle is the safety oracle Hold reports every critical section to:
+	// Setup gives the scenario one with SetLocks (nil before). Set by
+	// SetLocks, or by tests.
+	Oracle Oracle
 	// AcquireTimeout bounds one acquire, retries included; 0: no bound.
 	AcquireTimeout time.Duration
 	// Released, when set, is called after every successful release (the
 	// pubsub retry policy publishes there).
 	Released func(ctx context.Context, key string) error
-	// Locks is set by Setup: the number of distinct locks, for the
-	// lock-bound ceiling.
+	// Locks is the number of distinct locks, for the lock-bound ceiling:
+	// set by SetLocks.
 	Locks int
 	// Clients is the number of workers (IDs 0..Clients-1).
 	Clients int
@@ -149,7 +167,7 @@ type Env struct {
 	Faults FaultHooks
 	// Live, when set, is the liveness oracle's token registry: the worker
 	// tells it of every acquire's outcome and every holder's exit.
-	Live *liveness.Tracker
+	Live Liveness
 	// Cluster is true when Data is a Redis Cluster client: a multi-key
 	// command must keep its keys in one slot.
 	Cluster bool
@@ -208,7 +226,7 @@ type Worker struct {
 	// Hist, when set, records every critical section Hold runs (the
 	// cross-process oracle's history, internal/history); nil: none kept,
 	// at the cost of one nil check per section.
-	Hist   *history.Buf
+	Hist   History
 	orders uint64          // order ids issued by this worker
 	io     context.Context // see IO
 	// granted is when the last successful acquire returned (metrics.Now):
@@ -234,6 +252,16 @@ type Worker struct {
 	// every failed acquire: computed at the first (blocksSet), as the
 	// locker does not change while the worker runs.
 	blocks, blocksSet bool
+}
+
+// SetLocks tells the scenario that the workload's operations take n
+// distinct locks, numbered 0..n-1 (the i of Hold): it sets Locks, for the
+// lock-bound ceiling, and gives the scenario an oracle of n locks
+// (Oracle). Setup calls it once, before any worker runs; n must be at
+// least 1.
+func (e *Env) SetLocks(n int) {
+	e.Locks = n
+	e.Oracle = metrics.NewOracle(n)
 }
 
 // Begin tells the worker that an operation starts at t (metrics.Now): the
@@ -605,15 +633,21 @@ func (w *Worker) BeforeWrite() {
 // Factory returns a new Workload for one scenario, given the values of the
 // parameters the workload declared (every one present, each checked
 // against its Param).
-type Factory func(v registry.Values) Workload
+type Factory func(v Values) Workload
 
 var reg = registry.New[Factory]("workload")
 
-// Register makes a workload available under name, with its one-line
-// description and its own parameters (each becomes a run flag, a
-// scenario-file field and a key of the result's params). It panics on an
-// empty or duplicate name, a nil factory or a badly declared parameter.
-func Register(name, desc string, params []registry.Param, f Factory) {
+// Register makes a workload available under name (lower-case words joined
+// by dashes, as --workload takes it), with its one-line description and
+// its own parameters (each becomes a run flag, a scenario-file field, a
+// parameter after the name in --workload and a key of the result's
+// params), to New, the command line (lockbench.Main) and `lockbench
+// list`. Call it from an init function, before Main runs. It panics on an
+// empty or duplicate name, a nil factory or a badly declared parameter
+// (a badly formed or repeated name, a Default of an unsupported type, one
+// its own Check refuses, or a name another plugin declares with another
+// type or default, found when the command line starts).
+func Register(name, desc string, params []Param, f Factory) {
 	if f == nil {
 		panic("workloads: Register with a nil factory")
 	}
@@ -641,7 +675,7 @@ var ErrUnknown = errors.New("unknown workload")
 // (defaults for those missing) and ignores the rest. Errors: ErrUnknown
 // (with the valid names), every value its Param refuses, or a parameter
 // the factory reads but did not declare (registry.UndeclaredError).
-func New(name string, v registry.Values) (_ Workload, err error) {
+func New(name string, v Values) (_ Workload, err error) {
 	e, err := reg.Lookup(name, ErrUnknown)
 	if err != nil {
 		return nil, err
@@ -657,13 +691,13 @@ func New(name string, v registry.Values) (_ Workload, err error) {
 // Lookup returns the parameters workload name declared, or an error
 // wrapping ErrUnknown that suggests the nearest name and lists the valid
 // ones.
-func Lookup(name string) ([]registry.Param, error) {
+func Lookup(name string) ([]Param, error) {
 	e, err := reg.Lookup(name, ErrUnknown)
 	return e.Params, err
 }
 
 // ParamsOf returns the parameters workload name declared (nil if unknown).
-func ParamsOf(name string) []registry.Param {
+func ParamsOf(name string) []Param {
 	e, _ := reg.Get(name)
 	return e.Params
 }
