@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -70,7 +71,26 @@ func printList(w io.Writer) {
 	section("drivers (--driver)", drvs, false)
 	section("workloads (--workload NAME[:param=value,...]; a parameter is also a run flag, --param)", listOf(workloads.Entries()), true)
 	section("retry policies (--retry NAME[:param=value,...])", listOf(retry.Entries()), false)
-	section("faults (--fault NAME[:param=value,...]; every fault takes at=, all but proc-pause and proc-kill also after=)", listOf(faults.Entries()), false)
+	section("faults (--fault NAME[:param=value,...]; "+triggers()+")", listOf(faults.Entries()), false)
+}
+
+// triggers says which trigger parameters the faults take: "every fault
+// takes at=, all but A and B also after=" (faults.Info.AtOnly).
+func triggers() string {
+	var atOnly []string
+	for _, e := range faults.Entries() {
+		if e.Value.AtOnly {
+			atOnly = append(atOnly, e.Name)
+		}
+	}
+	switch n := len(atOnly); n {
+	case 0:
+		return "every fault takes at= and after="
+	case 1:
+		return "every fault takes at=, all but " + atOnly[0] + " also after="
+	default:
+		return "every fault takes at=, all but " + strings.Join(atOnly[:n-1], ", ") + " and " + atOnly[n-1] + " also after="
+	}
 }
 
 func quoteEmpty(s string) string {

@@ -225,7 +225,7 @@ func validate(f *runFlags) (*plan, error) {
 			bad("--backend docker starts %s layouts; --topology %s needs --backend local", dockertopo.Supported, f.topology)
 		}
 		for _, sp := range faultSpecs {
-			if faults.NeedsOf(sp.Name) != faults.NeedsNothing {
+			if sp.Needs() != faults.NeedsNothing {
 				bad("fault %s acts on redis-server processes; it needs --backend local", sp.Name)
 			}
 		}

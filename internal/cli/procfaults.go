@@ -29,30 +29,20 @@ import (
 // Children and parent run on one machine: one clock.
 const procEventsEnv = "LOCKBENCH_PROCS_EVENTS"
 
-// procFaultsWithout checks the process faults (proc-pause, proc-kill) of
-// the plan's scenarios: they need --procs (n, the number of child
-// processes: 0 when the run has none), proc from 1 to n, and proc-kill
-// spares segment 1, the leader, which prepares and checks the data.
+// procFaultsWithout checks the process faults (faults.ProcFault) of the
+// plan's scenarios against n, the number of child processes (0 when the
+// run has none): each fault's Spec.CheckProcs, once per spec.
 func procFaultsWithout(p *plan, n int) []error {
 	var errs []error
 	seen := map[string]bool{}
 	for _, sc := range p.scenarios {
 		for _, f := range sc.Faults {
-			if !faults.Process(f.Name) || seen[f.String()] {
+			if _, ok := f.Proc(); !ok || seen[f.String()] {
 				continue
 			}
 			seen[f.String()] = true
-			switch {
-			case n == 0:
-				errs = append(errs, fmt.Errorf("fault %s acts on a child process of --procs N: give --procs (it runs the scenarios as N processes; lockbench sweep has none)", f))
-			case f.Proc > n:
-				errs = append(errs, fmt.Errorf("fault %s: proc=%d, but --procs %d starts processes 1 to %d", f, f.Proc, n, n))
-			case f.Name == "proc-kill" && f.Proc == 1:
-				follower := fmt.Sprintf("proc=2..%d", n)
-				if n < 2 {
-					follower = "with --procs 2 or more"
-				}
-				errs = append(errs, fmt.Errorf("fault %s: process 1 is the leading segment, which writes the data, checks it at the end and deletes it: kill a follower (%s)", f, follower))
+			if err := f.CheckProcs(n); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
@@ -118,8 +108,9 @@ func (s *notifySync) Start(ctx context.Context) (time.Time, error) {
 }
 
 // procFaulter is the parent's side of the process faults of a --procs
-// run: it reads the children's events, pauses children (proc-pause),
-// tells the barrier of dead ones (segment.Gone) and records the windows.
+// run: it reads the children's events, hands them to the faults that name
+// the child (faults.ProcFault: ChildStarted, ChildKilled), tells the
+// barrier of dead ones (segment.Gone) and records the windows.
 type procFaulter struct {
 	p     *plan
 	runID string
@@ -164,88 +155,47 @@ func (pf *procFaulter) read(i int, r io.Reader) {
 			pf.starts[[2]int{n, i}] = t
 			pf.mu.Unlock()
 			for _, f := range pf.p.scenarios[n].Faults {
-				if f.Name == "proc-pause" && f.Proc == i+1 {
+				if p, ok := f.Proc(); ok && p == i+1 {
 					pf.wg.Add(1)
-					go pf.pause(i, n, f, t)
+					go func(f faults.Spec) {
+						defer pf.wg.Done()
+						if w, ok := f.ChildStarted(pf.parentEnv(i, n, t)); ok {
+							pf.record(n, w)
+						}
+					}(f)
 				}
 			}
 		case "kill":
 			pf.mu.Lock()
 			pf.killing[i] = true
+			start := pf.starts[[2]int{n, i}] // its start line comes before its kill line on the same pipe
 			pf.mu.Unlock()
 			for _, f := range pf.p.scenarios[n].Faults {
-				if f.Name == "proc-kill" && f.Proc == i+1 {
-					at := pf.since(t, n, i)
-					pf.record(n, report.FaultWindow{Fault: f.String(), ArmedMS: ms(f.At), StartMS: at, EndMS: at,
-						StuckAfter: -1, Note: fmt.Sprintf("process %d (segment %d) killed itself with SIGKILL inside a critical section: its lock is left to its TTL", i+1, i+1)})
-					break
+				if p, ok := f.Proc(); ok && p == i+1 {
+					if w, ok := f.ChildKilled(pf.parentEnv(i, n, start), t); ok {
+						pf.record(n, w)
+						break
+					}
 				}
 			}
 		}
 	}
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// since is t in ms after scenario n's start as child i reported it (its
-// start line comes before its kill line on the same pipe).
-func (pf *procFaulter) since(t time.Time, n, i int) float64 {
-	pf.mu.Lock()
-	defer pf.mu.Unlock()
-	return ms(t.Sub(pf.starts[[2]int{n, i}]))
+// parentEnv is child i (0-based) in scenario n, whose common start the
+// child reported as start, for its process faults.
+func (pf *procFaulter) parentEnv(i, n int, start time.Time) faults.ParentEnv {
+	return faults.ParentEnv{
+		Signal: func(sig os.Signal) error { return pf.procs[i].Signal(sig) },
+		Exited: func() bool { return pf.gone(i) },
+		Start:  start, TTL: pf.p.scenarios[n].TTL, Stop: pf.stop,
+	}
 }
 
 func (pf *procFaulter) record(n int, w report.FaultWindow) {
 	pf.mu.Lock()
 	defer pf.mu.Unlock()
 	pf.windows[n] = append(pf.windows[n], w)
-}
-
-// pause stops child i at f.At after scenario n's start t and continues it
-// f.For later (2 x the TTL when 0), unless the child exited or the run
-// was stopped first.
-func (pf *procFaulter) pause(i, n int, f faults.Spec, t time.Time) {
-	defer pf.wg.Done()
-	d := f.For
-	if d == 0 {
-		d = 2 * pf.p.scenarios[n].TTL
-	}
-	w := report.FaultWindow{Fault: f.String(), ArmedMS: ms(f.At), StartMS: -1, EndMS: -1, StuckAfter: -1}
-	if !pf.sleepUntil(t.Add(f.At)) || pf.gone(i) {
-		w.StartMS, w.EndMS = w.ArmedMS, w.ArmedMS
-		w.Note = "not done: the process had ended or the run stopped"
-		pf.record(n, w)
-		return
-	}
-	p := pf.procs[i]
-	if err := p.Signal(syscall.SIGSTOP); err != nil {
-		w.StartMS, w.EndMS, w.Note = ms(time.Since(t)), ms(time.Since(t)), "not done: "+err.Error()
-		pf.record(n, w)
-		return
-	}
-	began := time.Now()
-	w.StartMS = ms(began.Sub(t))
-	note := ""
-	if !pf.sleepUntil(began.Add(d)) {
-		note = " (cut short: the run stopped)"
-	}
-	_ = p.Signal(syscall.SIGCONT)
-	end := time.Now()
-	w.EndMS = ms(end.Sub(t))
-	w.Note = fmt.Sprintf("process %d (segment %d) stopped (SIGSTOP) for %v, workers and lease renewals alike, then continued (SIGCONT)%s", i+1, i+1, end.Sub(began).Round(time.Millisecond), note)
-	pf.record(n, w)
-}
-
-// sleepUntil waits for t; false when the run stops first.
-func (pf *procFaulter) sleepUntil(t time.Time) bool {
-	tm := time.NewTimer(time.Until(t))
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return true
-	case <-pf.stop:
-		return false
-	}
 }
 
 func (pf *procFaulter) gone(i int) bool {

@@ -91,7 +91,7 @@ func layoutKind(sc engine.Scenario, topo strategies.Topology) strategies.Topolog
 		return topo
 	}
 	for _, f := range sc.Faults {
-		if faults.NeedsOf(f.Name) == faults.NeedsReplica {
+		if f.Needs() == faults.NeedsReplica {
 			return strategies.Replicated
 		}
 	}
@@ -100,7 +100,7 @@ func layoutKind(sc engine.Scenario, topo strategies.Topology) strategies.Topolog
 
 func damaging(sc engine.Scenario) bool {
 	for _, f := range sc.Faults {
-		if faults.NeedsOf(f.Name) != faults.NeedsNothing {
+		if f.Needs() != faults.NeedsNothing {
 			return true
 		}
 	}

@@ -165,12 +165,12 @@ func (r *run) prepare() error {
 }
 
 // startProxies puts a proxy in front of every node when the scenario has
-// a fault that acts through one (latency, reply-loss, blackhole), and points r.nodes at the proxies (a TLS
+// a fault that acts through one (faults.Info.Proxy), and points r.nodes at the proxies (a TLS
 // node's certificate still checked against its own host name). Errors: a
 // proxy that cannot start.
 func (r *run) startProxies() error {
 	for _, f := range r.sc.Faults {
-		if !faults.Proxied(f.Name) || r.proxies != nil {
+		if !f.Proxied() || r.proxies != nil {
 			continue
 		}
 		nodes := r.nodes

@@ -164,50 +164,11 @@ func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
 			errs = append(errs, err)
 		}
 	}
+	fl := faults.Layout{Kind: kind, Servers: l.Servers, External: l.External, Strategy: sc.Strategy}
 	for _, f := range sc.Faults {
-		needs := faults.NeedsOf(f.Name)
-		if needs != faults.NeedsNothing && l.External {
-			bad("fault %s acts on servers lockbench starts itself; it cannot be used with --addr", f.Name)
-		}
-		if faults.Proxied(f.Name) {
-			switch {
-			case kind == strategies.Sentinel || kind == strategies.Cluster:
-				bad("fault %s stands between clients and fixed addresses; a %s client finds its servers itself", f.Name, kind)
-			case kind != strategies.Masters && f.Node > 0:
-				bad("fault %s: node=%d, but the clients connect to one server (node=0) on a %s layout", f.Name, f.Node, kind)
-			case kind == strategies.Masters && l.Servers > 0 && f.Node >= l.Servers:
-				bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", f.Name, f.Node, l.Servers)
-			}
-		}
-		if f.Name == "failover" {
-			switch {
-			case info.Topology == strategies.Masters:
-				bad("fault failover needs a master with a replica; %s runs on independent masters", sc.Strategy)
-			case kind == strategies.Sentinel && f.Hold >= 5*time.Second:
-				bad("fault failover through Sentinel: hold=%v is too long; Sentinel does not promote a replica cut off for 5 s or more", f.Hold)
-			case kind != strategies.Replicated && kind != strategies.Sentinel && !l.External:
-				bad("fault failover needs --topology replica (by hand) or sentinel, not %s", kind)
-			}
-		}
-		if onServer(f.Name) && l.Servers > 0 && f.Node+max(f.Count, 1) > l.Servers {
-			if f.Count > 1 {
-				bad("fault %s: node=%d,count=%d needs servers %d to %d, but the layout has %d (indexes from 0)", f.Name, f.Node, f.Count, f.Node, f.Node+f.Count-1, l.Servers)
-			} else {
-				bad("fault %s: node=%d, but the layout has %d server(s) (indexes from 0)", f.Name, f.Node, l.Servers)
-			}
-		}
+		errs = append(errs, f.Check(fl)...)
 	}
 	return errs
-}
-
-// onServer reports whether fault name acts on one of the servers
-// lockbench started, by its node index.
-func onServer(name string) bool {
-	switch name {
-	case "script-flush", "client-pause", "clock-jump":
-		return true
-	}
-	return strings.HasPrefix(name, "node-")
 }
 
 // validate is Validate on the layout nodes describe, as one error, for Run.

@@ -19,7 +19,7 @@ import (
 
 func TestParse(t *testing.T) {
 	sp, err := faults.Parse("node-restart:node=2,down=50ms,after=100")
-	if err != nil || sp.Node != 2 || sp.Down != 50*time.Millisecond || sp.After != 100 {
+	if err != nil || sp.Values.Int("node") != 2 || sp.Values.Duration("down") != 50*time.Millisecond || sp.After != 100 {
 		t.Fatalf("%+v %v", sp, err)
 	}
 	if sp, _ := faults.Parse("pause"); sp.At != time.Second {

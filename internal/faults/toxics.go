@@ -26,11 +26,11 @@ const (
 )
 
 func init() {
-	toxics.Register(replyLossType, new(replyLoss))
-	toxics.Register(holdType, new(hold))
+	toxics.Register(replyLossType, new(lossToxic))
+	toxics.Register(holdType, new(holdToxic))
 }
 
-// replyLoss holds a share P of the chunks that pass (the server's replies,
+// lossToxic holds a share P of the chunks that pass (the server's replies,
 // on the downstream side) for DelayMS before passing them on, keeping
 // their order; with DelayMS = 0 the connection goes silent from the first
 // chunk it picks: that chunk and every later one are swallowed, and the
@@ -39,20 +39,20 @@ func init() {
 // ones. Dropping only one chunk and passing later ones would shift every
 // later reply onto the wrong command of a pipelining client (rueidis),
 // which no network does: TCP loses no bytes in the middle of a stream.
-type replyLoss struct {
+type lossToxic struct {
 	P       float64 `json:"p"`
 	DelayMS int64   `json:"delay_ms"`
 }
 
-// replyLossState is one connection's: whether it went silent.
-type replyLossState struct{ silent bool }
+// lossState is one connection's: whether it went silent.
+type lossState struct{ silent bool }
 
-func (t *replyLoss) NewState() any { return new(replyLossState) }
+func (t *lossToxic) NewState() any { return new(lossState) }
 
-func (t *replyLoss) Pipe(stub *toxics.ToxicStub) {
-	st, _ := stub.State.(*replyLossState)
+func (t *lossToxic) Pipe(stub *toxics.ToxicStub) {
+	st, _ := stub.State.(*lossState)
 	if st == nil {
-		st = new(replyLossState)
+		st = new(lossState)
 	}
 	delay := time.Duration(t.DelayMS) * time.Millisecond
 	for {
@@ -88,20 +88,20 @@ func (t *replyLoss) Pipe(stub *toxics.ToxicStub) {
 
 // Cleanup closes a connection that went silent when the toxic is removed:
 // the replies it swallowed are gone, so the later ones must not follow.
-func (t *replyLoss) Cleanup(stub *toxics.ToxicStub) {
-	if st, _ := stub.State.(*replyLossState); st != nil && st.silent {
+func (t *lossToxic) Cleanup(stub *toxics.ToxicStub) {
+	if st, _ := stub.State.(*lossState); st != nil && st.silent {
 		stub.Close()
 	}
 }
 
-// hold lets nothing through while it is in place and passes everything it
+// holdToxic lets nothing through while it is in place and passes everything it
 // held, in order, when it is removed: a network partition that heals, TCP
 // retransmitting what it could not deliver. (toxiproxy's timeout toxic with
 // timeout 0 would instead drop the bytes, and a pipelining client would
 // then match the later replies to the wrong commands.)
-type hold struct{}
+type holdToxic struct{}
 
-func (t *hold) Pipe(stub *toxics.ToxicStub) {
+func (t *holdToxic) Pipe(stub *toxics.ToxicStub) {
 	for {
 		select {
 		case <-stub.Interrupt:
