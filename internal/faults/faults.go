@@ -221,11 +221,11 @@ func Parse(s string) (Spec, error) {
 	if err := errors.Join(errs...); err != nil {
 		return Spec{}, err
 	}
-	sp := Spec{Name: name, At: v.Duration("at"), Values: v, fault: f, info: e.Value.info, raw: strings.TrimSpace(s)}
-	if !e.Value.info.AtOnly {
-		sp.After = v.Int64("after")
-	}
-	return sp, nil
+	// The trigger, which Register declared for every fault: read from the
+	// map (after is absent, 0, for an AtOnly fault).
+	at, _ := v["at"].(time.Duration)
+	after, _ := v["after"].(int64)
+	return Spec{Name: name, At: at, After: after, Values: v, fault: f, info: e.Value.info, raw: strings.TrimSpace(s)}, nil
 }
 
 // Layout is what a fault's Check is told of the servers a scenario runs
