@@ -202,7 +202,9 @@ func (s Spec) Proxied() bool { return s.info.Proxy }
 // Parse reads NAME[:param=value,...]. Errors: ErrUnknown (with the nearest
 // name and the valid ones); every bad parameter at once (not key=value,
 // given twice, unknown, of the wrong type, refused by its Check); at= and
-// after= both given; the Builder's own error, prefixed "fault NAME: ".
+// after= both given; the Builder's own error, prefixed "fault NAME: "; a
+// parameter the Builder reads but the fault did not declare
+// (registry.UndeclaredError).
 func Parse(s string) (Spec, error) {
 	name, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
 	e, err := reg.Lookup(name, ErrUnknown)
@@ -214,7 +216,7 @@ func Parse(s string) (Spec, error) {
 	if strings.Contains(","+rest, ",at=") && strings.Contains(","+rest, ",after=") {
 		errs = append(errs, fmt.Errorf("fault %s: give at= or after=, not both", name))
 	}
-	f, err := e.Value.build(v)
+	f, err := build(e.Value.build, v)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("fault %s: %w", name, err))
 	}
@@ -226,6 +228,13 @@ func Parse(s string) (Spec, error) {
 	at, _ := v["at"].(time.Duration)
 	after, _ := v["after"].(int64)
 	return Spec{Name: name, At: at, After: after, Values: v, fault: f, info: e.Value.info, raw: strings.TrimSpace(s)}, nil
+}
+
+// build runs a fault's Builder, its read of an undeclared parameter an
+// error.
+func build(b Builder, v registry.Values) (_ Fault, err error) {
+	defer registry.Recover(&err, "")
+	return b(v)
 }
 
 // Layout is what a fault's Check is told of the servers a scenario runs
