@@ -255,7 +255,7 @@ func validate(f *runFlags) (*plan, error) {
 	if err := checkOut(out); err != nil {
 		bad("--out %q: %v", out, err)
 	}
-	errs = append(errs, unusedParams(f, strats, wls)...)
+	errs = append(errs, unusedParams(f, stSpecs, wlSpecs)...)
 	errs = append(errs, unusedFlags(f, matrixUse{strats: strats, addrs: addrs, tls: conn.TLS != nil, topo: topo,
 		topoMasters: strings.HasPrefix(f.topology, "masters:")})...)
 	var slowName string
@@ -429,16 +429,17 @@ func layoutOf(f *runFlags, sc engine.Scenario, topo strategies.Topology, masters
 }
 
 // unusedParams reports a plugin parameter that the command line or the
-// scenario file set but that no selected strategy or workload declares:
-// the value would be silently ignored.
-func unusedParams(f *runFlags, strats, wls []string) []error {
+// scenario file set but that no selected strategy or workload declares,
+// or that every one declaring it overrides with a value of its own
+// (NAME:param=value): the value would be silently ignored.
+func unusedParams(f *runFlags, stSpecs, wlSpecs []pluginSpec) []error {
 	var errs []error
-	for _, name := range strats {
+	for _, name := range specNames(stSpecs) {
 		if !strategies.Known(name) {
 			return nil // a misspelt name: its own error says more
 		}
 	}
-	for _, name := range wls {
+	for _, name := range specNames(wlSpecs) {
 		if _, err := workloads.Lookup(name); err != nil {
 			return nil
 		}
@@ -447,12 +448,21 @@ func unusedParams(f *runFlags, strats, wls []string) []error {
 		if !f.pluginSet[pp.Name] {
 			continue
 		}
-		used := false
-		for _, u := range pp.users {
-			used = used || slices.Contains(strats, u) || slices.Contains(wls, u)
+		used, takers := false, []string{}
+		for _, sp := range append(slices.Clone(stSpecs), wlSpecs...) {
+			if !slices.Contains(pp.users, sp.name) {
+				continue
+			}
+			takers = append(takers, sp.name)
+			used = used || !sp.own.Has(pp.Name) // a value of its own overrides the flag
 		}
-		if !used {
+		switch {
+		case len(takers) == 0:
 			errs = append(errs, fmt.Errorf("--%s goes with %s (not with the --strategy and --workload of this run)", pp.Name, strings.Join(pp.users, ", ")))
+		case !used && len(takers) == 1:
+			errs = append(errs, fmt.Errorf("--%s has no effect: %s gives its own (%s:%s=...); drop one of the two", pp.Name, takers[0], takers[0], pp.Name))
+		case !used:
+			errs = append(errs, fmt.Errorf("--%s has no effect: %s each give their own (NAME:%s=...); drop the flag or one of theirs", pp.Name, strings.Join(takers, ", "), pp.Name))
 		}
 	}
 	return errs

@@ -32,15 +32,17 @@ func TestStrategyScopedParams(t *testing.T) {
 			map[string]map[string]string{"redlock/flash-sale": {"extend": "unchecked"}, "redsync/flash-sale": {"extend": "on"}}},
 		// The flag is the matrix-wide default; a scoped value overrides it
 		// for its strategy alone.
+		{[]string{"--strategy", "redlock:extend=unchecked,redsync", "--extend", "on"},
+			map[string]map[string]string{"redlock/flash-sale": {"extend": "unchecked"}, "redsync/flash-sale": {"extend": "on"}}},
 		{[]string{"--strategy", "redlock,redsync-redlock:extend=off,redsync", "--extend", "on"},
 			map[string]map[string]string{"redlock/flash-sale": {"extend": "on"}, "redsync-redlock/flash-sale": {"extend": "off"}, "redsync/flash-sale": {"extend": "on"}}},
 		// Parameters of their own on both sides, kept with their item.
-		{[]string{"--strategy", "redsync:tries=3,retry-delay=10ms,atomic:on-timeout=release", "--tries", "5",
-			"--workload", "flash-sale:stock=7,skus=2,hot-key:keys=3", "--stock", "9"},
+		{[]string{"--strategy", "redsync:tries=3,retry-delay=10ms,atomic:on-timeout=release",
+			"--workload", "flash-sale:stock=7,skus=2,hot-key:keys=3", "--zipf", "2"},
 			map[string]map[string]string{
 				"redsync/flash-sale": {"tries": "3", "retry_delay": "10ms", "stock": "7", "skus": "2"},
 				"atomic/flash-sale":  {"on_timeout": "release", "stock": "7"},
-				"redsync/hot-key":    {"tries": "3", "keys": "3", "zipf": "1.1"},
+				"redsync/hot-key":    {"tries": "3", "keys": "3", "zipf": "2"},
 				"atomic/hot-key":     {"on_timeout": "release", "keys": "3"},
 			}},
 	} {
@@ -89,6 +91,10 @@ func TestStrategyScopedParamErrors(t *testing.T) {
 			[]string{"--strategy lists redlock twice (redlock:extend=on and redlock:extend=unchecked)"}},
 		{[]string{"--strategy", "redlock,extend=on"},
 			[]string{`--strategy "redlock,extend=on": a parameter goes after its strategy's name and a colon, NAME:param=value (redlock:extend=on)`}},
+		{[]string{"--strategy", "redlock:extend=unchecked,redsync:extend=on", "--extend", "on"},
+			[]string{"--extend has no effect: redlock, redsync each give their own (NAME:extend=...); drop the flag or one of theirs"}},
+		{[]string{"--workload", "flash-sale:stock=7", "--stock", "9"},
+			[]string{"--stock has no effect: flash-sale gives its own (flash-sale:stock=...); drop one of the two"}},
 		{[]string{"--workload", "hot-key:stock=5,flash-sale:stock=0"},
 			[]string{`workload hot-key: unknown parameter "stock" (it takes keys, zipf)`, "workload flash-sale: stock=0: must be from 1"}},
 	} {
