@@ -91,10 +91,11 @@ func TestToyStrategyOption(t *testing.T) {
 	}
 
 	// Given after its name in --strategy (or the scenario file's strategy
-	// list), the value is toy's alone and overrides the flag.
+	// list), the value is toy's alone (TestStrategyScopedParams: it
+	// overrides the flag, which stays the other strategies' default).
 	unnamed := []string{"run", "-q", "--driver", "rueidis", "--stock", "20", "--clients", "2", "--duration", "5s", "--work", "0s"}
 	out = filepath.Join(dir, "scoped.json")
-	if _, err := inProcess(t, append(unnamed, "--strategy", "toy:toy-level=8", "--toy-level", "2", "--out", out)...); err != nil {
+	if _, err := inProcess(t, append(unnamed, "--strategy", "toy:toy-level=8", "--out", out)...); err != nil {
 		t.Fatal(err)
 	}
 	if got := toyLevel.Load(); got != 8 {
