@@ -490,9 +490,13 @@ func ParamsOf(name string) []registry.Param {
 	return e.Params
 }
 
+// Entry is one registered strategy: its Name, Desc, Params and Info
+// (Value).
+type Entry = registry.Entry[Info]
+
 // Entries lists the registered strategies with their descriptions and
 // parameters, sorted by name.
-func Entries() []registry.Entry[Info] {
+func Entries() []Entry {
 	var out []registry.Entry[Info]
 	for _, e := range reg.Entries() {
 		out = append(out, registry.Entry[Info]{Name: e.Name, Desc: e.Desc, Params: e.Params, Value: e.Value.info})

@@ -657,9 +657,13 @@ func Register(name, desc string, params []Param, f Factory) {
 // Names lists the registered workloads, sorted.
 func Names() []string { return reg.Names() }
 
+// Entry is one registered workload: its Name, Desc, Params and factory
+// (Value).
+type Entry = registry.Entry[Factory]
+
 // Entries lists the registered workloads with their descriptions and
 // parameters, sorted by name.
-func Entries() []registry.Entry[Factory] { return reg.Entries() }
+func Entries() []Entry { return reg.Entries() }
 
 // Describe returns a workload's one-line description.
 func Describe(name string) string {
