@@ -80,13 +80,14 @@ indifference zone of ± the figure's threshold: slower (costlier) when the
 whole interval lies beyond it on the bad side, faster (cheaper) beyond it
 on the good side, same when the whole interval lies within it, else
 undecided, and ab runs another round. It looks at the intervals after
-every round but stops early on a worse figure only when the interval at
---interim-confidence (99.9 %) lies beyond the threshold; the verdict at
---confidence is final when the budget or --max-rounds ends the rounds
-(the Haybittle-Peto boundary of sequential trials: Haybittle, Br. J.
-Radiol. 1971; Peto et al., Br. J. Cancer 1976), so that looking after
-every round does not multiply the false alarms. It stops early, too,
-when every figure is decided and none is worse.
+every round and stops early on a worse figure when its interval at
+--interim-confidence (default: --confidence) lies beyond the threshold;
+with --interim-confidence 0.999 that is the Haybittle-Peto boundary of
+sequential trials (Haybittle, Br. J. Radiol. 1971; Peto et al., Br. J.
+Cancer 1976): fewer false alarms from looking after every round, a small
+change judged at --confidence when the budget or --max-rounds ends the
+rounds. It stops early, too, when every figure is decided and none is
+worse.
 
 Figures: ops/s (--threshold), p99 (--p99-threshold), Redis commands per
 operation (--cost-threshold), the client's and Redis's CPU per operation
@@ -125,6 +126,9 @@ baseline; 130 interrupted.`,
 			costTh, cpuTh, rssTh := pct("cost-threshold", costThreshold), pct("cpu-threshold", cpuThreshold), pct("rss-threshold", rssThreshold)
 			if !(confidence > 0.5 && confidence < 1) {
 				errs = append(errs, fmt.Errorf("--confidence must be above 0.5 and below 1, got %v", confidence))
+			}
+			if interim == 0 {
+				interim = confidence
 			}
 			if !(interim >= confidence && interim < 1) {
 				errs = append(errs, fmt.Errorf("--interim-confidence must be at least --confidence (%v) and below 1, got %v", confidence, interim))
@@ -231,7 +235,7 @@ baseline; 130 interrupted.`,
 	f.StringVar(&cpuThreshold, "cpu-threshold", "25%", "indifference zone of the client's and Redis's CPU per operation")
 	f.StringVar(&rssThreshold, "rss-threshold", "25%", "indifference zone of lockbench's peak RSS")
 	f.Float64Var(&confidence, "confidence", 0.95, "confidence level of the ratios' intervals and of the final verdict")
-	f.Float64Var(&interim, "interim-confidence", 0.999, "confidence level a worse figure needs to stop ab before the budget ends (at least 11 rounds at 0.999)")
+	f.Float64Var(&interim, "interim-confidence", 0, "confidence level a worse figure needs to stop ab before the budget ends (0: --confidence; 0.999, the Haybittle-Peto boundary, needs at least 11 rounds)")
 	f.Uint64Var(&seed, "seed", 0, "seed of the rounds' random order (0: from the clock; printed)")
 	f.StringVar(&keep, "keep", "", "keep every run's result file in this directory (base-NNN.json, new-NNN.json)")
 	return cmd
