@@ -158,8 +158,10 @@ func (r *run) measure() error {
 		if sh := sc.SlowdownShare; sh > 0 && sh < 1 {
 			ws.obs.slow = sh / (1 - sh)
 		}
-		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs,
-			Hist: r.hist.Worker(i)}
+		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
+		if b := r.hist.Worker(i); b != nil {
+			ws.w.Hist = b // a nil *Buf in the interface would not read as nil
+		}
 		w := &ws.w
 		if r.hub != nil {
 			w.Backoff = sc.Retry.NewNotified(r.hub, sc.TTL)
