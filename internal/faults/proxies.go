@@ -1,10 +1,6 @@
 package faults
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -76,52 +72,16 @@ func (p *Proxies) AddLatency(i int, delay, jitter time.Duration) error {
 	if delay < 0 || jitter < 0 {
 		return fmt.Errorf("faults: latency: negative delay %v or jitter %v", delay, jitter)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	px, err := p.proxy(i)
-	if err != nil {
-		return err
-	}
-	if p.closed {
-		return errors.New("faults: latency: proxies closed")
-	}
-	body, err := json.Marshal(map[string]any{
-		"name":     latencyToxic,
-		"type":     "latency",
-		"stream":   "downstream",
-		"toxicity": 1.0,
-		"attributes": map[string]int64{
-			"latency": delay.Round(time.Millisecond).Milliseconds(),
-			"jitter":  jitter.Round(time.Millisecond).Milliseconds(),
-		},
+	return p.addToxic(i, latencyToxic, "latency", toxicDownstream, map[string]int64{
+		"latency": delay.Round(time.Millisecond).Milliseconds(),
+		"jitter":  jitter.Round(time.Millisecond).Milliseconds(),
 	})
-	if err != nil {
-		return fmt.Errorf("faults: latency: %w", err)
-	}
-	if err := removeLatency(px); err != nil {
-		return fmt.Errorf("faults: latency on proxy %d: %w", i, err)
-	}
-	if _, err := px.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
-		return fmt.Errorf("faults: latency on proxy %d: %w", i, err)
-	}
-	return nil
 }
 
 // RemoveLatency removes the latency toxic from upstream i (no error if
 // none); replies already held are passed on without further delay.
 // Errors: bad index, toxiproxy errors.
-func (p *Proxies) RemoveLatency(i int) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	px, err := p.proxy(i)
-	if err != nil {
-		return err
-	}
-	if err := removeLatency(px); err != nil {
-		return fmt.Errorf("faults: remove latency on proxy %d: %w", i, err)
-	}
-	return nil
-}
+func (p *Proxies) RemoveLatency(i int) error { return p.removeToxics(i, latencyToxic) }
 
 // Close stops every proxy: it stops listening and closes every client
 // connection and its upstream connection. Safe to call twice.
@@ -142,13 +102,4 @@ func (p *Proxies) proxy(i int) (*toxiproxy.Proxy, error) {
 		return nil, fmt.Errorf("faults: no proxy %d (have %d)", i, len(p.proxies))
 	}
 	return p.proxies[i], nil
-}
-
-// removeLatency removes the latency toxic from px, if it has one.
-func removeLatency(px *toxiproxy.Proxy) error {
-	err := px.Toxics.RemoveToxic(context.Background(), latencyToxic)
-	if errors.Is(err, toxiproxy.ErrToxicNotFound) {
-		return nil
-	}
-	return err
 }
