@@ -97,30 +97,10 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		o := out.Raw
 		o.CostOps += r.CostOps
 		o.ClientCPUS += r.ClientCPUS
-		o.CPUBudgets = addBudgets(budgetsOf(o), budgetsOf(r), mode)
-		o.CPUBudgetS, o.Host = 0, ""
-		for _, b := range o.CPUBudgets {
-			o.CPUBudgetS += b
-		}
-		if len(o.CPUBudgets) == 1 {
-			for h := range o.CPUBudgets {
-				o.Host = h
-			}
-			o.CPUBudgets = nil
-		}
+		o.CPUBudgetS, o.Host, o.CPUBudgets = fold(addBudgets(budgetsOf(o), budgetsOf(r), mode))
 		switch mode {
 		case Concurrent:
-			o.LockSpaces = addSpaces(spacesOf(o), spacesOf(r))
-			o.Locks, o.LockSpace = 0, ""
-			for _, n := range o.LockSpaces {
-				o.Locks += n
-			}
-			if len(o.LockSpaces) == 1 {
-				for k := range o.LockSpaces {
-					o.LockSpace = k
-				}
-				o.LockSpaces = nil
-			}
+			o.Locks, o.LockSpace, o.LockSpaces = fold(addSpaces(spacesOf(o), spacesOf(r)))
 			o.WindowS = max(o.WindowS, r.WindowS)
 			out.Clients += s.Clients
 			o.ClientOps = append(o.ClientOps, r.ClientOps...)
@@ -506,4 +486,20 @@ func appendTimeline(a, b []Second) []Second {
 		a = append(a, e)
 	}
 	return a
+}
+
+// fold is a per-key map as Raw keeps it: the sum of its values, and the
+// map itself unless it has one key, which is then returned alone (a
+// single host's CPU budget, a single lock space need no map).
+func fold[V int | float64](m map[string]V) (sum V, only string, many map[string]V) {
+	for _, v := range m {
+		sum += v
+	}
+	if len(m) == 1 {
+		for k := range m {
+			only = k
+		}
+		return sum, only, nil
+	}
+	return sum, "", m
 }
