@@ -58,6 +58,7 @@ func TestABInvalidBaseline(t *testing.T) {
 
 // Bad input: exit 2 with a message, before any run.
 func TestABBadInput(t *testing.T) {
+	t.Parallel()
 	yaml := filepath.Join(t.TempDir(), "x.txt")
 	if err := os.WriteFile(yaml, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)

@@ -236,6 +236,7 @@ var badInputCases = []badCase{
 // exit code, the phrase, no panic or goroutine dump, no temporary file
 // named, and nothing started (no redis-server on PATH).
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	if len(badInputCases) < 60 {
 		t.Fatalf("%d cases, want at least 60", len(badInputCases))
 	}
@@ -349,6 +350,7 @@ func TestBadInput(t *testing.T) {
 // A password on the command line is warned about (it shows in ps); one
 // from --password-file or $LOCKBENCH_PASSWORD is not.
 func TestPasswordWarning(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}

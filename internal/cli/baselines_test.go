@@ -27,6 +27,7 @@ func needBaselines(t *testing.T) {
 // The "done when": one table with the six strategies, every one
 // selling exactly its stock with no violation, and every server gone after.
 func TestBaselinesOneTable(t *testing.T) {
+	t.Parallel()
 	needBaselines(t)
 	out := filepath.Join(t.TempDir(), "b.json")
 	r := lockbench(t, "run", "--strategy", strings.Join(sixStrategies, ","), "--workload", "flash-sale",

@@ -26,6 +26,7 @@ import (
 // five masters with quorum 3; wait-replicas acknowledged by the Sentinel
 // layout's replica; --metrics-addr serving Prometheus metrics.
 func TestComposeReadmeCommands(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "compose", "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // rueidis and pubsub on both, with no violation. The lease is 2 s as 0
 // violations are asserted.
 func TestCSCRetryRunsOnRueidisOnly(t *testing.T) {
+	t.Parallel()
 	r := lockbench(t, "list")
 	if r.code != 0 {
 		t.Fatalf("list: exit %d: %s", r.code, r.stderr)

@@ -66,6 +66,7 @@ func dbsize(t *testing.T, addr, pw string) string {
 // --tls-insecure-skip-verify then connects; a missing client certificate
 // fails.
 func TestExternalTLS(t *testing.T) {
+	t.Parallel()
 	files, err := topology.NewTLSFiles(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +131,7 @@ func TestExternalTLS(t *testing.T) {
 // NOPERM), refuses a database with someone else's key unless
 // --allow-nonempty, and never prints the user or its password.
 func TestExternalACLUser(t *testing.T) {
+	t.Parallel()
 	topo, err := topology.Start(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +174,7 @@ func TestExternalACLUser(t *testing.T) {
 // mode, a key on any master counts as a database in use, and every key of
 // the run is gone afterwards.
 func TestExternalCluster(t *testing.T) {
+	t.Parallel()
 	topo, err := topology.StartCluster(context.Background(), 3)
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +217,7 @@ func TestExternalCluster(t *testing.T) {
 // refuses a master without one passes), and the run's keys are gone
 // afterwards.
 func TestExternalSentinel(t *testing.T) {
+	t.Parallel()
 	topo, err := topology.StartSentinel(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -258,6 +262,7 @@ func TestExternalSentinel(t *testing.T) {
 }
 
 func TestExternalUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notPEM := filepath.Join(dir, "x.pem")
 	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {

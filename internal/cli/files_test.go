@@ -368,6 +368,7 @@ func TestSweepStale(t *testing.T) {
 // lockbench clean deletes exactly the run's keys (not another run's, not
 // the user's) and says how many; --all-lockbench-runs needs --yes.
 func TestCleanCommand(t *testing.T) {
+	t.Parallel()
 	topo, err := topology.Start(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
@@ -426,6 +427,7 @@ func TestCleanCommand(t *testing.T) {
 // stock, sold and fence key, hot-key counters), and the run prints the
 // clean command that removes them, which does.
 func TestKeepKeysHaveTTL(t *testing.T) {
+	t.Parallel()
 	topo, err := topology.Start(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // (relative to its own directory), the merge sets the cross-process
 // counts and cross_check; a missing history file is bad input (exit 2).
 func TestHistoryRunAndMerge(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}

@@ -14,6 +14,7 @@ import (
 // redislock/rueidis with a message, exits 0, and shows "library" in the
 // retry column.
 func TestLibraryStrategies(t *testing.T) {
+	t.Parallel()
 	r := lockbench(t, "list")
 	if r.code != 0 {
 		t.Fatalf("list: exit %d: %s", r.code, r.stderr)
@@ -61,6 +62,7 @@ func TestLibraryStrategies(t *testing.T) {
 
 // Bad library parameters are usage errors (exit 2) naming the parameter.
 func TestLibraryStrategyBadInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

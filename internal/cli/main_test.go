@@ -81,6 +81,7 @@ func lockbenchEnv(t *testing.T, env []string, args ...string) result {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	dirJSON := filepath.Join(t.TempDir(), "d.json")
 	if err := os.Mkdir(dirJSON, 0o755); err != nil {
 		t.Fatal(err)
@@ -835,6 +836,7 @@ func TestCompareRepeatedRuns(t *testing.T) {
 // report draws a real run's result file; bad input exits 2 with a clear
 // message and writes nothing.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join("..", "..", "internal", "report", "chart", "testdata", "crash-fault.json")
 	dir := filepath.Join(t.TempDir(), "rep")
 	r := lockbench(t, "report", src, "-o", dir)
@@ -912,6 +914,7 @@ func TestReportCommand(t *testing.T) {
 // A table that cannot be printed (stdout's reader gone, as with
 // `| head -1`) does not lose the results: the file is written first.
 func TestResultsSurviveClosedStdout(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "rueidis", "--duration", "1s", "--out", out)
 	r, w, err := os.Pipe()

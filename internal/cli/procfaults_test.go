@@ -11,6 +11,7 @@ import (
 
 // Process faults given where they cannot act: exit 2 with the reason.
 func TestProcFaultUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -12,6 +12,7 @@ import (
 // defaults in params, and its liveness reported not measured. The lease
 // is 2 s (the auto --ttl would be 100 ms) as 0 violations are asserted.
 func TestRueidislockRunsOnRueidisOnly(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := lockbench(t, "run", "--strategy", "rueidislock", "--driver", "goredis,rueidis", "--duration", "1s", "--ttl", "2s", "--out", out)
 	if r.code != 0 {

@@ -421,6 +421,7 @@ func mustDuration(t *testing.T, s string) time.Duration {
 // line leaves alone come from the file; lists may be comma strings or
 // YAML lists.
 func TestScenarioFilePrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.yaml")
 	body := `# precedence
@@ -464,6 +465,7 @@ quiet: true
 }
 
 func TestScenarioFileErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

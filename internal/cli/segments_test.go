@@ -107,6 +107,7 @@ func TestSegmentPlanMismatch(t *testing.T) {
 // merge refuses segment files of two runs, of two plans, and two files of
 // one segment (exit 2).
 func TestMergeRefusesOtherRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sc := report.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed", Clients: 2, Params: map[string]string{"ttl": "1s"},
 		Raw: &report.Raw{WindowS: 1, Runs: 1}}
@@ -164,6 +165,7 @@ func TestMergeRefusesOtherRuns(t *testing.T) {
 // (over every segment's orders: the leader pools them) agrees with the
 // stock. 10 clients split 3, 3, 2, 2.
 func TestProcs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "naive.json")
 	r := lockbench(t, "run", "--procs", "4", "--strategy", "naive", "--driver", "rueidis", "--clients", "10", "--duration", "2s",
@@ -274,6 +276,7 @@ func TestProcsInterrupt(t *testing.T) {
 // overlap in-process or across the processes, and the merged result
 // names the 5 nodes.
 func TestProcsRedlock(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "redlock.json")
 	r := lockbench(t, "run", "--procs", "2", "--strategy", "redlock", "--driver", "rueidis", "--clients", "4", "--duration", "1s",
 		"--ttl", "5s", "--work", "1ms", "--workload", "lock-cycle", "--keys", "1", "--out", out)

@@ -18,6 +18,7 @@ import (
 // is the file; csv has every parameter as a column, with the run's
 // values; markdown is a GitHub-flavoured table.
 func TestShowReproducesRun(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := lockbench(t, "run", "-q", "--strategy", "naive,atomic", "--driver", "rueidis", "--ttl", "3s", "--work", "2ms",
 		"--stock", "30", "--clients", "4", "--retry", "fixed:interval=1ms", "--duration", "5s", "--fail-on", "safety", "--out", out)
@@ -105,6 +106,7 @@ func TestShowReproducesRun(t *testing.T) {
 
 // A sweep's file is shown with the sweep's table, as the sweep printed it.
 func TestShowReproducesSweep(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "sweep.json")
 	r := lockbench(t, "sweep", "-q", "--strategy", "atomic", "--workload", "lock-cycle", "--keys", "1", "--work", "1ms",
 		"--ttl", "2s", "--clients", "1,2", "--duration", "1s", "--driver", "rueidis", "--out", out)
@@ -123,6 +125,7 @@ func TestShowReproducesSweep(t *testing.T) {
 // Bad input exits 2 with a message that says what is wrong; run checks
 // --columns before it starts anything.
 func TestShowBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notResult := filepath.Join(dir, "other.json")
 	text := filepath.Join(dir, "notes.txt")

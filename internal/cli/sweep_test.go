@@ -66,6 +66,7 @@ func TestParseClientList(t *testing.T) {
 
 // Bad --clients lists and flags sweep refuses: exit 2, nothing written.
 func TestSweepUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "x.json")
 	for _, c := range []struct {
@@ -106,6 +107,7 @@ func TestSweepUsageErrors(t *testing.T) {
 // per matrix cell and client count, in order, meta.sweep naming the counts;
 // it prints the sweep table; report draws sweep.png and sweep.svg from it.
 func TestSweepWritesOneFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
 	r := lockbench(t, "sweep", "-q", "--strategy", "atomic", "--retry", "spin,fixed", "--workload", "lock-cycle", "--keys", "1",
@@ -186,6 +188,7 @@ func TestSweepWritesOneFile(t *testing.T) {
 // ceiling_ops_per_sec and efficiency absent from the JSON, a threshold on
 // efficiency fails as not measured (exit 3).
 func TestZeroWorkHasNoCeiling(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "zero.json")
 	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--retry", "spin", "--workload", "lock-cycle", "--keys", "1",
 		"--work", "0s", "--ttl", "2s", "--clients", "1", "--duration", "1s", "--driver", "rueidis",
@@ -240,6 +243,7 @@ func TestZeroWorkHasNoCeiling(t *testing.T) {
 // cells at every count, with a message, as run does, instead of refusing
 // the matrix.
 func TestSweepSkipsCSCOnGoredis(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "csc.json")
 	r := lockbench(t, "sweep", "-q", "--strategy", "atomic", "--retry", "csc", "--workload", "lock-cycle", "--keys", "1",
 		"--work", "1ms", "--ttl", "2s", "--clients", "1,2", "--duration", "1s", "--driver", "goredis,rueidis", "--out", out)

@@ -21,6 +21,7 @@ var safeRun = []string{"run", "-q", "--strategy", "atomic", "--ttl", "5s", "--wo
 	"--stock", "50", "--clients", "10", "--driver", "rueidis", "--duration", "5s"}
 
 func TestFailOnBrokenExits3(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "broken.json")
 	r := lockbench(t, append(brokenRun, "--fail-on", "overlap==0", "--out", out)...)
 	if r.code != exitThresholds {
@@ -53,6 +54,7 @@ func TestFailOnBrokenExits3(t *testing.T) {
 }
 
 func TestFailOnSafeExits0(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "safe.json")
 	r := lockbench(t, append(safeRun, "--fail-on", "safety", "--fail-on", "atomic/*:ops==50, errors < 1", "--out", out)...)
 	if r.code != exitOK {
@@ -90,6 +92,7 @@ func TestFailOnSafeExits0(t *testing.T) {
 // --format json stdout is the JSON alone, thresholds included, and the
 // summary goes to stderr.
 func TestFailOnScenarioFileJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.yaml")
 	yaml := "strategy: naive\nttl: 5ms\nwork: 20ms\nretry: fixed:interval=1ms\nstock: 50\nclients: 10\ndriver: rueidis\nduration: 5s\n" +
@@ -129,6 +132,7 @@ func TestFailOnScenarioFileJSON(t *testing.T) {
 // Bad thresholds stop the run before anything starts (no result file),
 // each problem named; a comma string in a scenario file works as the flag.
 func TestFailOnUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "never.json")
 	file := filepath.Join(dir, "t.yaml")
