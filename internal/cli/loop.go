@@ -8,19 +8,57 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/export"
+	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/thresholds"
 	"github.com/lockbench/lockbench/strategies"
 )
 
+// scenarioLoop is the scenario loop's state: the plan, where the results
+// go, and the results so far. The run's lifecycle (matrixRun) sets it up.
+type scenarioLoop struct {
+	p              *plan
+	sp             *segPlan // execution segments (nil: none)
+	stdout, stderr io.Writer
+	columns        string // --columns, for a failed run's partial table
+
+	prom  *export.Prom    // --metrics-addr (nil: none)
+	hist  *history.Writer // --history (nil: none)
+	files *outFiles
+	run   *report.Run
+	// measured is a copy of run as of the last scenario finished, for a
+	// second Ctrl-C to write while the run goroutine goes on.
+	measured atomic.Pointer[report.Run]
+	topos    *topologies
+	prog     progress
+	versions redisVersions
+	touched  bool     // a scenario has written keys
+	aborted  []string // scenarios the failure-streak guard stopped
+}
+
+// publish stores a copy of the run as it is (measured).
+func (r *scenarioLoop) publish() {
+	c := *r.run
+	if r.topos != nil {
+		c.Meta.Topology, c.Meta.Servers = r.topos.describe()
+	}
+	c.Scenarios = slices.Clone(r.run.Scenarios)
+	c.Skipped = slices.Clone(r.run.Skipped)
+	r.measured.Store(&c)
+}
+
 // loop runs the plan's scenarios in order until one fails (its error) or
 // the run is interrupted.
-func (r *matrixRun) loop(ctx context.Context) error {
+func (r *scenarioLoop) loop(ctx context.Context) error {
 	for i, sc := range r.p.scenarios {
 		if ctx.Err() != nil {
 			break
@@ -39,7 +77,7 @@ func (r *matrixRun) loop(ctx context.Context) error {
 // scenario runs scenario i: skipped when it cannot run here, else placed
 // on its layout, measured and recorded. stop ends the loop: the run was
 // interrupted, or err, a failure, ends the run.
-func (r *matrixRun) scenario(ctx context.Context, i int, sc engine.Scenario) (stop bool, err error) {
+func (r *scenarioLoop) scenario(ctx context.Context, i int, sc engine.Scenario) (stop bool, err error) {
 	r.prog.start(i, &sc, (sc.Warmup+sc.Duration)*time.Duration(r.p.repeat))
 	lay, err := r.place(ctx, sc)
 	var skip errSkip
@@ -81,7 +119,7 @@ func (r *matrixRun) scenario(ctx context.Context, i int, sc engine.Scenario) (st
 
 // place is scenario sc's layout (started or reused), or errSkip when sc
 // cannot run on its driver.
-func (r *matrixRun) place(ctx context.Context, sc engine.Scenario) (layout, error) {
+func (r *scenarioLoop) place(ctx context.Context, sc engine.Scenario) (layout, error) {
 	switch {
 	case !strategies.RunsOn(sc.Strategy, sc.Driver):
 		return layout{}, errSkip{fmt.Errorf("%s runs on the %s driver only, not on %s", sc.Strategy, strings.Join(strategies.InfoOf(sc.Strategy).Drivers, ", "), sc.Driver)}
@@ -92,7 +130,7 @@ func (r *matrixRun) place(ctx context.Context, sc engine.Scenario) (layout, erro
 }
 
 // skip records scenario i as skipped, with the reason.
-func (r *matrixRun) skip(i int, sc engine.Scenario, skip errSkip) {
+func (r *scenarioLoop) skip(i int, sc engine.Scenario, skip errSkip) {
 	r.prog.skipped(i)
 	fmt.Fprintf(r.stderr, "lockbench: skipping scenario %d (%s): %v\n", i+1, sc.Strategy, skip.err)
 	r.run.Skipped = append(r.run.Skipped, fmt.Sprintf("%s/%s/%s: %v", sc.Strategy, sc.Driver, sc.Workload, skip.err))
@@ -102,7 +140,7 @@ func (r *matrixRun) skip(i int, sc engine.Scenario, skip errSkip) {
 // measure runs scenario i on lay (this segment's share of it, with
 // segments), --repeat times, and releases the layout: the result and the
 // scenario as run.
-func (r *matrixRun) measure(ctx context.Context, i int, sc engine.Scenario, lay layout) (report.Scenario, engine.Scenario, error) {
+func (r *scenarioLoop) measure(ctx context.Context, i int, sc engine.Scenario, lay layout) (report.Scenario, engine.Scenario, error) {
 	nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
 	sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
 	sc.Backends = lay.backends
@@ -126,7 +164,7 @@ func (r *matrixRun) measure(ctx context.Context, i int, sc engine.Scenario, lay 
 
 // fail ends the run on scenario i's error: the partial results printed
 // and written, marked failed; the error returned (exit 1).
-func (r *matrixRun) fail(i int, sc engine.Scenario, err error) error {
+func (r *scenarioLoop) fail(i int, sc engine.Scenario, err error) error {
 	run := r.run
 	r.prog.stopped(i, "failed")
 	r.prog.close() // the bars drawn before the partial table
@@ -135,7 +173,7 @@ func (r *matrixRun) fail(i int, sc engine.Scenario, err error) error {
 	run.Meta.Topology, run.Meta.Servers = r.topos.describe()
 	run.Thresholds = thresholds.Evaluate(r.p.thresholds, run.Scenarios) // recorded; the exit stays 1
 	if len(run.Scenarios) > 0 {
-		_ = printResults(r.stdout, "table", r.f.columns, termWidth(r.stdout), run)
+		_ = printResults(r.stdout, "table", r.columns, termWidth(r.stdout), run)
 	}
 	if werr := r.files.write(run); werr == nil {
 		fmt.Fprintf(r.stdout, "partial results written to %s\n", r.p.out)
@@ -144,7 +182,7 @@ func (r *matrixRun) fail(i int, sc engine.Scenario, err error) error {
 }
 
 // record adds scenario i's result to the run, with its warnings.
-func (r *matrixRun) record(i int, sc engine.Scenario, res report.Scenario) {
+func (r *scenarioLoop) record(i int, sc engine.Scenario, res report.Scenario) {
 	r.prog.done(i, res)
 	if res.VerifyError != "" {
 		fmt.Fprintf(r.prog, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/export"
-	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/thresholds"
 	"github.com/lockbench/lockbench/internal/topology"
@@ -45,7 +43,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		return runProcs(parent, f, p, stdout, stderr)
 	}
 	warnPassword(stderr, commandLinePassword(f.cli, f))
-	r := &matrixRun{f: f, p: p, sp: sp, stdout: stdout, stderr: stderr}
+	r := &matrixRun{f: f, scenarioLoop: scenarioLoop{p: p, sp: sp, stdout: stdout, stderr: stderr, columns: f.columns}}
 	// The metrics endpoint first: an address in use is bad input (exit
 	// 2), found before anything is written or started.
 	if r.prom, err = serveMetrics(f.metricsAddr); err != nil {
@@ -105,29 +103,14 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	return r.finish(ctx)
 }
 
-// matrixRun is one lockbench run in this process (runMatrix): its plan,
-// what its lifecycle set up, and the results so far.
+// matrixRun is one lockbench run in this process (runMatrix): the
+// scenario loop's state, with what the lifecycle adds to it.
 type matrixRun struct {
-	f              *runFlags
-	p              *plan
-	sp             *segPlan // execution segments (nil: none)
-	stdout, stderr io.Writer
-
-	prom  *export.Prom // --metrics-addr (nil: none)
-	runID string
-	hist  *history.Writer // --history (nil: none)
-	files *outFiles
-	run   *report.Run
-	// measured is a copy of run as of the last scenario finished, for a
-	// second Ctrl-C to write while the run goroutine goes on.
-	measured  atomic.Pointer[report.Run]
-	topos     *topologies
-	prog      progress
-	versions  redisVersions
-	touched   bool     // a scenario has written keys
-	aborted   []string // scenarios the failure-streak guard stopped
-	ran       atomic.Bool
-	signalled atomic.Bool
+	scenarioLoop
+	f         *runFlags
+	runID     string
+	ran       atomic.Bool // the run got to its scenarios
+	signalled atomic.Bool // a signal stopped it
 }
 
 // lingerMetrics keeps the metrics endpoint up --metrics-linger longer,
@@ -205,17 +188,6 @@ func (r *matrixRun) newRun() {
 	provenance(&r.run.Meta)
 	r.sp.segmentMeta(&r.run.Meta)
 	r.publish()
-}
-
-// publish stores a copy of the run as it is (measured).
-func (r *matrixRun) publish() {
-	c := *r.run
-	if r.topos != nil {
-		c.Meta.Topology, c.Meta.Servers = r.topos.describe()
-	}
-	c.Scenarios = slices.Clone(r.run.Scenarios)
-	c.Skipped = slices.Clone(r.run.Skipped)
-	r.measured.Store(&c)
 }
 
 // watchSignals handles the run's signals until the returned function is
