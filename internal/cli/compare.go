@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,14 +12,6 @@ import (
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
 )
-
-// errRegressed makes compare exit 1.
-var errRegressed = errors.New("regression")
-
-// errInvalidBaseline makes compare and ab exit 4: the baseline shows
-// violations or errors that its strategies promise not to have
-// (report.InvalidBaseline), so nothing is compared.
-var errInvalidBaseline = errors.New("invalid baseline")
 
 // unsafeScenario names the scenarios whose violations are expected: a
 // strategy registered as Unsafe (naive), a constant token, or Redlock's
@@ -303,17 +294,4 @@ func warnBuilds(out, stderr io.Writer, base, cur *report.Run) {
 	}
 	fmt.Fprintf(out, "base: %s\nnew:  %s\n", base.Meta.Provenance(), cur.Meta.Provenance())
 	fmt.Fprintf(stderr, "lockbench: warning: the two files were produced by different builds: %s\n", strings.Join(diffs, ", "))
-}
-
-// parsePercent reads "5%" or "0.05".
-func parsePercent(s string) (float64, error) {
-	pct := strings.HasSuffix(s, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil || v < 0 || v != v {
-		return 0, fmt.Errorf("%q is not a percentage like 5%% or a fraction like 0.05", s)
-	}
-	if pct {
-		v /= 100
-	}
-	return v, nil
 }

@@ -4,14 +4,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/export"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
-	"github.com/lockbench/lockbench/internal/report"
 )
 
 type runFlags struct {
@@ -90,78 +88,6 @@ type runFlags struct {
 	procs          int
 }
 
-func newRunCmd() *cobra.Command {
-	cmd, _ := newRunCmdFlags()
-	return cmd
-}
-
-// newRunCmdFlags is newRunCmd with the runFlags its flags parse into (for
-// tests: the flag set's defaults).
-func newRunCmdFlags() (*cobra.Command, *runFlags) {
-	f := &runFlags{}
-	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Run a matrix of strategy x driver x workload x retry scenarios",
-		Long: `run starts a redis-server on a free loopback port (or uses --addr), runs
-every combination of the comma-separated --strategy, --driver, --workload and
---retry lists as one scenario each, prints a summary table, and writes a JSON
-result file (results/<UTC timestamp>.json unless --out is given).
-
-A scenario is a closed loop of --clients workers. It ends when --duration
-has passed after --warmup, or earlier when the workload has nothing left to
-do (flash-sale: all stock sold). Latency is per operation (acquire, critical
-section, release) in ms; violations count over the whole run.
-
---fail-on EXPR[,EXPR...] (repeatable; thresholds: in a scenario file) tests
-every scenario after the run: EXPR is [SCOPE:]METRIC OP VALUE, OP one of
-< <= > >= == !=, SCOPE a glob over strategy/driver/workload/retry (fewer
-parts match as a prefix: atomic/* is atomic on any driver, workload and
-retry), safety = every violation kind == 0. The result file records each
-threshold x scenario (thresholds); the table format prints them after the
-results. METRIC is one of:
-` + wrap(strings.Join(report.MetricNames(), ", ")+".", 78) + `
-
-Exit codes: ` + exitCodesDoc,
-		Example: `  # the default matrix: naive and atomic on both drivers, flash-sale
-  lockbench run
-
-  # a lease shorter than the critical section: naive and atomic overlap
-  lockbench run --strategy naive,atomic --ttl 5ms --work 20ms --retry fixed:interval=1ms
-
-  # backoff against fixed polling, 200 clients, 10 hot items
-  lockbench run --strategy atomic --retry fixed,backoff --clients 200 --skus 10
-
-  # a parameter for one strategy alone: redlock's unchecked extend beside redsync's own
-  lockbench run --strategy redlock:extend=unchecked,redsync:extend=on
-
-  # your own server (keys are written under lockbench:<run-id>: and deleted after)
-  lockbench run --addr 127.0.0.1:6379 --password secret
-
-  # TLS with an ACL user, against a Cluster
-  lockbench run --addr rediss://bench:secret@10.0.0.5:6380 --tls-ca-file ca.pem --cluster
-
-  # the fields of a scenario file, with --duration overriding the file's
-  lockbench run -f scenarios/flash-sale-short-ttl.yaml --duration 5s
-
-  # CI gate: exit 3 if any violation, or atomic's p99 is 50 ms or more
-  lockbench run --fail-on safety --fail-on 'atomic/*:p99_ms<50'`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.cli = changedFlags(cmd.Flags())
-			if f.file != "" {
-				if err := applyFile(cmd.Flags(), scratchRunFlags(), f.file); err != nil {
-					return err
-				}
-			}
-			f.changed = changedFlags(cmd.Flags())
-			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
-	registerRunFlags(cmd.Flags(), f, false)
-	registerNameCompletions(cmd)
-	return cmd, f
-}
-
 // registerRunFlags declares run's flags on fl, parsing into f; sweep
 // (lockbench sweep) declares --clients as a list of counts (f.clientList)
 // instead of one count.
@@ -226,32 +152,43 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	f.plugin, f.pluginSet = pluginFlags(fl)
 }
 
-// scratchRunFlags is a fresh set of the run flags, for checking values
-// that are then thrown away.
-func scratchRunFlags() *pflag.FlagSet {
-	cmd, _ := newRunCmdFlags()
-	return cmd.Flags()
-}
-
-// wrap breaks s at spaces into lines of at most width characters.
-func wrap(s string, width int) string {
-	var b strings.Builder
-	n := 0
-	for _, w := range strings.Fields(s) {
-		if n > 0 && n+1+len(w) > width {
-			b.WriteByte('\n')
-			n = 0
-		} else if n > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(w)
-		n += len(w)
-	}
-	return b.String()
-}
-
 // maxClients bounds --clients (and --max-clients): a client costs a few
 // KB (its goroutine, its counters and a buffer of values for histograms
 // it shares with other clients: metrics.Set).
 const maxClients = 100_000
+
+// connFlags declares the flags that say how to reach the user's servers,
+// shared by run and clean: --addr, the login, TLS, Cluster, Sentinel
+// (parseConn reads them).
+func connFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
+	fl.StringVar(&f.password, "password", "", "password for --addr servers (visible in ps: prefer --password-file or $LOCKBENCH_PASSWORD)")
+	fl.StringVar(&f.passwordFile, "password-file", "", "read the password for --addr servers from the first line of this file")
+	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")
+	fl.BoolVar(&f.tls, "tls", false, "connect to host:port --addr servers over TLS (rediss:// addresses imply it)")
+	fl.StringVar(&f.tlsCA, "tls-ca-file", "", "TLS: PEM file of the CA(s) that signed the servers' certificates (default: the system's)")
+	fl.StringVar(&f.tlsCert, "tls-cert-file", "", "TLS: client certificate (PEM), for servers with tls-auth-clients; with --tls-key-file")
+	fl.StringVar(&f.tlsKey, "tls-key-file", "", "TLS: the client certificate's private key (PEM)")
+	fl.StringVar(&f.tlsServerName, "tls-server-name", "", "TLS: the name the servers' certificates must carry (default: each address's host)")
+	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "TLS: accept any server certificate (test servers only: anyone in the middle can read and change the traffic)")
+	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
+	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
+	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
+	fl.StringVar(&f.sentinelPasswordFile, "sentinel-password-file", "", "with --sentinel-master: read the Sentinels' own password from the first line of this file")
+}
+
+// listAnnotation marks a flag that takes a comma list although its type is
+// a plain string (sweep's --clients): a scenario file may give it as a
+// YAML list.
+const listAnnotation = "lockbench-list"
+
+// isListFlag reports whether fl takes a comma list (listFlags, or marked
+// with listAnnotation).
+func isListFlag(fl *pflag.Flag) bool {
+	return listFlags[fl.Name] || len(fl.Annotations[listAnnotation]) > 0
+}
+
+// listFlags take comma-separated lists on the command line; in a scenario
+// file they may also be YAML lists. Repeatable flags (--fault) take a YAML
+// list as one value per item.
+var listFlags = map[string]bool{"strategy": true, "driver": true, "workload": true, "retry": true, "addr": true}

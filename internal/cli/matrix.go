@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -161,21 +160,6 @@ func (r *matrixRun) reserve() error {
 	return nil
 }
 
-// reserveFiles reserves the run's result file: a unique name when --out
-// is not given (two runs started in the same second must not write one
-// file), else --out itself (two runs naming one --out: the second stops
-// here).
-func reserveFiles(p *plan, runID string, force bool) (*outFiles, error) {
-	if !p.defaultOut {
-		return reserveExplicit(p.out, force)
-	}
-	out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC(), runID)
-	if err != nil {
-		return nil, fmt.Errorf("result file: %w", err)
-	}
-	return &outFiles{path: out, placeholder: placeholder}, nil
-}
-
 // newRun starts the run's record: its meta data, and its first published
 // copy.
 func (r *matrixRun) newRun() {
@@ -258,42 +242,6 @@ func (r *matrixRun) finish(ctx context.Context) error {
 	return runExit(run.Interrupted, r.aborted, run.Thresholds)
 }
 
-// writeResults writes a finished run's result files, then prints its
-// results and thresholds: the files first, since a table that cannot be
-// printed (stdout closed, `| head -1`: SIGPIPE) must not lose the
-// results. lockbench show prints a result file through the same call.
-func writeResults(files *outFiles, run *report.Run, f *runFlags, p *plan, stdout, stderr io.Writer) error {
-	if err := files.write(run); err != nil {
-		return namedPath(files.path, err)
-	}
-	files.release()
-	if err := printResults(stdout, f.format, f.columns, termWidth(stdout), run); err != nil {
-		return err
-	}
-	if len(p.thresholds) > 0 {
-		if err := printThresholds(stdout, stderr, f.format, p.thresholds, run.Thresholds); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runExit is a finished run's error, hence its exit code: interrupted
-// (130, 143, 129), failed (1: the failures joined), thresholds failed
-// (3), or nil.
-func runExit(interrupted bool, failed []string, ths []report.ThresholdResult) error {
-	switch {
-	case interrupted:
-		return errInterrupted
-	case len(failed) > 0:
-		return errors.New(strings.Join(failed, "; "))
-	}
-	if n := thresholds.Failed(ths); n > 0 {
-		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, n, len(ths))
-	}
-	return nil
-}
-
 // linger keeps the metrics endpoint up for d after the run, so that a
 // scraper gets the final values, saying so on stderr (unless quiet). A
 // signal (SIGINT, SIGTERM, SIGHUP: Ctrl-C) or parent's end stops it
@@ -313,30 +261,4 @@ func linger(parent context.Context, prom *export.Prom, d time.Duration, quiet bo
 	case <-t.C:
 	case <-ctx.Done():
 	}
-}
-
-// printThresholds shows the thresholds' results: with --format table, a
-// table of every threshold x scenario and the summary line on stdout,
-// after the results table; with the machine-readable formats stdout keeps
-// only the format (json carries run.thresholds), and stderr gets the
-// failed rows and the summary line. Thresholds whose scope held no
-// measured scenario (skipped, or not reached) are named on stderr.
-func printThresholds(stdout, stderr io.Writer, format string, ts []thresholds.Threshold, rs []report.ThresholdResult) error {
-	for _, t := range thresholds.Untested(ts, rs) {
-		fmt.Fprintf(stderr, "lockbench: threshold %s: no scenario in its scope was measured; not tested\n", t)
-	}
-	if format == "table" {
-		return thresholds.Table(stdout, rs)
-	}
-	for _, r := range rs {
-		if !r.Pass {
-			if r.NotMeasured {
-				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: not measured (%s)\n", r.Expr, thresholds.ScenarioLabel(rs, r), report.NotMeasuredNote(r.Metric))
-			} else {
-				fmt.Fprintf(stderr, "lockbench: threshold %s failed on %s: measured %g\n", r.Expr, thresholds.ScenarioLabel(rs, r), r.Measured)
-			}
-		}
-	}
-	fmt.Fprintln(stderr, thresholds.Summary(rs))
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -124,20 +123,6 @@ func readMergeInputs(args []string, out string) ([]*report.Run, error) {
 		runs = append(runs, r)
 	}
 	return runs, nil
-}
-
-// crossCheck runs the cross-process oracle on merged (report.CrossCheck),
-// each history relative to its result file's directory. A history file
-// missing or unreadable is bad input (exit 2).
-func crossCheck(merged *report.Run, runs []*report.Run, paths []string) error {
-	dirs := make([]string, len(paths))
-	for i, p := range paths {
-		dirs[i] = filepath.Dir(p)
-	}
-	if err := report.CrossCheck(merged, runs, dirs); err != nil {
-		return usageError{fmt.Errorf("cross-process check: %w", err)}
-	}
-	return nil
 }
 
 // samePath reports whether a and b name one file (b may not exist yet).

@@ -24,10 +24,6 @@ import (
 	"github.com/lockbench/lockbench/strategies"
 )
 
-// procChildEnv is set in the environment of the children of --procs
-// (its value: the segment), so that they accept the process faults.
-const procChildEnv = "LOCKBENCH_PROCS_CHILD"
-
 // parentOnly are the run flags a --procs parent keeps to itself: the
 // children get their own --segment, --run-id and --out, serve no
 // metrics, and test no thresholds (the parent tests the merged result).

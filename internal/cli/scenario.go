@@ -13,11 +13,6 @@ import (
 	"github.com/lockbench/lockbench/internal/arrival"
 )
 
-// listFlags take comma-separated lists on the command line; in a scenario
-// file they may also be YAML lists. Repeatable flags (--fault) take a YAML
-// list as one value per item.
-var listFlags = map[string]bool{"strategy": true, "driver": true, "workload": true, "retry": true, "addr": true}
-
 // notInFile are run flags a scenario file cannot set.
 var notInFile = map[string]bool{"file": true, "help": true}
 
