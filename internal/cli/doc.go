@@ -15,7 +15,8 @@
 //     files read).
 //  2. output: print.go (the results and thresholds printed, --columns).
 //  3. flags: pluginflags.go (a flag per plugin parameter), completion.go,
-//     flags.go (runFlags and run's flags).
+//     flags.go (runFlags), shared.go (the settings every scenario shares,
+//     declared once: their flags, checks, completion and result keys).
 //  4. plan: pluginspec.go (NAME:param=value items), addr.go (the
 //     connection flags read), flagrules.go (flags that go together),
 //     scenario.go (scenario files), sweeplist.go (sweep's client counts),
@@ -28,7 +29,7 @@
 //     printed, the exit), procs.go (--procs: child processes), matrix.go
 //     (runMatrix: metrics endpoint, reservation, signals, progress,
 //     servers, around the loop).
-//  7. commands: run.go, sweep.go, show.go, list.go, compare.go, ab.go,
+//  7. commands: run.go (run's flags), sweep.go, show.go, list.go, compare.go, ab.go,
 //     merge.go, clean.go, claims.go, harness.go, reportcmd.go.
 //  8. entry: main.go (the root command, Main, exit codes of errors),
 //     checkargs.go (CheckArgs).

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockbench/lockbench/internal/dockertopo"
-	"github.com/lockbench/lockbench/internal/export"
-	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
 )
 
@@ -86,70 +82,6 @@ type runFlags struct {
 	runID          string
 	barrierTimeout time.Duration
 	procs          int
-}
-
-// registerRunFlags declares run's flags on fl, parsing into f; sweep
-// (lockbench sweep) declares --clients as a list of counts (f.clientList)
-// instead of one count.
-func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
-	fl.StringVar(&f.strategies, "strategy", "naive,atomic", "lock strategies, comma-separated, each NAME[:param=value,...]: a parameter given there is that strategy's alone and overrides its --param flag, the matrix-wide default (e.g. redlock:extend=unchecked,redsync:extend=on; see 'lockbench list')")
-	fl.StringVar(&f.drivers, "driver", "goredis,rueidis", "Redis drivers, comma-separated")
-	fl.StringVar(&f.workloads, "workload", "flash-sale", "workloads, comma-separated, each NAME[:param=value,...] as --strategy (e.g. flash-sale:stock=100,hot-key)")
-	fl.StringVar(&f.retries, "retry", "fixed", "retry policies, comma-separated, each NAME[:param=value,...] (e.g. fixed:interval=20ms,backoff)")
-	if sweep {
-		fl.StringVar(&f.clientList, "clients", "1,10,100,1000", "client counts to sweep, ascending: N,N,... and ranges A..B (x10 steps), A..BxF (x F), A..B+S (+ S), B always included (e.g. 1..10000 = 1,10,100,1000,10000)")
-		_ = fl.SetAnnotation("clients", listAnnotation, []string{"true"})
-		f.sweep = true
-	} else {
-		fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
-		fl.StringVar(&f.segment, "segment", "", "run execution segment i of N (1-based, e.g. 2/4; env LOCKBENCH_SEGMENT): this process's share of every scenario's clients and rate, with the others started alike (--run-id, --addr; docs/distributed.md)")
-		fl.IntVar(&f.segmentCount, "segment-count", 0, "run segment JOB_COMPLETION_INDEX+1 of N (Kubernetes Indexed Jobs set JOB_COMPLETION_INDEX, 0-based)")
-		fl.StringVar(&f.runID, "run-id", "", "the run's id, the key namespace lockbench:<run-id>: (required with --segment: the same in every segment; default random)")
-		fl.DurationVar(&f.barrierTimeout, "barrier-timeout", time.Minute, "with segments: how long each barrier waits for every segment to arrive")
-		fl.IntVar(&f.procs, "procs", 0, "run the scenarios as N execution segments in N child processes of this binary on this machine, and merge their results (0 = one process)")
-	}
-	fl.DurationVar(&f.duration, "duration", 30*time.Second, "measured time per scenario, after the warm-up (a scenario ends earlier when stock is sold out)")
-	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up time per scenario, excluded from ops/s and latency")
-	fl.StringVar(&f.ttl, "ttl", "auto", "lock lease time (TTL); auto = 3 x --work, at least 100ms")
-	fl.StringVar(&f.work, "work", "1ms", "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms")
-	fl.DurationVar(&f.acquireTimeout, "acquire-timeout", 10*time.Second, "bound on one acquire, retries included (0 = none)")
-	fl.IntVar(&f.poolSize, "pool-size", 0, "Redis driver: connections per node (go-redis PoolSize; rueidis BlockingPoolSize, for Pipeline and blocking calls only); 0 = --clients + 4")
-	fl.DurationVar(&f.dialTimeout, "dial-timeout", 0, "Redis driver: bound on connecting; 0 = 5s")
-	fl.DurationVar(&f.readTimeout, "read-timeout", 0, "Redis driver: bound on waiting for a reply (go-redis ReadTimeout and PoolTimeout; rueidis: a deadline on each call's context when not 5s, see docs/commands.md); 0 = 5s")
-	fl.DurationVar(&f.writeTimeout, "write-timeout", 0, "Redis driver: bound on writing a command (go-redis WriteTimeout; rueidis ConnWriteTimeout, with --read-timeout if larger); 0 = 5s")
-	connFlags(fl, f)
-	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
-	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json); an existing file is refused unless --force")
-	fl.StringVar(&f.history, "history", "", "write this process's critical-section history (gzip'd JSON lines, e.g. results/a.history.jsonl.gz) for lockbench merge's cross-process check (docs/distributed.md); the result's scenarios name it in history_file")
-	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm and .hlog files) and --history file")
-	fl.Uint64Var(&f.seed, "seed", 1, "random seed for key choice and retry jitter")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress on stderr (live bars when stdout and stderr are terminals, else one line per scenario)")
-	fl.IntVar(&f.nodes, "nodes", 5, "redlock: independent masters to start (with --addr: the addresses given)")
-	fl.StringVar(&f.guard, "guard", "auto", "write guard beyond the lock: auto (the strategy's where the workload runs it: fencing->fence, multilevel->cas; else none), none, cas (flash-sale, hot-key, long-task, nested), decr (flash-sale only)")
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on this address while running (e.g. :9091): "+strings.Join(export.Names, ", ")+"; labels strategy, driver, workload, retry, clients, scenario (docs/observability.md)")
-	fl.DurationVar(&f.metricsLinger, "metrics-linger", 0, "with --metrics-addr: keep serving the metrics this long after the run, so that the final values are scraped (Ctrl-C ends it early); 0 = stop at exit")
-	fl.StringVar(&f.format, "format", "table", "output on stdout: table, json, csv, benchstat or markdown (the JSON file is written either way)")
-	fl.StringVar(&f.columns, "columns", "", columnsFlagDoc)
-	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario this many times on fresh keys (with --procs: this many rounds of processes); the row is derived from every run's raw data pooled, each run is kept whole as a sample, and the repeats' median, min, max and a 95% interval of ops/s and p99 are reported")
-	fl.StringVar(&f.rateSpec, "rate", "0", "open loop: start operations at this rate (ops/s) whatever their latency, 0 = closed loop; or a shape: ramp:from=R1,to=R2,over=D, sine:mean=R,amp=A,period=P (0 <= A <= R), stages:[start=R0,]D1=R1,D2=R2,... (k6 stages; stages: in a scenario file); a shape shorter than the run holds its last rate")
-	fl.StringVar(&f.arrivals, "arrivals", "constant", "open loop: arrival process, constant or poisson")
-	fl.IntVar(&f.maxClients, "max-clients", 0, "open loop: clients available to serve arrivals (default --clients)")
-	fl.DurationVar(&f.dropAfter, "drop-after", 100*time.Millisecond, "open loop: an arrival that finds no free client within this is dropped")
-	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, NAME[:param=value,...] (repeatable): "+strings.Join(faults.Names(), ", ")+"; parameters: 'lockbench list'")
-	fl.StringVar(&f.topology, "topology", "", "server layout for strategies without their own: standalone, masters:N, replica, sentinel, cluster (default standalone; replica when a fault needs one)")
-	fl.BoolVar(&f.allowNonempty, "allow-nonempty", false, "with --addr: run even when the database already holds keys (lockbench still touches only its own)")
-	fl.BoolVar(&f.keepKeys, "keep-keys", false, "leave the run's keys in Redis for inspection instead of deleting them")
-	fl.StringVar(&f.release, "release", "detached", "context a holder releases on: detached (the caller's cancellation cannot skip the release; correct) or caller (the caller's own context: a request cancelled inside its critical section leaves its lock until the TTL)")
-	fl.DurationVar(&f.livenessInterval, "liveness-interval", 5*time.Millisecond, "liveness oracle: read the lock keys' tokens this often to find orphaned locks and time to free (0 = off)")
-	fl.DurationVar(&f.errorStreak, "error-streak", 5*time.Second, "stop a scenario, keeping what it measured (stop_reason aborted), after this long of nothing but failed operations (0 = never: outage experiments)")
-	fl.StringVar(&f.token, "token", "random", "lock value: random (128 random bits per lease) or constant (\"1\" for every client: the owner check then protects nothing; naive, atomic, watchdog, redlock)")
-	fl.DurationVar(&f.loadSample, "load-sample", 0, "sample the servers' command rate at this interval (e.g. 10ms) and report its mean, peak and variation (server_load); 0 = off")
-	fl.DurationVar(&f.interval, "interval", time.Second, "length of each timeline entry (ops, errors, violations, and p50/p99/max of the operation and the acquire; one interval histogram each in the .hlog files), at least 100ms")
-	fl.StringArrayVar(&f.failOn, "fail-on", nil, "thresholds a CI can gate on, [SCOPE:]METRIC OP VALUE[,...] (repeatable): exit 3 when one fails, e.g. safety, 'p99_ms<50,ops_per_sec>1000', 'atomic/*:overlap==0' (metrics above)")
-	fl.StringVar(&f.backend, "backend", "local", "where the servers lockbench starts run: local (redis-server processes) or docker (containers through a Docker engine, via testcontainers-go; "+dockertopo.Supported+" layouts)")
-	fl.StringVar(&f.testSlowdown, "test-slowdown", "", "tests of regression gates only: STRATEGY=D adds D to every critical section of STRATEGY's scenarios; STRATEGY=P% makes each client wait P/(100-P) of every operation's time after it (ops/s down P% without contention); unrecorded (docs/development.md)")
-	_ = fl.MarkHidden("test-slowdown")
-	f.plugin, f.pluginSet = pluginFlags(fl)
 }
 
 // maxClients bounds --clients (and --max-clients): a client costs a few

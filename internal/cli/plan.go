@@ -117,6 +117,19 @@ type planBuilder struct {
 // bad records a problem.
 func (b *planBuilder) bad(format string, a ...any) { b.errs = append(b.errs, fmt.Errorf(format, a...)) }
 
+// shared runs the checks of the shared settings named (sharedSettings)
+// on their values, in order, and reports whether every value passed.
+func (b *planBuilder) shared(names ...string) bool {
+	ok := true
+	for _, name := range names {
+		if err := sharedNamed(name).check(b.f); err != nil {
+			b.add(err)
+			ok = false
+		}
+	}
+	return ok
+}
+
 // add records problems.
 func (b *planBuilder) add(errs ...error) { b.errs = append(b.errs, errs...) }
 
@@ -224,31 +237,9 @@ func (b *planBuilder) clientCounts() []int {
 func (b *planBuilder) timing() scenarioSettings {
 	f := b.f
 	var s scenarioSettings
-	if f.duration <= 0 || f.duration > 24*time.Hour {
-		b.bad("--duration must be > 0 and at most 24h, got %v", f.duration)
-	}
-	if f.warmup < 0 || f.warmup > 24*time.Hour {
-		b.bad("--warmup must be from 0 to 24h, got %v", f.warmup)
-	}
-	work, err := workloads.ParseDist(f.work)
-	if err != nil {
-		b.bad("--work: %v", err)
-	} else if work.Max() > time.Hour {
-		b.bad("--work must stay within 1h, got %v", f.work)
-	}
+	b.shared("duration", "warmup", "work", "acquire-timeout", "release", "liveness-interval", "error-streak")
+	work, _ := workloads.ParseDist(f.work) // a --work that does not parse is refused above
 	s.work = work
-	if f.acquireTimeout < 0 {
-		b.bad("--acquire-timeout must be >= 0, got %v", f.acquireTimeout)
-	}
-	if f.release != workloads.ReleaseDetached && f.release != workloads.ReleaseCaller {
-		b.bad("--release must be detached or caller, got %q", f.release)
-	}
-	if f.livenessInterval < 0 || f.livenessInterval > time.Minute || (f.livenessInterval > 0 && f.livenessInterval < time.Millisecond) {
-		b.bad("--liveness-interval must be 0 (off) or from 1ms to 1m, got %v", f.livenessInterval)
-	}
-	if f.errorStreak < 0 {
-		b.bad("--error-streak must be >= 0 (0 = never stop), got %v", f.errorStreak)
-	}
 	s.liveness, s.streak = f.livenessInterval, f.errorStreak
 	if s.liveness == 0 {
 		s.liveness = -1 // off
@@ -257,16 +248,8 @@ func (b *planBuilder) timing() scenarioSettings {
 		s.streak = -1 // never
 	}
 	s.ttl = max(3*work.Mean(), 100*time.Millisecond)
-	if f.ttl != "auto" {
-		d, err := time.ParseDuration(f.ttl)
-		switch {
-		case err != nil:
-			b.bad("--ttl %q is not a duration (like 500ms) or auto", f.ttl)
-		case d < time.Millisecond:
-			b.bad("--ttl must be at least 1ms (Redis PX resolution), got %v", d)
-		default:
-			s.ttl = d
-		}
+	if b.shared("ttl") && f.ttl != "auto" {
+		s.ttl, _ = time.ParseDuration(f.ttl)
 	}
 	return s
 }
@@ -302,15 +285,7 @@ func (b *planBuilder) arrivals(s *scenarioSettings) {
 	if err != nil {
 		b.add(err)
 	}
-	if f.arrivals != "constant" && f.arrivals != "poisson" {
-		b.bad("--arrivals %q is not constant or poisson", f.arrivals)
-	}
-	if f.maxClients < 0 || f.maxClients > maxClients {
-		b.bad("--max-clients must be from 1 to %d, got %d", maxClients, f.maxClients)
-	}
-	if f.dropAfter <= 0 {
-		b.bad("--drop-after must be > 0, got %v", f.dropAfter)
-	}
+	b.shared("arrivals", "max-clients", "drop-after")
 }
 
 // faultSpecs parses every --fault.
@@ -390,18 +365,10 @@ func (b *planBuilder) backend(topo strategies.Topology, faultSpecs []faults.Spec
 func (b *planBuilder) sampling() time.Duration {
 	f := b.f
 	interval := f.interval
-	if interval < engine.MinInterval || interval > 24*time.Hour {
-		b.bad("--interval must be from %v to 24h, got %v", engine.MinInterval, interval)
+	if !b.shared("interval") {
 		interval = time.Second // reported above: not again by each scenario's check
 	}
-	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
-		b.bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
-	}
-	switch f.token {
-	case "random", "constant":
-	default:
-		b.bad("--token %q is not random or constant", f.token)
-	}
+	b.shared("load-sample", "token")
 	if f.nodes < 1 || f.nodes > 64 {
 		b.bad("--nodes must be from 1 to 64, got %d", f.nodes)
 	}

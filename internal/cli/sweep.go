@@ -49,6 +49,7 @@ Exit codes: ` + exitCodesDoc,
 	}
 	registerRunFlags(cmd.Flags(), f, true)
 	registerNameCompletions(cmd)
+	registerSharedCompletions(cmd)
 	return cmd
 }
 
