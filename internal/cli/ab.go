@@ -44,16 +44,18 @@ type abFigure struct {
 	better, worse string
 }
 
-func newABCmd() *cobra.Command {
-	var budget, runDuration time.Duration
-	var minRounds, maxRounds int
-	var threshold, p99Threshold, costThreshold, cpuThreshold, rssThreshold, keep string
-	var confidence, interim float64
-	var seed uint64
-	cmd := &cobra.Command{
-		Use:   "ab BASE NEW [flags] [-- RUN FLAGS]",
-		Short: "Interleaved A/B: run a baseline and a candidate alternately until a verdict (faster, slower, same) or the budget ends",
-		Long: `ab runs a baseline (BASE) and a candidate (NEW) alternately, round after
+// abFlags are lockbench ab's flags.
+type abFlags struct {
+	budget, runDuration                                                time.Duration
+	minRounds, maxRounds                                               int
+	threshold, p99Threshold, costThreshold, cpuThreshold, rssThreshold string
+	keep                                                               string
+	confidence, interim                                                float64
+	seed                                                               uint64
+}
+
+// abLong is lockbench ab's --help.
+const abLong = `ab runs a baseline (BASE) and a candidate (NEW) alternately, round after
 round, in a random order within each round, on this machine, and decides
 after every round whether NEW is faster, slower, costlier or the same as
 BASE, figure by figure. A side is:
@@ -98,7 +100,14 @@ violations or errors and no fault, whose strategy promises none, is
 
 Exit: 0 same, faster or undecided (printed as such: no regression was
 found); 1 a figure worse or new violations; 2 bad input; 4 invalid
-baseline; 130 interrupted.`,
+baseline; 130 interrupted.`
+
+func newABCmd() *cobra.Command {
+	fl := &abFlags{}
+	cmd := &cobra.Command{
+		Use:   "ab BASE NEW [flags] [-- RUN FLAGS]",
+		Short: "Interleaved A/B: run a baseline and a candidate alternately until a verdict (faster, slower, same) or the budget ends",
+		Long:  abLong,
 		Example: `  lockbench ab ./lockbench-main ./lockbench-pr -- --strategy atomic --workload lock-cycle --own-keys --clients 8 --ttl 5s
   lockbench ab self "self:--test-slowdown atomic=10%" -- --strategy atomic --workload lock-cycle --own-keys --clients 8
   lockbench ab atomic/rueidis fencing/rueidis -- --workload flash-sale --stock 1000000 --clients 20 --ttl 5s
@@ -113,132 +122,159 @@ baseline; 130 interrupted.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var errs []error
-			pct := func(name, v string) float64 {
-				x, err := parsePercent(v)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("--%s: %w", name, err))
-				}
-				return x
-			}
-			th, p99th := pct("threshold", threshold), pct("p99-threshold", p99Threshold)
-			costTh, cpuTh, rssTh := pct("cost-threshold", costThreshold), pct("cpu-threshold", cpuThreshold), pct("rss-threshold", rssThreshold)
-			if !(confidence > 0.5 && confidence < 1) {
-				errs = append(errs, fmt.Errorf("--confidence must be above 0.5 and below 1, got %v", confidence))
-			}
-			if interim == 0 {
-				interim = confidence
-			}
-			if !(interim >= confidence && interim < 1) {
-				errs = append(errs, fmt.Errorf("--interim-confidence must be at least --confidence (%v) and below 1, got %v", confidence, interim))
-			}
-			if budget <= 0 {
-				errs = append(errs, fmt.Errorf("--budget must be above 0, got %v", budget))
-			}
-			if runDuration <= 0 {
-				errs = append(errs, fmt.Errorf("--run-duration must be above 0, got %v", runDuration))
-			}
-			if minRounds < 2 || maxRounds < minRounds {
-				errs = append(errs, fmt.Errorf("--min-rounds must be at least 2 and --max-rounds at least --min-rounds, got %d and %d", minRounds, maxRounds))
-			}
-			common := []string{}
-			sideArgs := args
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				sideArgs, common = args[:dash], args[dash:]
-			}
-			self, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			var sides [2]abSide
-			for i, a := range sideArgs {
-				s, err := parseSide(a, self)
-				if err != nil {
-					errs = append(errs, err)
-				}
-				sides[i] = s
-			}
-			for _, a := range common {
-				if a == "--out" || strings.HasPrefix(a, "--out=") || a == "-o" {
-					errs = append(errs, errors.New("the run flags after -- cannot set --out: ab writes each run's file itself (--keep DIR keeps them)"))
-				}
-				if a == "--repeat" || strings.HasPrefix(a, "--repeat=") || a == "--procs" || strings.HasPrefix(a, "--procs=") {
-					errs = append(errs, fmt.Errorf("the run flags after -- cannot set %s: ab's rounds are its repeats", strings.SplitN(a, "=", 2)[0]))
-				}
-			}
-			if len(errs) > 0 {
-				return usageError{errors.Join(errs...)}
-			}
-			if !slices.ContainsFunc(common, func(a string) bool { return a == "--duration" || strings.HasPrefix(a, "--duration=") }) {
-				for i := range sides {
-					if !sides[i].scenarioFile() {
-						sides[i].args = append(sides[i].args, "--duration", runDuration.String())
-					}
-				}
-			}
-			if seed == 0 {
-				seed = uint64(time.Now().UnixNano())
-			}
-			figs := []abFigure{
-				{name: "ops/s", higherBetter: true, threshold: th, better: "faster", worse: "slower",
-					of: func(_ *report.Run, s report.Scenario) float64 { return s.OpsPerSec }},
-				{name: "p99", threshold: p99th, better: "faster", worse: "slower",
-					of: func(_ *report.Run, s report.Scenario) float64 {
-						if !report.LatencyMeasured(s.LatencyMS) {
-							return 0
-						}
-						return s.LatencyMS.P99
-					}},
-				{name: "cmds/op", threshold: costTh, better: "cheaper", worse: "costlier",
-					of: func(_ *report.Run, s report.Scenario) float64 { return s.RedisCost.CommandsPerOp }},
-				{name: "client_us/op", threshold: cpuTh, better: "cheaper", worse: "costlier",
-					of: func(_ *report.Run, s report.Scenario) float64 { return s.ClientCPU.CPUMicrosPerOp }},
-				{name: "redis_ms/1k", threshold: cpuTh, better: "cheaper", worse: "costlier",
-					of: func(_ *report.Run, s report.Scenario) float64 { return s.RedisCost.ServerCPUMSPer1kOps }},
-				{name: "rss_mb", threshold: rssTh, better: "cheaper", worse: "costlier",
-					of: func(r *report.Run, _ report.Scenario) float64 { return r.Meta.MaxRSSMB }},
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			dir := keep
-			if dir == "" {
-				if dir, err = os.MkdirTemp("", "lockbench-ab-*"); err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-			} else if err := os.MkdirAll(dir, 0o755); err != nil {
-				return usageError{fmt.Errorf("--keep: %w", err)}
-			}
-			ab := &abRun{sides: sides, common: common, figs: figs, dir: dir, confidence: confidence, interim: interim,
-				rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), stderr: cmd.ErrOrStderr()}
-			fmt.Fprintf(cmd.ErrOrStderr(), "ab: BASE %s, NEW %s; budget %v, rounds %d to %d, confidence %v (early stop on a worse figure at %v), seed %d\n",
-				sides[0].describe(), sides[1].describe(), budget, minRounds, maxRounds, confidence, interim, seed)
-			res, err := ab.loop(ctx, budget, minRounds, maxRounds)
-			if err != nil {
-				if ctx.Err() != nil && !errors.Is(err, errInvalidBaseline) {
-					return errInterrupted
-				}
-				return err
-			}
-			return res.print(cmd.OutOrStdout())
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runAB(cmd, args, fl) },
 	}
 	f := cmd.Flags()
-	f.DurationVar(&budget, "budget", 2*time.Minute, "time budget: no round starts that would end past it (a verdict may come sooner)")
-	f.DurationVar(&runDuration, "run-duration", 2*time.Second, "--duration of each run, unless the run flags or a scenario file set one")
-	f.IntVar(&minRounds, "min-rounds", 6, "rounds before a verdict of same or better may stop ab")
-	f.IntVar(&maxRounds, "max-rounds", 200, "most rounds")
-	f.StringVar(&threshold, "threshold", "5%", "indifference zone of ops/s: a change within it is the same")
-	f.StringVar(&p99Threshold, "p99-threshold", "25%", "indifference zone of p99")
-	f.StringVar(&costThreshold, "cost-threshold", "10%", "indifference zone of Redis commands per operation")
-	f.StringVar(&cpuThreshold, "cpu-threshold", "25%", "indifference zone of the client's and Redis's CPU per operation")
-	f.StringVar(&rssThreshold, "rss-threshold", "25%", "indifference zone of lockbench's peak RSS")
-	f.Float64Var(&confidence, "confidence", 0.95, "confidence level of the ratios' intervals and of the final verdict")
-	f.Float64Var(&interim, "interim-confidence", 0, "confidence level a worse figure needs to stop ab before the budget ends (0: --confidence; 0.999, the Haybittle-Peto boundary, needs at least 11 rounds)")
-	f.Uint64Var(&seed, "seed", 0, "seed of the rounds' random order (0: from the clock; printed)")
-	f.StringVar(&keep, "keep", "", "keep every run's result file in this directory (base-NNN.json, new-NNN.json)")
+	f.DurationVar(&fl.budget, "budget", 2*time.Minute, "time budget: no round starts that would end past it (a verdict may come sooner)")
+	f.DurationVar(&fl.runDuration, "run-duration", 2*time.Second, "--duration of each run, unless the run flags or a scenario file set one")
+	f.IntVar(&fl.minRounds, "min-rounds", 6, "rounds before a verdict of same or better may stop ab")
+	f.IntVar(&fl.maxRounds, "max-rounds", 200, "most rounds")
+	f.StringVar(&fl.threshold, "threshold", "5%", "indifference zone of ops/s: a change within it is the same")
+	f.StringVar(&fl.p99Threshold, "p99-threshold", "25%", "indifference zone of p99")
+	f.StringVar(&fl.costThreshold, "cost-threshold", "10%", "indifference zone of Redis commands per operation")
+	f.StringVar(&fl.cpuThreshold, "cpu-threshold", "25%", "indifference zone of the client's and Redis's CPU per operation")
+	f.StringVar(&fl.rssThreshold, "rss-threshold", "25%", "indifference zone of lockbench's peak RSS")
+	f.Float64Var(&fl.confidence, "confidence", 0.95, "confidence level of the ratios' intervals and of the final verdict")
+	f.Float64Var(&fl.interim, "interim-confidence", 0, "confidence level a worse figure needs to stop ab before the budget ends (0: --confidence; 0.999, the Haybittle-Peto boundary, needs at least 11 rounds)")
+	f.Uint64Var(&fl.seed, "seed", 0, "seed of the rounds' random order (0: from the clock; printed)")
+	f.StringVar(&fl.keep, "keep", "", "keep every run's result file in this directory (base-NNN.json, new-NNN.json)")
 	return cmd
+}
+
+// abThresholds are the figures' indifference zones, as fractions.
+type abThresholds struct{ ops, p99, cost, cpu, rss float64 }
+
+// check reads the thresholds and checks the other flags (interim 0 takes
+// --confidence's value); every problem is returned.
+func (fl *abFlags) check() (abThresholds, []error) {
+	var errs []error
+	pct := func(name, v string) float64 {
+		x, err := parsePercent(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", name, err))
+		}
+		return x
+	}
+	var th abThresholds
+	th.ops, th.p99 = pct("threshold", fl.threshold), pct("p99-threshold", fl.p99Threshold)
+	th.cost, th.cpu, th.rss = pct("cost-threshold", fl.costThreshold), pct("cpu-threshold", fl.cpuThreshold), pct("rss-threshold", fl.rssThreshold)
+	if !(fl.confidence > 0.5 && fl.confidence < 1) {
+		errs = append(errs, fmt.Errorf("--confidence must be above 0.5 and below 1, got %v", fl.confidence))
+	}
+	if fl.interim == 0 {
+		fl.interim = fl.confidence
+	}
+	if !(fl.interim >= fl.confidence && fl.interim < 1) {
+		errs = append(errs, fmt.Errorf("--interim-confidence must be at least --confidence (%v) and below 1, got %v", fl.confidence, fl.interim))
+	}
+	if fl.budget <= 0 {
+		errs = append(errs, fmt.Errorf("--budget must be above 0, got %v", fl.budget))
+	}
+	if fl.runDuration <= 0 {
+		errs = append(errs, fmt.Errorf("--run-duration must be above 0, got %v", fl.runDuration))
+	}
+	if fl.minRounds < 2 || fl.maxRounds < fl.minRounds {
+		errs = append(errs, fmt.Errorf("--min-rounds must be at least 2 and --max-rounds at least --min-rounds, got %d and %d", fl.minRounds, fl.maxRounds))
+	}
+	return th, errs
+}
+
+// runAB is lockbench ab: the flags and sides checked, then the rounds
+// (abRun.loop) and the verdict printed.
+func runAB(cmd *cobra.Command, args []string, fl *abFlags) error {
+	th, errs := fl.check()
+	common := []string{}
+	sideArgs := args
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		sideArgs, common = args[:dash], args[dash:]
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var sides [2]abSide
+	for i, a := range sideArgs {
+		s, err := parseSide(a, self)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		sides[i] = s
+	}
+	errs = append(errs, checkABCommon(common)...)
+	if len(errs) > 0 {
+		return usageError{errors.Join(errs...)}
+	}
+	if !slices.ContainsFunc(common, func(a string) bool { return a == "--duration" || strings.HasPrefix(a, "--duration=") }) {
+		for i := range sides {
+			if !sides[i].scenarioFile() {
+				sides[i].args = append(sides[i].args, "--duration", fl.runDuration.String())
+			}
+		}
+	}
+	if fl.seed == 0 {
+		fl.seed = uint64(time.Now().UnixNano())
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir := fl.keep
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "lockbench-ab-*"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageError{fmt.Errorf("--keep: %w", err)}
+	}
+	seed := fl.seed
+	ab := &abRun{sides: sides, common: common, figs: abFigures(th), dir: dir, confidence: fl.confidence, interim: fl.interim,
+		rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), stderr: cmd.ErrOrStderr()}
+	fmt.Fprintf(cmd.ErrOrStderr(), "ab: BASE %s, NEW %s; budget %v, rounds %d to %d, confidence %v (early stop on a worse figure at %v), seed %d\n",
+		sides[0].describe(), sides[1].describe(), fl.budget, fl.minRounds, fl.maxRounds, fl.confidence, fl.interim, seed)
+	res, err := ab.loop(ctx, fl.budget, fl.minRounds, fl.maxRounds)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, errInvalidBaseline) {
+			return errInterrupted
+		}
+		return err
+	}
+	return res.print(cmd.OutOrStdout())
+}
+
+// checkABCommon refuses the run flags after -- that ab sets itself.
+func checkABCommon(common []string) []error {
+	var errs []error
+	for _, a := range common {
+		if a == "--out" || strings.HasPrefix(a, "--out=") || a == "-o" {
+			errs = append(errs, errors.New("the run flags after -- cannot set --out: ab writes each run's file itself (--keep DIR keeps them)"))
+		}
+		if a == "--repeat" || strings.HasPrefix(a, "--repeat=") || a == "--procs" || strings.HasPrefix(a, "--procs=") {
+			errs = append(errs, fmt.Errorf("the run flags after -- cannot set %s: ab's rounds are its repeats", strings.SplitN(a, "=", 2)[0]))
+		}
+	}
+	return errs
+}
+
+// abFigures are the figures ab decides on, with their thresholds.
+func abFigures(th abThresholds) []abFigure {
+	return []abFigure{
+		{name: "ops/s", higherBetter: true, threshold: th.ops, better: "faster", worse: "slower",
+			of: func(_ *report.Run, s report.Scenario) float64 { return s.OpsPerSec }},
+		{name: "p99", threshold: th.p99, better: "faster", worse: "slower",
+			of: func(_ *report.Run, s report.Scenario) float64 {
+				if !report.LatencyMeasured(s.LatencyMS) {
+					return 0
+				}
+				return s.LatencyMS.P99
+			}},
+		{name: "cmds/op", threshold: th.cost, better: "cheaper", worse: "costlier",
+			of: func(_ *report.Run, s report.Scenario) float64 { return s.RedisCost.CommandsPerOp }},
+		{name: "client_us/op", threshold: th.cpu, better: "cheaper", worse: "costlier",
+			of: func(_ *report.Run, s report.Scenario) float64 { return s.ClientCPU.CPUMicrosPerOp }},
+		{name: "redis_ms/1k", threshold: th.cpu, better: "cheaper", worse: "costlier",
+			of: func(_ *report.Run, s report.Scenario) float64 { return s.RedisCost.ServerCPUMSPer1kOps }},
+		{name: "rss_mb", threshold: th.rss, better: "cheaper", worse: "costlier",
+			of: func(r *report.Run, _ report.Scenario) float64 { return r.Meta.MaxRSSMB }},
+	}
 }
 
 // parseSide reads a side of ab (see its --help).

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -11,10 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/pflag"
-
-	"github.com/lockbench/lockbench/internal/engine"
-	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/drivers"
 )
 
 // addrURL is one --addr item: host:port, or what a redis:// or rediss://
@@ -140,44 +138,6 @@ func tlsHint(err error, usingTLS bool) error {
 	return err
 }
 
-// external returns the nodes a scenario of layout kind uses on the
-// user's servers: one Cluster client seeded with every address
-// (--cluster), one client of the master the Sentinels name
-// (--sentinel-master), every address for independent masters, else the
-// first address.
-func (p *plan) external(kind strategies.Topology) []engine.Node {
-	switch n := p.conn; {
-	case n.Cluster:
-		n.Addr, n.Seeds = p.addrs[0], p.addrs[1:]
-		return []engine.Node{n}
-	case n.MasterName != "":
-		n.Addr = fmt.Sprintf("%s via Sentinel %s", n.MasterName, strings.Join(p.addrs, ","))
-		n.Sentinels = p.addrs
-		return []engine.Node{n}
-	}
-	var nodes []engine.Node
-	for _, a := range p.addrs {
-		n := p.conn
-		n.Addr = a
-		nodes = append(nodes, n)
-	}
-	if kind != strategies.Masters {
-		nodes = nodes[:1]
-	}
-	return nodes
-}
-
-// externalName is the topology recorded for a run on the user's servers.
-func (p *plan) externalName() string {
-	switch {
-	case p.conn.Cluster:
-		return "external-cluster"
-	case p.conn.MasterName != "":
-		return "external-sentinel"
-	}
-	return "external"
-}
-
 // redactArgs hides passwords in a command line: redis:// URLs and the
 // value of --password.
 func redactArgs(args []string) []string {
@@ -205,22 +165,179 @@ func redactArgs(args []string) []string {
 	return out
 }
 
-// connFlags declares the flags that say how to reach the user's servers,
-// shared by run and clean: --addr, the login, TLS, Cluster, Sentinel
-// (parseConn reads them).
-func connFlags(fl *pflag.FlagSet, f *runFlags) {
-	fl.StringVar(&f.addr, "addr", "", "use these Redis servers instead of starting redis-server: host:port[,...] or redis://[user:password@]host:port[/db] (rediss:// for TLS)")
-	fl.StringVar(&f.password, "password", "", "password for --addr servers (visible in ps: prefer --password-file or $LOCKBENCH_PASSWORD)")
-	fl.StringVar(&f.passwordFile, "password-file", "", "read the password for --addr servers from the first line of this file")
-	fl.StringVar(&f.username, "username", "", "ACL user for --addr servers (AUTH username password; default: the default user)")
-	fl.BoolVar(&f.tls, "tls", false, "connect to host:port --addr servers over TLS (rediss:// addresses imply it)")
-	fl.StringVar(&f.tlsCA, "tls-ca-file", "", "TLS: PEM file of the CA(s) that signed the servers' certificates (default: the system's)")
-	fl.StringVar(&f.tlsCert, "tls-cert-file", "", "TLS: client certificate (PEM), for servers with tls-auth-clients; with --tls-key-file")
-	fl.StringVar(&f.tlsKey, "tls-key-file", "", "TLS: the client certificate's private key (PEM)")
-	fl.StringVar(&f.tlsServerName, "tls-server-name", "", "TLS: the name the servers' certificates must carry (default: each address's host)")
-	fl.BoolVar(&f.tlsInsecure, "tls-insecure-skip-verify", false, "TLS: accept any server certificate (test servers only: anyone in the middle can read and change the traffic)")
-	fl.BoolVar(&f.cluster, "cluster", false, "the --addr servers are nodes of a Redis Cluster (seeds; the client finds the rest)")
-	fl.StringVar(&f.sentinelMaster, "sentinel-master", "", "the --addr servers are Sentinels: run on the master they know as NAME, following failovers")
-	fl.StringVar(&f.sentinelPassword, "sentinel-password", "", "with --sentinel-master: the Sentinels' own password (--password is the master's)")
-	fl.StringVar(&f.sentinelPasswordFile, "sentinel-password-file", "", "with --sentinel-master: read the Sentinels' own password from the first line of this file")
+// checkListenAddr checks a [host]:port to listen on: the port a number
+// from 0 (any) to 65535. Whether it is free is known when listening.
+func checkListenAddr(a string) error {
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return fmt.Errorf("want [host]:port, like :9091 or 127.0.0.1:9091")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 || port[0] == '+' {
+		return fmt.Errorf("the port must be a number from 0 (any free port) to 65535")
+	}
+	return nil
+}
+
+// parseConn reads the connection flags run and clean share (connFlags):
+// the --addr servers, the login (the flags', or the ones in the --addr
+// URLs, else $LOCKBENCH_PASSWORD), the database, TLS, Cluster or
+// Sentinel; every problem is returned (usage errors). It never changes f.
+func parseConn(f *runFlags) ([]string, drivers.Endpoint, []error) {
+	c := &connReader{f: f}
+	// password and username: the flags', or the ones in the --addr URLs
+	// (validate never changes f).
+	c.password, c.username = f.password, f.username
+	c.passwordFiles()
+	if f.addr != "" {
+		c.addrList()
+	}
+	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
+		c.bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
+	}
+	if c.password == "" {
+		c.password = os.Getenv("LOCKBENCH_PASSWORD")
+	}
+	return c.addrs, drivers.Endpoint{Username: c.username, Password: c.password, DB: c.db, TLS: c.tls, Cluster: f.cluster,
+		MasterName: f.sentinelMaster, SentinelPassword: c.sentinelPassword}, c.errs
+}
+
+// connReader is parseConn's state: what the connection flags give so far.
+type connReader struct {
+	f                  *runFlags
+	errs               []error
+	addrs              []string
+	tls                *tls.Config
+	db                 int
+	password, username string
+	sentinelPassword   string
+	nTLS, nPlain       int // rediss:// and redis:// URLs in --addr
+}
+
+func (c *connReader) bad(format string, a ...any) { c.errs = append(c.errs, fmt.Errorf(format, a...)) }
+
+// passwordFiles reads --password-file and --sentinel-password-file, each
+// refused beside the flag that gives the same password.
+func (c *connReader) passwordFiles() {
+	f := c.f
+	if f.passwordFile != "" {
+		pw, err := readSecretFile(f.passwordFile)
+		switch {
+		case err != nil:
+			c.bad("--password-file: %v", err)
+		case f.password != "":
+			c.bad("--password and --password-file both give the password; give one (--password-file keeps it out of ps)")
+		default:
+			c.password = pw
+		}
+	}
+	c.sentinelPassword = f.sentinelPassword
+	if f.sentinelPasswordFile != "" {
+		pw, err := readSecretFile(f.sentinelPasswordFile)
+		switch {
+		case err != nil:
+			c.bad("--sentinel-password-file: %v", err)
+		case f.sentinelPassword != "":
+			c.bad("--sentinel-password and --sentinel-password-file both give the Sentinels' password; give one")
+		default:
+			c.sentinelPassword = pw
+		}
+	}
+}
+
+// addrList reads the --addr list (addrItem each), then TLS and the
+// Cluster and Sentinel flags that go with it.
+func (c *connReader) addrList() {
+	f := c.f
+	items := splitList(f.addr)
+	for _, raw := range items {
+		c.addrItem(raw)
+	}
+	if len(items) == 0 {
+		c.bad("--addr is empty")
+	}
+	if c.nTLS > 0 && c.nPlain > 0 {
+		c.bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")
+	}
+	if c.nTLS > 0 || f.tls {
+		if c.nPlain > 0 && c.nTLS == 0 {
+			c.bad("--tls with a redis:// URL: write rediss:// for TLS")
+		}
+		var err error
+		if c.tls, err = tlsConfig(f); err != nil {
+			c.errs = append(c.errs, err)
+		}
+	}
+	if f.cluster && f.sentinelMaster != "" {
+		c.bad("--cluster and --sentinel-master exclude each other: the --addr servers are Cluster nodes or Sentinels")
+	}
+	if f.cluster && c.db != 0 {
+		c.bad("--addr selects database %d, but a Redis Cluster has only database 0", c.db)
+	}
+}
+
+// addrItem reads one item of --addr: host:port or a redis:// or rediss://
+// URL, whose login and database must agree with the others'.
+func (c *connReader) addrItem(raw string) {
+	u, err := parseAddr(raw)
+	if err != nil {
+		c.bad("--addr %q: %v", redact(raw), err)
+		return
+	}
+	if u.url && u.tls {
+		c.nTLS++
+	} else if u.url {
+		c.nPlain++
+	}
+	if u.password != "" {
+		if c.password != "" && c.password != u.password {
+			c.bad("--addr: two different passwords (in the URLs or --password)")
+		}
+		c.password = u.password
+	}
+	if u.user != "" {
+		if c.username != "" && c.username != u.user {
+			c.bad("--addr: two different usernames (in the URLs or --username)")
+		}
+		c.username = u.user
+	}
+	if u.db != 0 {
+		if c.db != 0 && c.db != u.db {
+			c.bad("--addr: two different database numbers (%d and %d)", c.db, u.db)
+		}
+		c.db = u.db
+	}
+	a := u.hostport
+	host, port, err := net.SplitHostPort(a)
+	n, perr := strconv.Atoi(port)
+	switch {
+	case err != nil:
+		c.bad("--addr %q: want host:port ([::1]:6379 for IPv6): %v", a, err)
+	case host == "":
+		c.bad("--addr %q: the host is missing", a)
+	case perr != nil || n < 1 || n > 65535 || port[0] == '+':
+		c.bad("--addr %q: the port must be a number from 1 to 65535", a)
+	default:
+		c.addrs = append(c.addrs, net.JoinHostPort(host, port))
+	}
+}
+
+// readSecretFile reads a password from the first line of path (the line
+// break trimmed). A file that cannot be read or whose first line is empty
+// is an error naming path.
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	if len(line) == 0 {
+		return "", fmt.Errorf("%s: the first line is empty; write the password on it", path)
+	}
+	return string(line), nil
 }

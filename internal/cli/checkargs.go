@@ -8,16 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// checkOnlyKey marks the context of a command line that is only checked
-// (CheckArgs): run, sweep and merge return after validating it.
-type checkOnlyKey struct{}
-
-// checkOnly reports whether ctx is CheckArgs's: validate, then return
-// without starting, reading or writing anything.
-func checkOnly(ctx context.Context) bool {
-	return ctx != nil && ctx.Value(checkOnlyKey{}) != nil
-}
-
 // checked are the commands whose RunE stops on checkOnly after the
 // validation it does before any work; the others have their flags and
 // arguments parsed only.

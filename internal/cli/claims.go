@@ -86,22 +86,9 @@ elapsed, which claim of how many and which run of how many (-q: none).`,
 }
 
 func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer) error {
-	var only []string
-	if f.only != "" {
-		only = splitList(f.only)
-		if len(only) == 0 {
-			return usageError{errors.New("--only is empty")}
-		}
-	}
-	cs, err := claims.Select(only)
+	cs, err := checkClaims(f)
 	if err != nil {
-		return usageError{err}
-	}
-	if !contains(drivers.Names(), f.driver) {
-		return usageError{fmt.Errorf("unknown driver %q%s (valid: %s)", f.driver, suggest(f.driver, drivers.Names()), strings.Join(drivers.Names(), ", "))}
-	}
-	if err := checkDir(f.outDir); err != nil {
-		return usageError{fmt.Errorf("--out-dir %s: %v", f.outDir, err)}
+		return err
 	}
 	if parent == nil {
 		parent = context.Background()
@@ -134,7 +121,44 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 		StartedAt: started.Format(time.RFC3339), Mode: mode, Driver: f.driver, GitCommit: commit(),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(), ResultFiles: map[string]string{},
 	}}
-	runner := func(ctx context.Context, r claims.Run, args []string) (*report.Run, error) {
+	opts := claims.Options{Quick: f.quick, Extra: []string{"--driver", f.driver, "--seed", "1"}}
+	if !f.quiet {
+		opts.Progress = func(msg string) {
+			fmt.Fprintf(stderr, "[%5.1fs elapsed] %s\n", time.Since(started).Seconds(), msg)
+		}
+	}
+	rep.Rows = claims.Execute(ctx, cs, opts, claimsRunner(rep, runDir))
+	rep.Interrupted = ctx.Err() != nil
+	rep.Meta.DurationS = time.Since(started).Seconds()
+	return writeClaims(stdout, rep, filepath.Join(f.outDir, "claims-"+stamp), runDir, mode)
+}
+
+// checkClaims checks claims' flags: the claims selected by --only.
+func checkClaims(f *claimsFlags) ([]claims.Claim, error) {
+	var only []string
+	if f.only != "" {
+		only = splitList(f.only)
+		if len(only) == 0 {
+			return nil, usageError{errors.New("--only is empty")}
+		}
+	}
+	cs, err := claims.Select(only)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if !contains(drivers.Names(), f.driver) {
+		return nil, usageError{fmt.Errorf("unknown driver %q%s (valid: %s)", f.driver, suggest(f.driver, drivers.Names()), strings.Join(drivers.Names(), ", "))}
+	}
+	if err := checkDir(f.outDir); err != nil {
+		return nil, usageError{fmt.Errorf("--out-dir %s: %v", f.outDir, err)}
+	}
+	return cs, nil
+}
+
+// claimsRunner runs one run of a claim's experiment in this process
+// (lockbench run, or sweep), its result file in runDir, named in rep.
+func claimsRunner(rep *claims.Report, runDir string) func(ctx context.Context, r claims.Run, args []string) (*report.Run, error) {
+	return func(ctx context.Context, r claims.Run, args []string) (*report.Run, error) {
 		name := r.Name
 		if r.Repeat > 0 {
 			name = fmt.Sprintf("%s-r%d", r.Name, r.Repeat)
@@ -166,20 +190,15 @@ func runClaims(parent context.Context, f *claimsFlags, stdout, stderr io.Writer)
 		}
 		return res, nil
 	}
-	opts := claims.Options{Quick: f.quick, Extra: []string{"--driver", f.driver, "--seed", "1"}}
-	if !f.quiet {
-		opts.Progress = func(msg string) {
-			fmt.Fprintf(stderr, "[%5.1fs elapsed] %s\n", time.Since(started).Seconds(), msg)
-		}
-	}
-	rep.Rows = claims.Execute(ctx, cs, opts, runner)
-	rep.Interrupted = ctx.Err() != nil
-	rep.Meta.DurationS = time.Since(started).Seconds()
+}
 
+// writeClaims prints the claims' table and counts and writes the report
+// (base.json, base.md): the run's error when interrupted or an
+// experiment failed.
+func writeClaims(stdout io.Writer, rep *claims.Report, base, runDir, mode string) error {
 	if err := claims.WriteTable(stdout, rep.Rows); err != nil {
 		return err
 	}
-	base := filepath.Join(f.outDir, "claims-"+stamp)
 	if err := claims.WriteJSON(base+".json", rep); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,14 +12,6 @@ import (
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
 )
-
-// errRegressed makes compare exit 1.
-var errRegressed = errors.New("regression")
-
-// errInvalidBaseline makes compare and ab exit 4: the baseline shows
-// violations or errors that its strategies promise not to have
-// (report.InvalidBaseline), so nothing is compared.
-var errInvalidBaseline = errors.New("invalid baseline")
 
 // unsafeScenario names the scenarios whose violations are expected: a
 // strategy registered as Unsafe (naive), a constant token, or Redlock's
@@ -45,13 +36,14 @@ func checkBaseline(base *report.Run) error {
 		errInvalidBaseline, strings.Join(why, "; "))
 }
 
-func newCompareCmd() *cobra.Command {
-	var threshold, p99Threshold, costThreshold, cpuThreshold, rssThreshold, normalize, format string
-	var alpha float64
-	cmd := &cobra.Command{
-		Use:   "compare BASE.json NEW.json",
-		Short: "Compare two result files with statistics; exit 1 on a regression (for CI)",
-		Long: `compare matches the scenarios of two result files (same strategy, driver,
+// compareFlags are lockbench compare's flags.
+type compareFlags struct {
+	threshold, p99Threshold, costThreshold, cpuThreshold, rssThreshold, normalize, format string
+	alpha                                                                                 float64
+}
+
+// compareLong is lockbench compare's --help.
+const compareLong = `compare matches the scenarios of two result files (same strategy, driver,
 workload, retry, clients and parameters; a parameter one file lacks takes
 its recorded default) and shows each side's ops/s and p99 as its row has
 them (with --repeat, derived from all its runs pooled) and the change. As
@@ -76,130 +68,164 @@ file, which stays stable on noisy machines. When the two files were produced by 
 meta.deps, the Redis versions), compare prints each file's provenance and
 a warning naming every difference. --format benchstat writes both files in the Go benchmark
 format (one line per run, file key "run: base" or "run: new") for
-'benchstat -col run'.`,
+'benchstat -col run'.`
+
+func newCompareCmd() *cobra.Command {
+	fl := &compareFlags{}
+	cmd := &cobra.Command{
+		Use:   "compare BASE.json NEW.json",
+		Short: "Compare two result files with statistics; exit 1 on a regression (for CI)",
+		Long:  compareLong,
 		Example: `  lockbench run --repeat 5 --out base.json; lockbench run --repeat 5 --out new.json
   lockbench compare base.json new.json --threshold 10%
   lockbench compare results/baseline.json results/regress.json --normalize atomic/rueidis/flash-sale/backoff
   lockbench compare base.json new.json --format benchstat > both.txt && benchstat -col run both.txt`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var errs []error
-			th, err := parsePercent(threshold)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--threshold: %w", err))
-			}
-			p99th := th
-			if p99Threshold != "" {
-				if p99th, err = parsePercent(p99Threshold); err != nil {
-					errs = append(errs, fmt.Errorf("--p99-threshold: %w", err))
-				}
-			}
-			costTh, err := parsePercent(costThreshold)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--cost-threshold: %w", err))
-			}
-			cpuTh, err := parsePercent(cpuThreshold)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--cpu-threshold: %w", err))
-			}
-			rssTh, err := parsePercent(rssThreshold)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("--rss-threshold: %w", err))
-			}
-			if !(alpha > 0 && alpha < 1) {
-				errs = append(errs, fmt.Errorf("--alpha must be above 0 and below 1, got %v", alpha))
-			}
-			if format != "table" && format != "benchstat" {
-				errs = append(errs, fmt.Errorf("--format %q is not table or benchstat", format))
-			}
-			if len(errs) > 0 {
-				return usageError{errors.Join(errs...)}
-			}
-			base, err := readResult(args[0])
-			if err != nil {
-				return err
-			}
-			cur, err := readResult(args[1])
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if format == "benchstat" {
-				warnBuilds(cmd.ErrOrStderr(), cmd.ErrOrStderr(), base, cur)
-			} else {
-				warnBuilds(out, cmd.ErrOrStderr(), base, cur)
-			}
-			if format == "benchstat" {
-				if err := report.WriteBenchstat(out, base, "run", "base"); err != nil {
-					return err
-				}
-				return report.WriteBenchstat(out, cur, "run", "new")
-			}
-			if err := checkBaseline(base); err != nil {
-				return err
-			}
-			deltas, missing, err := report.Compare(base, cur, report.CompareOptions{Threshold: th, P99Threshold: p99th, Normalize: normalize, Alpha: alpha,
-				CostThreshold: costTh, CPUThreshold: cpuTh, Unsafe: unsafeScenario})
-			if err != nil {
-				return usageError{err}
-			}
-			if err := report.CompareTable(out, deltas, normalize != ""); err != nil {
-				return err
-			}
-			if len(deltas) > 0 {
-				fmt.Fprintln(out, "cost per operation (never normalized):")
-				if err := report.CostTable(out, deltas); err != nil {
-					return err
-				}
-			}
-			rss, rssWorse := report.CompareRSS(base, cur, rssTh)
-			if rss.NotMeasured {
-				fmt.Fprintln(out, "peak RSS: n/a (a file does not record meta.max_rss_mb)")
-			} else {
-				v := "ok"
-				if rssWorse {
-					v = "REGRESSED"
-				}
-				fmt.Fprintf(out, "peak RSS: base %.1f MB, new %.1f MB, %+.1f%% (threshold %s only: one figure per file): %s\n", rss.Base, rss.New, 100*rss.Rel, rssThreshold, v)
-			}
-			for _, m := range missing {
-				fmt.Fprintln(out, m)
-			}
-			few := 0
-			for _, d := range deltas {
-				for _, n := range d.Notes {
-					fmt.Fprintf(out, "note: %s: %s, not compared\n", d.Name, n)
-				}
-				if d.Ops.FewSamples || d.P99.FewSamples {
-					few++
-				}
-			}
-			if few > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "lockbench: warning: %d of %d scenarios have fewer than %d runs on a side: their changes were judged on the threshold alone, without a significance test (run with --repeat %d or more)\n",
-					few, len(deltas), report.MinSamples, report.MinSamples)
-			}
-			if len(deltas) == 0 {
-				return errors.New("no scenario of the new file matches one of the base file: scenarios match on strategy, driver, workload, retry, clients and every parameter but the seed (see the \"only in\" lines above)")
-			}
-			if err := regressionError(deltas); err != nil {
-				return err
-			}
-			if rssWorse {
-				return fmt.Errorf("%w: peak RSS rose %+.1f%%, past the %s threshold (threshold only: one figure per file)", errRegressed, 100*rss.Rel, rssThreshold)
-			}
-			fmt.Fprintf(out, "no regression in %d scenarios (threshold %s, cost threshold %s, alpha %v)\n", len(deltas), threshold, costThreshold, alpha)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, args, fl) },
 	}
-	cmd.Flags().StringVar(&threshold, "threshold", "5%", "largest tolerated ops/s drop or p99 rise, like 5% or 0.05")
-	cmd.Flags().StringVar(&p99Threshold, "p99-threshold", "", "largest tolerated p99 rise (default: --threshold); tail latency of contended runs is noisier than ops/s")
-	cmd.Flags().StringVar(&costThreshold, "cost-threshold", "10%", "largest tolerated rise of Redis commands per operation, like 10% or 0.1")
-	cmd.Flags().StringVar(&cpuThreshold, "cpu-threshold", "25%", "largest tolerated rise of the client's and the Redis servers' CPU per operation")
-	cmd.Flags().StringVar(&rssThreshold, "rss-threshold", "25%", "largest tolerated rise of lockbench's peak RSS (meta.max_rss_mb)")
-	cmd.Flags().StringVar(&normalize, "normalize", "", "compare as ratios to this scenario's row figures (ops/s, p99) in the same file (strategy/driver/workload/retry)")
-	cmd.Flags().Float64Var(&alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test (benchstat's default)")
-	cmd.Flags().StringVar(&format, "format", "table", "table, or benchstat: both files in the Go benchmark format, for benchstat -col run")
+	cmd.Flags().StringVar(&fl.threshold, "threshold", "5%", "largest tolerated ops/s drop or p99 rise, like 5% or 0.05")
+	cmd.Flags().StringVar(&fl.p99Threshold, "p99-threshold", "", "largest tolerated p99 rise (default: --threshold); tail latency of contended runs is noisier than ops/s")
+	cmd.Flags().StringVar(&fl.costThreshold, "cost-threshold", "10%", "largest tolerated rise of Redis commands per operation, like 10% or 0.1")
+	cmd.Flags().StringVar(&fl.cpuThreshold, "cpu-threshold", "25%", "largest tolerated rise of the client's and the Redis servers' CPU per operation")
+	cmd.Flags().StringVar(&fl.rssThreshold, "rss-threshold", "25%", "largest tolerated rise of lockbench's peak RSS (meta.max_rss_mb)")
+	cmd.Flags().StringVar(&fl.normalize, "normalize", "", "compare as ratios to this scenario's row figures (ops/s, p99) in the same file (strategy/driver/workload/retry)")
+	cmd.Flags().Float64Var(&fl.alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test (benchstat's default)")
+	cmd.Flags().StringVar(&fl.format, "format", "table", "table, or benchstat: both files in the Go benchmark format, for benchstat -col run")
 	return cmd
+}
+
+// compareThresholds are compare's thresholds, as fractions.
+type compareThresholds struct{ ops, p99, cost, cpu, rss float64 }
+
+// check reads the thresholds and checks --alpha and --format; every
+// problem is returned as one usage error.
+func (fl *compareFlags) check() (compareThresholds, error) {
+	var errs []error
+	var th compareThresholds
+	var err error
+	if th.ops, err = parsePercent(fl.threshold); err != nil {
+		errs = append(errs, fmt.Errorf("--threshold: %w", err))
+	}
+	th.p99 = th.ops
+	if fl.p99Threshold != "" {
+		if th.p99, err = parsePercent(fl.p99Threshold); err != nil {
+			errs = append(errs, fmt.Errorf("--p99-threshold: %w", err))
+		}
+	}
+	if th.cost, err = parsePercent(fl.costThreshold); err != nil {
+		errs = append(errs, fmt.Errorf("--cost-threshold: %w", err))
+	}
+	if th.cpu, err = parsePercent(fl.cpuThreshold); err != nil {
+		errs = append(errs, fmt.Errorf("--cpu-threshold: %w", err))
+	}
+	if th.rss, err = parsePercent(fl.rssThreshold); err != nil {
+		errs = append(errs, fmt.Errorf("--rss-threshold: %w", err))
+	}
+	if !(fl.alpha > 0 && fl.alpha < 1) {
+		errs = append(errs, fmt.Errorf("--alpha must be above 0 and below 1, got %v", fl.alpha))
+	}
+	if fl.format != "table" && fl.format != "benchstat" {
+		errs = append(errs, fmt.Errorf("--format %q is not table or benchstat", fl.format))
+	}
+	if len(errs) > 0 {
+		return th, usageError{errors.Join(errs...)}
+	}
+	return th, nil
+}
+
+// runCompare is lockbench compare: the two files read, then written in
+// benchstat's format, or compared (compareRuns).
+func runCompare(cmd *cobra.Command, args []string, fl *compareFlags) error {
+	th, err := fl.check()
+	if err != nil {
+		return err
+	}
+	base, err := readResult(args[0])
+	if err != nil {
+		return err
+	}
+	cur, err := readResult(args[1])
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if fl.format == "benchstat" {
+		warnBuilds(cmd.ErrOrStderr(), cmd.ErrOrStderr(), base, cur)
+	} else {
+		warnBuilds(out, cmd.ErrOrStderr(), base, cur)
+	}
+	if fl.format == "benchstat" {
+		if err := report.WriteBenchstat(out, base, "run", "base"); err != nil {
+			return err
+		}
+		return report.WriteBenchstat(out, cur, "run", "new")
+	}
+	if err := checkBaseline(base); err != nil {
+		return err
+	}
+	return compareRuns(out, cmd.ErrOrStderr(), base, cur, fl, th)
+}
+
+// compareRuns compares cur to base: the tables, the peak RSS, the notes,
+// and the error of a regression (exit 1).
+func compareRuns(out, stderr io.Writer, base, cur *report.Run, fl *compareFlags, th compareThresholds) error {
+	deltas, missing, err := report.Compare(base, cur, report.CompareOptions{Threshold: th.ops, P99Threshold: th.p99, Normalize: fl.normalize, Alpha: fl.alpha,
+		CostThreshold: th.cost, CPUThreshold: th.cpu, Unsafe: unsafeScenario})
+	if err != nil {
+		return usageError{err}
+	}
+	if err := report.CompareTable(out, deltas, fl.normalize != ""); err != nil {
+		return err
+	}
+	if len(deltas) > 0 {
+		fmt.Fprintln(out, "cost per operation (never normalized):")
+		if err := report.CostTable(out, deltas); err != nil {
+			return err
+		}
+	}
+	rss, rssWorse := report.CompareRSS(base, cur, th.rss)
+	if rss.NotMeasured {
+		fmt.Fprintln(out, "peak RSS: n/a (a file does not record meta.max_rss_mb)")
+	} else {
+		v := "ok"
+		if rssWorse {
+			v = "REGRESSED"
+		}
+		fmt.Fprintf(out, "peak RSS: base %.1f MB, new %.1f MB, %+.1f%% (threshold %s only: one figure per file): %s\n", rss.Base, rss.New, 100*rss.Rel, fl.rssThreshold, v)
+	}
+	for _, m := range missing {
+		fmt.Fprintln(out, m)
+	}
+	compareNotes(out, stderr, deltas)
+	if len(deltas) == 0 {
+		return errors.New("no scenario of the new file matches one of the base file: scenarios match on strategy, driver, workload, retry, clients and every parameter but the seed (see the \"only in\" lines above)")
+	}
+	if err := regressionError(deltas); err != nil {
+		return err
+	}
+	if rssWorse {
+		return fmt.Errorf("%w: peak RSS rose %+.1f%%, past the %s threshold (threshold only: one figure per file)", errRegressed, 100*rss.Rel, fl.rssThreshold)
+	}
+	fmt.Fprintf(out, "no regression in %d scenarios (threshold %s, cost threshold %s, alpha %v)\n", len(deltas), fl.threshold, fl.costThreshold, fl.alpha)
+	return nil
+}
+
+// compareNotes prints the scenarios' notes (what was not compared) and
+// warns of scenarios with too few runs for a significance test.
+func compareNotes(out, stderr io.Writer, deltas []report.Delta) {
+	few := 0
+	for _, d := range deltas {
+		for _, n := range d.Notes {
+			fmt.Fprintf(out, "note: %s: %s, not compared\n", d.Name, n)
+		}
+		if d.Ops.FewSamples || d.P99.FewSamples {
+			few++
+		}
+	}
+	if few > 0 {
+		fmt.Fprintf(stderr, "lockbench: warning: %d of %d scenarios have fewer than %d runs on a side: their changes were judged on the threshold alone, without a significance test (run with --repeat %d or more)\n",
+			few, len(deltas), report.MinSamples, report.MinSamples)
+	}
 }
 
 // regressionError is compare's error when a scenario of deltas regressed
@@ -268,17 +294,4 @@ func warnBuilds(out, stderr io.Writer, base, cur *report.Run) {
 	}
 	fmt.Fprintf(out, "base: %s\nnew:  %s\n", base.Meta.Provenance(), cur.Meta.Provenance())
 	fmt.Fprintf(stderr, "lockbench: warning: the two files were produced by different builds: %s\n", strings.Join(diffs, ", "))
-}
-
-// parsePercent reads "5%" or "0.05".
-func parsePercent(s string) (float64, error) {
-	pct := strings.HasSuffix(s, "%")
-	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-	if err != nil || v < 0 || v != v {
-		return 0, fmt.Errorf("%q is not a percentage like 5%% or a fraction like 0.05", s)
-	}
-	if pct {
-		v /= 100
-	}
-	return v, nil
 }

@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -163,26 +161,6 @@ func addrUse(f *runFlags, m matrixUse) []error {
 	return errs
 }
 
-// readSecretFile reads a password from the first line of path (the line
-// break trimmed). A file that cannot be read or whose first line is empty
-// is an error naming path.
-func readSecretFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", fmt.Errorf("%s: %v", path, err)
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
-	if len(line) == 0 {
-		return "", fmt.Errorf("%s: the first line is empty; write the password on it", path)
-	}
-	return string(line), nil
-}
-
 // changedFlags names the flags of fs that are set (on the command line,
 // or by a scenario file once applied).
 func changedFlags(fs *pflag.FlagSet) map[string]bool {
@@ -215,4 +193,12 @@ func warnPassword(w io.Writer, what string) {
 	if what != "" {
 		fmt.Fprintf(w, "lockbench: warning: %s on the command line is visible to every local user (ps, /proc); use --password-file FILE or $LOCKBENCH_PASSWORD instead\n", what)
 	}
+}
+
+// rateOpen reports whether --rate makes an open loop: a constant above 0
+// or a shape (a --rate that does not parse is refused on its own, by
+// parseRate).
+func rateOpen(f *runFlags) bool {
+	r, err := strconv.ParseFloat(strings.TrimSpace(f.rateSpec), 64)
+	return err != nil || r > 0
 }

@@ -112,7 +112,6 @@ type harnessConfig struct {
 }
 
 func runHarness(parent context.Context, w io.Writer, c harnessConfig) error {
-	clients, requests, rounds, d, profileDir := c.clients, c.requests, c.rounds, c.d, c.profileDir
 	if parent == nil {
 		parent = context.Background()
 	}
@@ -126,126 +125,175 @@ func runHarness(parent context.Context, w io.Writer, c harnessConfig) error {
 		return err
 	}
 	defer topo.Stop()
-	s := topo.Servers[0]
 	pol, _ := retry.Parse("none")
-	// One driver's figures, one value per round.
-	type series struct{ bare, bareCPU, lb, lbCPU, share, overhead, ratio, ringEff, handoffEff, handover []float64 }
-	per := map[string]*series{}
-	var sets, evals, rbs []float64
-	for r := 0; r < rounds; r++ {
+	h := &harnessRun{ctx: ctx, c: c, s: topo.Servers[0], pol: pol, per: map[string]*harnessSeries{}}
+	for r := 0; r < c.rounds; r++ {
+		if err := h.round(r); err != nil {
+			return err
+		}
+	}
+	h.print(w)
+	return nil
+}
+
+// harnessSeries are one driver's figures, one value per round.
+type harnessSeries struct{ bare, bareCPU, lb, lbCPU, share, overhead, ratio, ringEff, handoffEff, handover []float64 }
+
+// harnessRun is a harness run's server and figures so far.
+type harnessRun struct {
+	ctx              context.Context
+	c                harnessConfig
+	s                *topology.Server
+	pol              *retry.Policy
+	per              map[string]*harnessSeries
+	sets, evals, rbs []float64 // redis-benchmark's, one per round
+}
+
+// cycleRound are one driver's lock-cycle measurements in a round, each
+// with its client CPU per cycle (µs) and, for lockbench, its share of the
+// CPU budget; n counts them, for profile names.
+type cycleRound struct {
+	bare, bareCPU, lb, lbCPU, share []float64
+	n                               int
+}
+
+// round is round r: redis-benchmark, then each driver's measurements.
+func (h *harnessRun) round(r int) error {
+	if h.ctx.Err() != nil {
+		return errInterrupted
+	}
+	set, evalsha, rb, err := harness.RedisBenchmark(h.s.Addr, h.s.Password, h.c.clients, h.c.requests)
+	if err != nil {
+		if h.ctx.Err() != nil { // Ctrl-C reaches redis-benchmark too
+			return errInterrupted
+		}
+		return err
+	}
+	h.sets, h.evals, h.rbs = append(h.sets, set), append(h.evals, evalsha), append(h.rbs, rb)
+	for _, drv := range drivers.Names() {
+		if err := h.driverRound(r, drv, rb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// driverRound is round r's measurements on driver drv: the lock cycle,
+// bare loop against lockbench, A-B-A, then the hand-over; rb is the
+// round's redis-benchmark cycle rate.
+func (h *harnessRun) driverRound(r int, drv string, rb float64) error {
+	ctx := h.ctx
+	m := &cycleRound{}
+	// A-B-A: the measurement of one kind sits between two of the
+	// other, and the round compares their means, so that a machine
+	// whose speed drifts during the round favours neither (a linear
+	// drift cancels). Even rounds bracket lockbench with bare
+	// loops, odd rounds the bare loop with lockbench runs.
+	bare := func() error { return h.measureBare(r, drv, m) }
+	lockbench := func() error { return h.measureLockbench(r, drv, m) }
+	if err := aba(ctx, bare, lockbench, r%2 == 1); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	x := h.per[drv]
+	if x == nil {
+		x = &harnessSeries{}
+		h.per[drv] = x
+	}
+	lbRate := mean(m.lb)
+	x.bare, x.bareCPU = append(x.bare, mean(m.bare)), append(x.bareCPU, mean(m.bareCPU))
+	x.lb, x.lbCPU = append(x.lb, lbRate), append(x.lbCPU, mean(m.lbCPU))
+	x.share = append(x.share, mean(m.share))
+	x.overhead = append(x.overhead, lbRate/mean(m.bare)) // both > 0: checked above
+	if rb > 0 {
+		x.ratio = append(x.ratio, lbRate/rb)
+	}
+	ring, handoff, err := measureHandover(ctx, drv, h.s, h.c, uint64(r+1), r%2 == 1)
+	if err != nil {
 		if ctx.Err() != nil {
 			return errInterrupted
 		}
-		set, evalsha, rb, err := harness.RedisBenchmark(s.Addr, s.Password, clients, requests)
-		if err != nil {
-			if ctx.Err() != nil { // Ctrl-C reaches redis-benchmark too
-				return errInterrupted
-			}
-			return err
-		}
-		sets, evals, rbs = append(sets, set), append(evals, evalsha), append(rbs, rb)
-		for _, drv := range drivers.Names() {
-			// One measurement of each kind, with its client CPU per cycle
-			// (µs) and, for lockbench, its share of the CPU budget.
-			var bare, bareCPU, lb, lbCPU, share []float64
-			n := 0 // measurements so far in this round, for profile names
-			measureBare := func() error {
-				n++
-				return profiled(profileDir, fmt.Sprintf("%s-%02d-%d-bare", drv, r+1, n), func() error {
-					var before, after syscall.Rusage
-					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
-					rate, err := harness.BareLoop(ctx, drv, s.Addr, s.Password, clients, d)
-					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-					if err != nil {
-						return fmt.Errorf("bare loop %s: %w", drv, err)
-					}
-					if rate <= 0 {
-						return fmt.Errorf("bare loop %s: no lock cycle completed in %v", drv, d)
-					}
-					bare = append(bare, rate)
-					bareCPU = append(bareCPU, float64(rusageCPU(after)-rusageCPU(before))/1e3/(rate*d.Seconds()))
-					return nil
-				})
-			}
-			measureLockbench := func() error {
-				n++
-				return profiled(profileDir, fmt.Sprintf("%s-%02d-%d-lockbench", drv, r+1, n), func() error {
-					res, err := engine.Run(ctx, engine.Scenario{
-						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
-						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
-						Params: workloads.Params{}, Options: registry.Values{"own-keys": true},
-					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
-					if err != nil {
-						return fmt.Errorf("lockbench %s: %w", drv, err)
-					}
-					if res.OpsPerSec <= 0 {
-						return fmt.Errorf("lockbench %s: no lock cycle completed in %v", drv, d)
-					}
-					lb, lbCPU = append(lb, res.OpsPerSec), append(lbCPU, res.ClientCPU.CPUMicrosPerOp)
-					share = append(share, res.ClientCPU.BudgetShare)
-					return nil
-				})
-			}
-			// A-B-A: the measurement of one kind sits between two of the
-			// other, and the round compares their means, so that a machine
-			// whose speed drifts during the round favours neither (a linear
-			// drift cancels). Even rounds bracket lockbench with bare
-			// loops, odd rounds the bare loop with lockbench runs.
-			if err := aba(ctx, measureBare, measureLockbench, r%2 == 1); err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return errInterrupted
-			}
-			x := per[drv]
-			if x == nil {
-				x = &series{}
-				per[drv] = x
-			}
-			lbRate := mean(lb)
-			x.bare, x.bareCPU = append(x.bare, mean(bare)), append(x.bareCPU, mean(bareCPU))
-			x.lb, x.lbCPU = append(x.lb, lbRate), append(x.lbCPU, mean(lbCPU))
-			x.share = append(x.share, mean(share))
-			x.overhead = append(x.overhead, lbRate/mean(bare)) // both > 0: checked above
-			if rb > 0 {
-				x.ratio = append(x.ratio, lbRate/rb)
-			}
-			ring, handoff, err := measureHandover(ctx, drv, s, c, uint64(r+1), r%2 == 1)
-			if err != nil {
-				if ctx.Err() != nil {
-					return errInterrupted
-				}
-				return err
-			}
-			x.ringEff, x.handoffEff = append(x.ringEff, ring), append(x.handoffEff, handoff)
-			x.handover = append(x.handover, handoff/ring)
-		}
+		return err
 	}
+	x.ringEff, x.handoffEff = append(x.ringEff, ring), append(x.handoffEff, handoff)
+	x.handover = append(x.handover, handoff/ring)
+	return nil
+}
+
+// measureBare measures the bare loop once on drv (round r) into m.
+func (h *harnessRun) measureBare(r int, drv string, m *cycleRound) error {
+	m.n++
+	s, d := h.s, h.c.d
+	return profiled(h.c.profileDir, fmt.Sprintf("%s-%02d-%d-bare", drv, r+1, m.n), func() error {
+		var before, after syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+		rate, err := harness.BareLoop(h.ctx, drv, s.Addr, s.Password, h.c.clients, d)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+		if err != nil {
+			return fmt.Errorf("bare loop %s: %w", drv, err)
+		}
+		if rate <= 0 {
+			return fmt.Errorf("bare loop %s: no lock cycle completed in %v", drv, d)
+		}
+		m.bare = append(m.bare, rate)
+		m.bareCPU = append(m.bareCPU, float64(rusageCPU(after)-rusageCPU(before))/1e3/(rate*d.Seconds()))
+		return nil
+	})
+}
+
+// measureLockbench measures lockbench's atomic lock cycle once on drv
+// (round r) into m.
+func (h *harnessRun) measureLockbench(r int, drv string, m *cycleRound) error {
+	m.n++
+	ctx, s, pol, clients, d := h.ctx, h.s, h.pol, h.c.clients, h.c.d
+	return profiled(h.c.profileDir, fmt.Sprintf("%s-%02d-%d-lockbench", drv, r+1, m.n), func() error {
+		res, err := engine.Run(ctx, engine.Scenario{
+			Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
+			Duration: d, TTL: time.Second, Seed: uint64(r + 1),
+			Params: workloads.Params{}, Options: registry.Values{"own-keys": true},
+		}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
+		if err != nil {
+			return fmt.Errorf("lockbench %s: %w", drv, err)
+		}
+		if res.OpsPerSec <= 0 {
+			return fmt.Errorf("lockbench %s: no lock cycle completed in %v", drv, d)
+		}
+		m.lb, m.lbCPU = append(m.lb, res.OpsPerSec), append(m.lbCPU, res.ClientCPU.CPUMicrosPerOp)
+		m.share = append(m.share, res.ClientCPU.BudgetShare)
+		return nil
+	})
+}
+
+// print writes the figures: medians over the rounds per driver, then the
+// summary lines.
+func (h *harnessRun) print(w io.Writer) {
+	c := h.c
 	fmt.Fprintf(w, "redis-benchmark  SET NX PX %.0f/s, EVALSHA %.0f/s -> %.0f cycles/s (%d connections); medians of %d rounds\n",
-		median(sets), median(evals), median(rbs), clients, rounds)
+		median(h.sets), median(h.evals), median(h.rbs), c.clients, c.rounds)
 	for _, drv := range drivers.Names() {
-		x := per[drv]
+		x := h.per[drv]
 		fmt.Fprintf(w, "%-8s bare loop %.0f cycles/s (%.1f µs CPU/cycle); lockbench %.0f cycles/s (%.1f µs CPU/cycle, client CPU %.0f%% of its budget); medians of %d rounds\n",
-			drv, median(x.bare), median(x.bareCPU), median(x.lb), median(x.lbCPU), 100*median(x.share), rounds)
+			drv, median(x.bare), median(x.bareCPU), median(x.lb), median(x.lbCPU), 100*median(x.share), c.rounds)
 		printRounds(w, drv, "lockbench / bare loop", x.overhead)
 		printRounds(w, drv, "lockbench / redis-benchmark", x.ratio)
 		fmt.Fprintf(w, "%-8s hand-over on one key (%d clients, %v work): bare ring efficiency %.2f, handoff %.2f; medians of %d rounds\n",
-			drv, c.handoverClients, c.work, median(x.ringEff), median(x.handoffEff), rounds)
+			drv, c.handoverClients, c.work, median(x.ringEff), median(x.handoffEff), c.rounds)
 		printRounds(w, drv, "handoff / bare ring", x.handover)
 	}
 	for _, drv := range drivers.Names() {
-		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, median(per[drv].ratio))
+		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, median(h.per[drv].ratio))
 	}
 	for _, drv := range drivers.Names() {
-		fmt.Fprintf(w, "harness-overhead %s %.2f\n", drv, median(per[drv].overhead))
+		fmt.Fprintf(w, "harness-overhead %s %.2f\n", drv, median(h.per[drv].overhead))
 	}
 	for _, drv := range drivers.Names() {
-		fmt.Fprintf(w, "handover-bound %s %.2f\n", drv, median(per[drv].ringEff))
+		fmt.Fprintf(w, "handover-bound %s %.2f\n", drv, median(h.per[drv].ringEff))
 	}
 	for _, drv := range drivers.Names() {
-		fmt.Fprintf(w, "handover-ratio %s %.2f\n", drv, median(per[drv].handover))
+		fmt.Fprintf(w, "handover-ratio %s %.2f\n", drv, median(h.per[drv].handover))
 	}
-	return nil
 }
 
 // measureHandover runs one A-B-A round of the hand-over measurement on

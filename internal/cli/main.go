@@ -1,8 +1,3 @@
-// Package cli is lockbench's command line: run, sweep, list, claims,
-// report, show, compare, merge, clean, harness and version. cmd/lockbench and
-// lockbench.Main call Main; every strategy, driver, workload, fault and
-// retry policy registered in the process before Main is called is
-// available to it by name. See README.md.
 package cli
 
 import (
@@ -11,8 +6,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -20,70 +13,6 @@ import (
 	_ "github.com/lockbench/lockbench/strategies/baselines"
 	_ "github.com/lockbench/lockbench/strategies/libs"
 )
-
-// Exit codes.
-const (
-	exitOK          = 0
-	exitFailure     = 1   // the run could not be done (Redis unreachable, setup failed)
-	exitUsage       = 2   // bad flags or arguments
-	exitThresholds  = 3   // run: a --fail-on threshold failed; the results were written
-	exitInvalidBase = 4   // compare, ab: the baseline itself is broken (InvalidBaseline); nothing was compared
-	exitInterrupted = 130 // stopped by Ctrl-C (SIGINT); partial results were written
-	exitSIGTERM     = 143 // stopped by SIGTERM (128 + 15), as by Ctrl-C
-	exitSIGHUP      = 129 // stopped by SIGHUP (128 + 1: the terminal closed), as by Ctrl-C
-)
-
-// interruptCode is the exit of an interrupted run: 128 + the first
-// signal's number (signalExit).
-var interruptCode atomic.Int32
-
-func init() { interruptCode.Store(exitInterrupted) }
-
-// signalExit is the exit code of a run stopped by sig: the shell's 128 + n.
-func signalExit(sig os.Signal) int {
-	switch sig {
-	case syscall.SIGTERM:
-		return exitSIGTERM
-	case syscall.SIGHUP:
-		return exitSIGHUP
-	}
-	return exitInterrupted
-}
-
-// signalName names sig for the message the run prints on it.
-func signalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	}
-	return "interrupted"
-}
-
-// exitCodesDoc is the exit codes of lockbench run, for its --help.
-const exitCodesDoc = `0 done, every threshold passed; 1 the run failed (Redis
-unreachable, setup error; partial results are written with failed set); 2
-bad input (nothing was started); 3 a --fail-on threshold failed (the results
-were written); 130 interrupted by Ctrl-C (SIGINT), 143 by SIGTERM, 129 by
-SIGHUP (the partial results are written, marked interrupted). A run that fails
-or is interrupted keeps 1 or 130/143/129 whatever its thresholds.`
-
-// usageError marks errors in the user's input (exit 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// quitting is set by a second Ctrl-C, which then exits the process.
-var quitting atomic.Bool
-
-// errInterrupted is returned by a run stopped by a signal.
-var errInterrupted = errors.New("interrupted")
-
-// errThresholds is returned (wrapped) by a run whose --fail-on thresholds
-// did not all pass (exit 3).
-var errThresholds = errors.New("thresholds failed")
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -38,92 +37,92 @@ once (else exit 2). The merged meta has segments N and killed_segments, the
 segments whose file is missing. --fail-on tests thresholds on the merged
 result, as run does (exit 3 when one fails).`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOut(out); err != nil {
-				return usageError{fmt.Errorf("--out %q: %v", out, err)}
-			}
-			ths, errs := thresholds.ParseList(failOn)
-			if len(errs) > 0 {
-				return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
-			}
-			if checkOnly(cmd.Context()) {
-				return nil // CheckArgs: no file is read
-			}
-			var runs []*report.Run
-			for _, a := range args {
-				if same, err := samePath(a, out); err == nil && same {
-					return usageError{fmt.Errorf("--out %s is one of the files to merge: it would be replaced by the merge", out)}
-				}
-				r, err := readResult(a)
-				if err != nil {
-					return err
-				}
-				// Every input must hold its own invariants: a damaged or
-				// hand-edited file is bad input, not a merge to write.
-				if err := report.Check(r); err != nil {
-					return usageError{fmt.Errorf("%s: %w", a, err)}
-				}
-				runs = append(runs, r)
-			}
-			// Execution segments: of one run, each once (exit 2 else).
-			missing, err := checkSegmentFiles(runs, args)
-			if err != nil {
-				return usageError{err}
-			}
-			m, err := mergeSegments(runs, missing)
-			if err != nil {
-				return usageError{err}
-			}
-			if err := crossCheck(m, runs, args); err != nil {
-				return err
-			}
-			// The table lockbench show prints of the merged file (a
-			// sweep's for sweeps; compact on a narrow terminal).
-			if err := printResults(cmd.OutOrStdout(), "table", "", termWidth(cmd.OutOrStdout()), m); err != nil {
-				return err
-			}
-			if len(ths) > 0 {
-				var names []string
-				for _, s := range m.Scenarios {
-					names = append(names, s.Name())
-				}
-				if errs := thresholds.Unmatched(ths, names); len(errs) > 0 {
-					return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
-				}
-				m.Thresholds = thresholds.Evaluate(ths, m.Scenarios)
-			}
-			if err := report.WriteFile(out, m); err != nil {
-				return namedPath(out, err)
-			}
-			if len(ths) > 0 {
-				if err := printThresholds(cmd.OutOrStdout(), cmd.ErrOrStderr(), "table", ths, m.Thresholds); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "merged %d files into %s\n", len(runs), out)
-			if k := thresholds.Failed(m.Thresholds); k > 0 {
-				return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(m.Thresholds))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd, args, out, failOn) },
 	}
 	cmd.Flags().StringVar(&out, "out", "results/merged.json", "merged result file")
 	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "thresholds tested on the merged result, as run's (exit 3 when one fails): the way to gate a run of segments, whose followers lack the end checks")
 	return cmd
 }
 
-// crossCheck runs the cross-process oracle on merged (report.CrossCheck),
-// each history relative to its result file's directory. A history file
-// missing or unreadable is bad input (exit 2).
-func crossCheck(merged *report.Run, runs []*report.Run, paths []string) error {
-	dirs := make([]string, len(paths))
-	for i, p := range paths {
-		dirs[i] = filepath.Dir(p)
+// runMerge is lockbench merge: the files read and checked, merged,
+// cross-checked, printed and written to out, with --fail-on's thresholds.
+func runMerge(cmd *cobra.Command, args []string, out string, failOn []string) error {
+	if err := checkOut(out); err != nil {
+		return usageError{fmt.Errorf("--out %q: %v", out, err)}
 	}
-	if err := report.CrossCheck(merged, runs, dirs); err != nil {
-		return usageError{fmt.Errorf("cross-process check: %w", err)}
+	ths, errs := thresholds.ParseList(failOn)
+	if len(errs) > 0 {
+		return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
+	}
+	if checkOnly(cmd.Context()) {
+		return nil // CheckArgs: no file is read
+	}
+	runs, err := readMergeInputs(args, out)
+	if err != nil {
+		return err
+	}
+	// Execution segments: of one run, each once (exit 2 else).
+	missing, err := checkSegmentFiles(runs, args)
+	if err != nil {
+		return usageError{err}
+	}
+	m, err := mergeSegments(runs, missing)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := crossCheck(m, runs, args); err != nil {
+		return err
+	}
+	// The table lockbench show prints of the merged file (a
+	// sweep's for sweeps; compact on a narrow terminal).
+	if err := printResults(cmd.OutOrStdout(), "table", "", termWidth(cmd.OutOrStdout()), m); err != nil {
+		return err
+	}
+	if len(ths) > 0 {
+		var names []string
+		for _, s := range m.Scenarios {
+			names = append(names, s.Name())
+		}
+		if errs := thresholds.Unmatched(ths, names); len(errs) > 0 {
+			return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
+		}
+		m.Thresholds = thresholds.Evaluate(ths, m.Scenarios)
+	}
+	if err := report.WriteFile(out, m); err != nil {
+		return namedPath(out, err)
+	}
+	if len(ths) > 0 {
+		if err := printThresholds(cmd.OutOrStdout(), cmd.ErrOrStderr(), "table", ths, m.Thresholds); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "merged %d files into %s\n", len(runs), out)
+	if k := thresholds.Failed(m.Thresholds); k > 0 {
+		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(m.Thresholds))
 	}
 	return nil
+}
+
+// readMergeInputs reads the files to merge, each checked (report.Check);
+// out must not be one of them.
+func readMergeInputs(args []string, out string) ([]*report.Run, error) {
+	var runs []*report.Run
+	for _, a := range args {
+		if same, err := samePath(a, out); err == nil && same {
+			return nil, usageError{fmt.Errorf("--out %s is one of the files to merge: it would be replaced by the merge", out)}
+		}
+		r, err := readResult(a)
+		if err != nil {
+			return nil, err
+		}
+		// Every input must hold its own invariants: a damaged or
+		// hand-edited file is bad input, not a merge to write.
+		if err := report.Check(r); err != nil {
+			return nil, usageError{fmt.Errorf("%s: %w", a, err)}
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
 }
 
 // samePath reports whether a and b name one file (b may not exist yet).

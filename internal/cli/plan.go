@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
-	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/internal/dockertopo"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/thresholds"
 	"github.com/lockbench/lockbench/strategies"
@@ -54,140 +52,261 @@ type plan struct {
 	segRunID string
 }
 
-// validate checks every flag and returns all problems at once.
+// validate checks every flag and returns all problems at once: the plan
+// builder's steps, each reading the flags of one concern into typed
+// values, in the order their messages are reported.
 func validate(f *runFlags) (*plan, error) {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	b := &planBuilder{f: f, seen: map[string]bool{}}
+	m := b.matrixAxes()
+	counts := b.clientCounts()
+	s := b.timing()
+	addrs, conn, connErrs := parseConn(f)
+	b.add(connErrs...)
+	b.outputs()
+	b.arrivals(&s)
+	s.faults = b.faultSpecs()
+	topo, nodesN := b.topology(s.faults)
+	s.interval = b.sampling()
+	out := b.outPath()
+	b.add(unusedParams(f, m.stSpecs, m.wlSpecs)...)
+	b.add(unusedFlags(f, matrixUse{strats: m.strats, addrs: addrs, tls: conn.TLS != nil, topo: topo,
+		topoMasters: strings.HasPrefix(f.topology, "masters:")})...)
+	b.slowdown(m.strats, &s)
+	ths := b.thresholds()
+	s.clients = f.clients
+	if s.rate > 0 && f.maxClients > 0 {
+		s.clients = f.maxClients
+	}
+	if len(counts) > 0 {
+		s.clients = counts[0] // the others: sweepScenarios
+	}
+	lay := func(sc engine.Scenario) engine.Layout { return layoutOf(f, sc, topo, nodesN, len(addrs)) }
+	b.add(flatParamErrors(f, m.stSpecs, b.seen)...)
+	scenarios := b.scenarios(m, &s, lay)
+	if len(counts) > 0 {
+		scenarios = b.sweepScenarios(scenarios, counts, lay)
+	}
+	if len(b.errs) == 0 {
+		// Only on an otherwise valid matrix: a misspelt strategy would
+		// make a right scope look wrong.
+		for _, err := range thresholds.Unmatched(ths, scenarioNames(scenarios)) {
+			b.add(fmt.Errorf("--fail-on: %w", err))
+		}
+	}
+	if len(b.errs) > 0 {
+		return nil, usageError{errors.Join(b.errs...)}
+	}
+	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
+		thresholds: ths,
+		docker:     f.backend == "docker",
+		conn:       conn,
+		sweep:      sweepMeta(f, counts)}
+	return p, nil
+}
 
-	stSpecs, stErrs := parsePluginSpecs("strategy", f.strategies, strategies.ParamsOf, strategies.Known)
-	wlSpecs, wlErrs := parsePluginSpecs("workload", f.workloads, workloads.ParamsOf, func(n string) bool { _, err := workloads.Lookup(n); return err == nil })
-	errs = append(append(errs, stErrs...), wlErrs...)
-	strats, drvs, wls := specNames(stSpecs), splitList(f.drivers), specNames(wlSpecs)
-	var pols []*retry.Policy
+// planBuilder reads a run's flags into a plan (validate), collecting
+// every problem.
+type planBuilder struct {
+	f    *runFlags
+	errs []error
+	// seen holds the scenario checks' messages already reported (a
+	// problem common to several scenarios is reported once).
+	seen map[string]bool
+}
+
+// bad records a problem.
+func (b *planBuilder) bad(format string, a ...any) { b.errs = append(b.errs, fmt.Errorf(format, a...)) }
+
+// shared runs the checks of the shared settings named (sharedSettings)
+// on their values, in order, and reports whether every value passed.
+func (b *planBuilder) shared(names ...string) bool {
+	ok := true
+	for _, name := range names {
+		if err := sharedNamed(name).check(b.f); err != nil {
+			b.add(err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// add records problems.
+func (b *planBuilder) add(errs ...error) { b.errs = append(b.errs, errs...) }
+
+// addOnce records the problems not recorded before (seen).
+func (b *planBuilder) addOnce(errs []error) {
+	for _, err := range errs {
+		if !b.seen[err.Error()] {
+			b.seen[err.Error()] = true
+			b.errs = append(b.errs, err)
+		}
+	}
+}
+
+// matrixAxes are the run's matrix: --strategy and --workload with each
+// plugin's own parameters, --driver and the --retry policies.
+type matrixAxes struct {
+	stSpecs, wlSpecs  []pluginSpec
+	strats, drvs, wls []string
+	pols              []*retry.Policy
+}
+
+// scenarioSettings are the values every scenario of the run shares, read
+// from the flags (newScenario puts them in each scenario).
+type scenarioSettings struct {
+	clients          int
+	work             workloads.Dist
+	ttl              time.Duration
+	liveness, streak time.Duration // -1: off, never
+	rate             float64
+	shape            *arrival.Shape
+	faults           []faults.Spec
+	interval         time.Duration
+	// --test-slowdown: the strategy slowed, by a duration or a share.
+	slowName  string
+	slowBy    time.Duration
+	slowShare float64
+}
+
+// matrixAxes reads --strategy, --workload, --driver and --retry, and
+// checks that each strategy and policy runs on a driver of --driver.
+func (b *planBuilder) matrixAxes() matrixAxes {
+	f := b.f
+	var m matrixAxes
+	var errs []error
+	m.stSpecs, errs = parsePluginSpecs("strategy", f.strategies, strategies.ParamsOf, strategies.Known)
+	b.add(errs...)
+	m.wlSpecs, errs = parsePluginSpecs("workload", f.workloads, workloads.ParamsOf, func(n string) bool { _, err := workloads.Lookup(n); return err == nil })
+	b.add(errs...)
+	m.strats, m.drvs, m.wls = specNames(m.stSpecs), splitList(f.drivers), specNames(m.wlSpecs)
 	specs := splitRetry(f.retries)
 	for _, spec := range specs {
 		p, err := retry.Parse(spec)
 		if err != nil {
-			errs = append(errs, err)
+			b.add(err)
 			continue
 		}
-		pols = append(pols, p)
+		m.pols = append(m.pols, p)
 	}
-	for name, l := range map[string][]string{"--strategy": strats, "--driver": drvs, "--workload": wls} {
+	for name, l := range map[string][]string{"--strategy": m.strats, "--driver": m.drvs, "--workload": m.wls} {
 		if len(l) == 0 {
-			bad("%s is empty", name)
+			b.bad("%s is empty", name)
 		}
 	}
 	if len(specs) == 0 {
-		bad("--retry is empty")
+		b.bad("--retry is empty")
 	}
-	for _, st := range strats {
+	drvs := m.drvs
+	for _, st := range m.strats {
 		if !strategies.Known(st) || len(drvs) == 0 || slices.ContainsFunc(drvs, func(d string) bool { return strategies.RunsOn(st, d) }) {
 			continue
 		}
-		bad("strategy %s runs on the %s driver only, and --driver is %s: add --driver %s", st, strings.Join(strategies.InfoOf(st).Drivers, ", "), strings.Join(drvs, ","), strategies.InfoOf(st).Drivers[0])
+		b.bad("strategy %s runs on the %s driver only, and --driver is %s: add --driver %s", st, strings.Join(strategies.InfoOf(st).Drivers, ", "), strings.Join(drvs, ","), strategies.InfoOf(st).Drivers[0])
 	}
-	for _, pol := range pols {
+	for _, pol := range m.pols {
 		if len(drvs) == 0 || slices.ContainsFunc(drvs, pol.RunsOn) {
 			continue
 		}
-		bad("retry %s runs on the %s driver only, and --driver is %s: add --driver %s", pol.Name, strings.Join(pol.Drivers(), ", "), strings.Join(drvs, ","), pol.Drivers()[0])
+		b.bad("retry %s runs on the %s driver only, and --driver is %s: add --driver %s", pol.Name, strings.Join(pol.Drivers(), ", "), strings.Join(drvs, ","), pol.Drivers()[0])
 	}
-	var counts []int // lockbench sweep's client counts
+	return m
+}
+
+// clientCounts checks --clients (and, for sweep, --max-clients) and
+// returns lockbench sweep's client counts (nil for run).
+func (b *planBuilder) clientCounts() []int {
+	f := b.f
+	var counts []int
 	if f.sweep {
 		var err error
 		if counts, err = parseClientList(f.clientList); err != nil {
-			errs = append(errs, err)
+			b.add(err)
 		}
 		if f.maxClients != 0 {
-			bad("--max-clients does not go with sweep: the --clients counts are the clients serving the arrivals")
+			b.bad("--max-clients does not go with sweep: the --clients counts are the clients serving the arrivals")
 		}
 	} else if f.clients < 1 || f.clients > maxClients {
-		bad("--clients must be from 1 to %d, got %d", maxClients, f.clients)
+		b.bad("--clients must be from 1 to %d, got %d", maxClients, f.clients)
 	}
-	if f.duration <= 0 || f.duration > 24*time.Hour {
-		bad("--duration must be > 0 and at most 24h, got %v", f.duration)
+	return counts
+}
+
+// timing reads the durations of a scenario and its operations: --duration,
+// --warmup, --work, --acquire-timeout, --release, --liveness-interval,
+// --error-streak and --ttl (auto: from --work).
+func (b *planBuilder) timing() scenarioSettings {
+	f := b.f
+	var s scenarioSettings
+	b.shared("duration", "warmup", "work", "acquire-timeout", "release", "liveness-interval", "error-streak")
+	work, _ := workloads.ParseDist(f.work) // a --work that does not parse is refused above
+	s.work = work
+	s.liveness, s.streak = f.livenessInterval, f.errorStreak
+	if s.liveness == 0 {
+		s.liveness = -1 // off
 	}
-	if f.warmup < 0 || f.warmup > 24*time.Hour {
-		bad("--warmup must be from 0 to 24h, got %v", f.warmup)
+	if s.streak == 0 {
+		s.streak = -1 // never
 	}
-	work, err := workloads.ParseDist(f.work)
-	if err != nil {
-		bad("--work: %v", err)
-	} else if work.Max() > time.Hour {
-		bad("--work must stay within 1h, got %v", f.work)
+	s.ttl = max(3*work.Mean(), 100*time.Millisecond)
+	if b.shared("ttl") && f.ttl != "auto" {
+		s.ttl, _ = time.ParseDuration(f.ttl)
 	}
-	if f.acquireTimeout < 0 {
-		bad("--acquire-timeout must be >= 0, got %v", f.acquireTimeout)
-	}
-	if f.release != workloads.ReleaseDetached && f.release != workloads.ReleaseCaller {
-		bad("--release must be detached or caller, got %q", f.release)
-	}
-	if f.livenessInterval < 0 || f.livenessInterval > time.Minute || (f.livenessInterval > 0 && f.livenessInterval < time.Millisecond) {
-		bad("--liveness-interval must be 0 (off) or from 1ms to 1m, got %v", f.livenessInterval)
-	}
-	if f.errorStreak < 0 {
-		bad("--error-streak must be >= 0 (0 = never stop), got %v", f.errorStreak)
-	}
-	liveness, streak := f.livenessInterval, f.errorStreak
-	if liveness == 0 {
-		liveness = -1 // off
-	}
-	if streak == 0 {
-		streak = -1 // never
-	}
-	ttl := max(3*work.Mean(), 100*time.Millisecond)
-	if f.ttl != "auto" {
-		d, err := time.ParseDuration(f.ttl)
-		switch {
-		case err != nil:
-			bad("--ttl %q is not a duration (like 500ms) or auto", f.ttl)
-		case d < time.Millisecond:
-			bad("--ttl must be at least 1ms (Redis PX resolution), got %v", d)
-		default:
-			ttl = d
-		}
-	}
-	addrs, conn, connErrs := parseConn(f)
-	errs = append(errs, connErrs...)
+	return s
+}
+
+// outputs checks what the run shows and serves: --metrics-addr,
+// --metrics-linger, --format, --columns and --repeat.
+func (b *planBuilder) outputs() {
+	f := b.f
 	if f.metricsAddr != "" {
 		if err := checkListenAddr(f.metricsAddr); err != nil {
-			bad("--metrics-addr %q: %v", f.metricsAddr, err)
+			b.bad("--metrics-addr %q: %v", f.metricsAddr, err)
 		}
 	}
 	if f.metricsLinger < 0 || f.metricsLinger > 24*time.Hour {
-		bad("--metrics-linger must be from 0 to 24h, got %v", f.metricsLinger)
+		b.bad("--metrics-linger must be from 0 to 24h, got %v", f.metricsLinger)
 	}
 	if !contains(report.Formats, f.format) {
-		bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
+		b.bad("--format %q is not one of %s", f.format, strings.Join(report.Formats, ", "))
 	} else if err := checkColumns(f.columns, f.format, f.sweep); err != nil {
-		bad("%v", err)
+		b.bad("%v", err)
 	}
 	if f.repeat < 1 || f.repeat > 1000 {
-		bad("--repeat must be from 1 to 1000, got %d", f.repeat)
+		b.bad("--repeat must be from 1 to 1000, got %d", f.repeat)
 	}
-	rate, shape, err := parseRate(f)
+}
+
+// arrivals reads the open loop's flags into s: --rate (a constant or a
+// shape), --arrivals, --max-clients and --drop-after.
+func (b *planBuilder) arrivals(s *scenarioSettings) {
+	f := b.f
+	var err error
+	s.rate, s.shape, err = parseRate(f)
 	if err != nil {
-		errs = append(errs, err)
+		b.add(err)
 	}
-	if f.arrivals != "constant" && f.arrivals != "poisson" {
-		bad("--arrivals %q is not constant or poisson", f.arrivals)
-	}
-	if f.maxClients < 0 || f.maxClients > maxClients {
-		bad("--max-clients must be from 1 to %d, got %d", maxClients, f.maxClients)
-	}
-	if f.dropAfter <= 0 {
-		bad("--drop-after must be > 0, got %v", f.dropAfter)
-	}
-	var faultSpecs []faults.Spec
-	for _, fs := range f.faults {
+	b.shared("arrivals", "max-clients", "drop-after")
+}
+
+// faultSpecs parses every --fault.
+func (b *planBuilder) faultSpecs() []faults.Spec {
+	var specs []faults.Spec
+	for _, fs := range b.f.faults {
 		sp, err := faults.Parse(fs)
 		if err != nil {
-			errs = append(errs, err)
+			b.add(err)
 			continue
 		}
-		faultSpecs = append(faultSpecs, sp)
+		specs = append(specs, sp)
 	}
+	return specs
+}
+
+// topology reads --topology (the layout, "" = per strategy, and the
+// masters to start: --nodes or masters:N) and checks --backend against
+// it, --addr and the faults.
+func (b *planBuilder) topology(faultSpecs []faults.Spec) (strategies.Topology, int) {
+	f := b.f
 	var topo strategies.Topology
 	nodesN := f.nodes
 	switch {
@@ -200,7 +319,7 @@ func validate(f *runFlags) (*plan, error) {
 	case strings.HasPrefix(f.topology, "masters:"):
 		n, err := strconv.Atoi(strings.TrimPrefix(f.topology, "masters:"))
 		if err != nil || n < 1 || n > 64 {
-			bad("--topology %q: want masters:N with N from 1 to 64", f.topology)
+			b.bad("--topology %q: want masters:N with N from 1 to 64", f.topology)
 		} else {
 			topo, nodesN = strategies.Masters, n
 		}
@@ -209,134 +328,119 @@ func validate(f *runFlags) (*plan, error) {
 	case f.topology == "cluster":
 		topo = strategies.Cluster
 	default:
-		bad("--topology %q is not one of standalone, masters:N, replica, sentinel, cluster", f.topology)
+		b.bad("--topology %q is not one of standalone, masters:N, replica, sentinel, cluster", f.topology)
 	}
 	if topo != "" && f.addr != "" {
-		bad("--topology starts servers; it cannot be used with --addr")
+		b.bad("--topology starts servers; it cannot be used with --addr")
 	}
+	b.backend(topo, faultSpecs)
+	return topo, nodesN
+}
+
+// backend checks --backend against --addr, the topology and the faults.
+func (b *planBuilder) backend(topo strategies.Topology, faultSpecs []faults.Spec) {
+	f := b.f
 	switch f.backend {
 	case "local":
 	case "docker":
 		if f.addr != "" {
-			bad("--backend docker starts servers; it cannot be used with --addr")
+			b.bad("--backend docker starts servers; it cannot be used with --addr")
 		}
 		if topo == strategies.Sentinel || topo == strategies.Cluster {
-			bad("--backend docker starts %s layouts; --topology %s needs --backend local", dockertopo.Supported, f.topology)
+			b.bad("--backend docker starts %s layouts; --topology %s needs --backend local", dockertopo.Supported, f.topology)
 		}
 		for _, sp := range faultSpecs {
 			if sp.Needs() != faults.NeedsNothing {
-				bad("fault %s acts on redis-server processes; it needs --backend local", sp.Name)
+				b.bad("fault %s acts on redis-server processes; it needs --backend local", sp.Name)
 			}
 		}
 	default:
-		bad("--backend %q is not local or docker", f.backend)
+		b.bad("--backend %q is not local or docker", f.backend)
 	}
+}
+
+// sampling checks --interval (returned: 1s when refused, so that each
+// scenario's check does not report it again), --load-sample, --token and
+// --nodes.
+func (b *planBuilder) sampling() time.Duration {
+	f := b.f
 	interval := f.interval
-	if interval < engine.MinInterval || interval > 24*time.Hour {
-		bad("--interval must be from %v to 24h, got %v", engine.MinInterval, interval)
+	if !b.shared("interval") {
 		interval = time.Second // reported above: not again by each scenario's check
 	}
-	if f.loadSample < 0 || (f.loadSample > 0 && f.loadSample < time.Millisecond) {
-		bad("--load-sample must be 0 (off) or at least 1ms, got %v", f.loadSample)
-	}
-	switch f.token {
-	case "random", "constant":
-	default:
-		bad("--token %q is not random or constant", f.token)
-	}
+	b.shared("load-sample", "token")
 	if f.nodes < 1 || f.nodes > 64 {
-		bad("--nodes must be from 1 to 64, got %d", f.nodes)
+		b.bad("--nodes must be from 1 to 64, got %d", f.nodes)
 	}
-	out := f.out
+	return interval
+}
+
+// outPath is the result file: --out, or results/<UTC timestamp>.json.
+func (b *planBuilder) outPath() string {
+	out := b.f.out
 	if out == "" {
 		out = filepath.Join("results", time.Now().UTC().Format("20060102T150405Z")+".json")
 	}
 	if err := checkOut(out); err != nil {
-		bad("--out %q: %v", out, err)
+		b.bad("--out %q: %v", out, err)
 	}
-	errs = append(errs, unusedParams(f, stSpecs, wlSpecs)...)
-	errs = append(errs, unusedFlags(f, matrixUse{strats: strats, addrs: addrs, tls: conn.TLS != nil, topo: topo,
-		topoMasters: strings.HasPrefix(f.topology, "masters:")})...)
-	var slowName string
-	var slowBy time.Duration
-	var slowShare float64
-	if f.testSlowdown != "" {
-		name, d, ok := strings.Cut(f.testSlowdown, "=")
-		var err error
-		if slowName = name; !ok || !slices.Contains(strats, name) {
-			bad("--test-slowdown %q: want STRATEGY=DURATION or STRATEGY=PERCENT for a strategy of --strategy", f.testSlowdown)
-		} else if strings.HasSuffix(d, "%") {
-			if slowShare, err = parsePercent(d); err != nil || slowShare <= 0 || slowShare >= 0.9 {
-				bad("--test-slowdown %q: the share must be above 0%% and below 90%%", f.testSlowdown)
-			}
-		} else if slowBy, err = time.ParseDuration(d); err != nil || slowBy <= 0 || slowBy > time.Second {
-			bad("--test-slowdown %q: the duration must be above 0 and at most 1s", f.testSlowdown)
+	return out
+}
+
+// slowdown reads --test-slowdown into s: STRATEGY=DURATION or
+// STRATEGY=PERCENT, for a strategy of the matrix.
+func (b *planBuilder) slowdown(strats []string, s *scenarioSettings) {
+	f := b.f
+	if f.testSlowdown == "" {
+		return
+	}
+	name, d, ok := strings.Cut(f.testSlowdown, "=")
+	var err error
+	if s.slowName = name; !ok || !slices.Contains(strats, name) {
+		b.bad("--test-slowdown %q: want STRATEGY=DURATION or STRATEGY=PERCENT for a strategy of --strategy", f.testSlowdown)
+	} else if strings.HasSuffix(d, "%") {
+		if s.slowShare, err = parsePercent(d); err != nil || s.slowShare <= 0 || s.slowShare >= 0.9 {
+			b.bad("--test-slowdown %q: the share must be above 0%% and below 90%%", f.testSlowdown)
 		}
+	} else if s.slowBy, err = time.ParseDuration(d); err != nil || s.slowBy <= 0 || s.slowBy > time.Second {
+		b.bad("--test-slowdown %q: the duration must be above 0 and at most 1s", f.testSlowdown)
 	}
-	ths, thErrs := thresholds.ParseList(f.failOn)
-	for _, err := range thErrs {
-		errs = append(errs, fmt.Errorf("--fail-on: %w", err))
+}
+
+// thresholds parses --fail-on.
+func (b *planBuilder) thresholds() []thresholds.Threshold {
+	ths, errs := thresholds.ParseList(b.f.failOn)
+	for _, err := range errs {
+		b.add(fmt.Errorf("--fail-on: %w", err))
 	}
+	return ths
+}
+
+// scenarios are the matrix's scenarios (workload x strategy x policy x
+// driver), each checked by engine.Validate on the layout lay gives it.
+func (b *planBuilder) scenarios(m matrixAxes, s *scenarioSettings, lay func(engine.Scenario) engine.Layout) []engine.Scenario {
+	pols := m.pols
 	if len(pols) == 0 {
 		pols = []*retry.Policy{nil} // the scenarios are still checked (engine.Validate does not read Retry)
 	}
-	// The scenarios, each checked by engine.Validate (a problem common to
-	// several of them is reported once).
-	clients := f.clients
-	if rate > 0 && f.maxClients > 0 {
-		clients = f.maxClients
-	}
-	if len(counts) > 0 {
-		clients = counts[0] // the others below
-	}
 	var scenarios []engine.Scenario
-	seen := map[string]bool{}
-	errs = append(errs, flatParamErrors(f, stSpecs, seen)...)
-	for _, wlSpec := range wlSpecs {
-		wl := wlSpec.name
-		for _, stSpec := range stSpecs {
+	for _, wlSpec := range m.wlSpecs {
+		for _, stSpec := range m.stSpecs {
 			st := stSpec.name
 			// The run flags' values, with what --strategy and --workload
 			// give each plugin alone on top.
-			opts := maps.Clone(f.plugin)
+			opts := maps.Clone(b.f.plugin)
 			maps.Copy(opts, stSpec.own)
 			maps.Copy(opts, wlSpec.own)
-			stPols := pols
-			if strategies.InfoOf(st).OwnsRetry {
-				stPols = []*retry.Policy{retry.Library()} // the library retries
-			} else if strategies.InfoOf(st).Queues {
-				stPols = []*retry.Policy{retry.Queue()} // it waits in its queue
-			}
-			for _, pol := range stPols {
-				for k, d := range drvs {
-					sc := engine.Scenario{
-						Strategy: st, Driver: d, Workload: wl, Retry: pol,
-						Clients: clients, Duration: f.duration, Warmup: f.warmup,
-						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
-						Params: workloads.Params{Work: work, Release: f.release}, Options: opts,
-						Liveness: liveness, ErrorStreak: streak,
-						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: interval,
-						KeepKeys: f.keepKeys, Faults: faultSpecs,
-						Rate: rate, Shape: shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
-						Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
-							ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
-					}
-					if st == slowName {
-						sc.Slowdown, sc.SlowdownShare = slowBy, slowShare
-					}
+			for _, pol := range strategyPolicies(st, pols) {
+				for k, d := range m.drvs {
+					sc := newScenario(b.f, s, st, d, wlSpec.name, pol, opts)
 					// A policy off its drivers (csc on goredis) is skipped at run
 					// time, with a message, as a strategy off its drivers is; its
 					// scenario on a driver it runs on is checked (with none in
 					// --driver it was refused above).
-					var problems []error
 					if pol.RunsOn(d) {
-						problems = engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs)))
-					}
-					for _, err := range problems {
-						if !seen[err.Error()] {
-							seen[err.Error()] = true
-							errs = append(errs, err)
-						}
+						b.addOnce(engine.Validate(sc, lay(sc)))
 					}
 					if k > 0 && strategies.InfoOf(st).Backend == strategies.MariaDB {
 						continue // the SQL strategies use no Redis driver: one scenario
@@ -346,43 +450,57 @@ func validate(f *runFlags) (*plan, error) {
 			}
 		}
 	}
-	if len(counts) > 0 {
-		// lockbench sweep: each cell at every count, the counts innermost.
-		var swept []engine.Scenario
-		for _, sc := range scenarios {
-			for _, c := range counts {
-				sc.Clients = c
-				if sc.Retry != nil && !sc.Retry.RunsOn(sc.Driver) {
-					swept = append(swept, sc) // skipped at run time, as above
-					continue
-				}
-				for _, err := range engine.Validate(sc, layoutOf(f, sc, topo, nodesN, len(addrs))) {
-					if !seen[err.Error()] {
-						seen[err.Error()] = true
-						errs = append(errs, err)
-					}
-				}
-				swept = append(swept, sc)
+	return scenarios
+}
+
+// strategyPolicies are the retry policies strategy st runs with: pols,
+// or its library's own retry, or its queue.
+func strategyPolicies(st string, pols []*retry.Policy) []*retry.Policy {
+	if strategies.InfoOf(st).OwnsRetry {
+		return []*retry.Policy{retry.Library()} // the library retries
+	} else if strategies.InfoOf(st).Queues {
+		return []*retry.Policy{retry.Queue()} // it waits in its queue
+	}
+	return pols
+}
+
+// newScenario is the scenario of strategy st on driver d, workload wl and
+// policy pol, with the plugins' options opts and the settings s.
+func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.Policy, opts registry.Values) engine.Scenario {
+	sc := engine.Scenario{
+		Strategy: st, Driver: d, Workload: wl, Retry: pol,
+		Clients: s.clients, Duration: f.duration, Warmup: f.warmup,
+		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
+		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
+		Liveness: s.liveness, ErrorStreak: s.streak,
+		Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: s.interval,
+		KeepKeys: f.keepKeys, Faults: s.faults,
+		Rate: s.rate, Shape: s.shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+		Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
+			ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
+	}
+	if st == s.slowName {
+		sc.Slowdown, sc.SlowdownShare = s.slowBy, s.slowShare
+	}
+	return sc
+}
+
+// sweepScenarios is lockbench sweep's matrix: each cell at every client
+// count, the counts innermost, each checked as scenarios does.
+func (b *planBuilder) sweepScenarios(scenarios []engine.Scenario, counts []int, lay func(engine.Scenario) engine.Layout) []engine.Scenario {
+	var swept []engine.Scenario
+	for _, sc := range scenarios {
+		for _, c := range counts {
+			sc.Clients = c
+			if sc.Retry != nil && !sc.Retry.RunsOn(sc.Driver) {
+				swept = append(swept, sc) // skipped at run time, as above
+				continue
 			}
-		}
-		scenarios = swept
-	}
-	if len(errs) == 0 {
-		// Only on an otherwise valid matrix: a misspelt strategy would
-		// make a right scope look wrong.
-		for _, err := range thresholds.Unmatched(ths, scenarioNames(scenarios)) {
-			errs = append(errs, fmt.Errorf("--fail-on: %w", err))
+			b.addOnce(engine.Validate(sc, lay(sc)))
+			swept = append(swept, sc)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, usageError{errors.Join(errs...)}
-	}
-	p := &plan{scenarios: scenarios, addrs: addrs, nodes: nodesN, out: out, defaultOut: f.out == "", allowNonempty: f.allowNonempty, topology: topo, repeat: f.repeat,
-		thresholds: ths,
-		docker:     f.backend == "docker",
-		conn:       conn,
-		sweep:      sweepMeta(f, counts)}
-	return p, nil
+	return swept
 }
 
 // scenarioNames are the scenarios' names as their results will carry
@@ -427,142 +545,6 @@ func layoutOf(f *runFlags, sc engine.Scenario, topo strategies.Topology, masters
 	return engine.Layout{Kind: kind, Servers: servers}
 }
 
-// checkListenAddr checks a [host]:port to listen on: the port a number
-// from 0 (any) to 65535. Whether it is free is known when listening.
-func checkListenAddr(a string) error {
-	_, port, err := net.SplitHostPort(a)
-	if err != nil {
-		return fmt.Errorf("want [host]:port, like :9091 or 127.0.0.1:9091")
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 0 || n > 65535 || port[0] == '+' {
-		return fmt.Errorf("the port must be a number from 0 (any free port) to 65535")
-	}
-	return nil
-}
-
-// parseConn reads the connection flags run and clean share (connFlags):
-// the --addr servers, the login (the flags', or the ones in the --addr
-// URLs, else $LOCKBENCH_PASSWORD), the database, TLS, Cluster or
-// Sentinel; every problem is returned (usage errors). It never changes f.
-func parseConn(f *runFlags) ([]string, drivers.Endpoint, []error) {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	var addrs []string
-	var tlsCfg *tls.Config
-	db := 0
-	// password and username: the flags', or the ones in the --addr URLs
-	// (validate never changes f).
-	password, username := f.password, f.username
-	if f.passwordFile != "" {
-		pw, err := readSecretFile(f.passwordFile)
-		switch {
-		case err != nil:
-			bad("--password-file: %v", err)
-		case f.password != "":
-			bad("--password and --password-file both give the password; give one (--password-file keeps it out of ps)")
-		default:
-			password = pw
-		}
-	}
-	sentinelPassword := f.sentinelPassword
-	if f.sentinelPasswordFile != "" {
-		pw, err := readSecretFile(f.sentinelPasswordFile)
-		switch {
-		case err != nil:
-			bad("--sentinel-password-file: %v", err)
-		case f.sentinelPassword != "":
-			bad("--sentinel-password and --sentinel-password-file both give the Sentinels' password; give one")
-		default:
-			sentinelPassword = pw
-		}
-	}
-	if f.addr != "" {
-		items := splitList(f.addr)
-		nTLS, nPlain := 0, 0
-		for _, raw := range items {
-			u, err := parseAddr(raw)
-			if err != nil {
-				bad("--addr %q: %v", redact(raw), err)
-				continue
-			}
-			if u.url && u.tls {
-				nTLS++
-			} else if u.url {
-				nPlain++
-			}
-			if u.password != "" {
-				if password != "" && password != u.password {
-					bad("--addr: two different passwords (in the URLs or --password)")
-				}
-				password = u.password
-			}
-			if u.user != "" {
-				if username != "" && username != u.user {
-					bad("--addr: two different usernames (in the URLs or --username)")
-				}
-				username = u.user
-			}
-			if u.db != 0 {
-				if db != 0 && db != u.db {
-					bad("--addr: two different database numbers (%d and %d)", db, u.db)
-				}
-				db = u.db
-			}
-			a := u.hostport
-			host, port, err := net.SplitHostPort(a)
-			n, perr := strconv.Atoi(port)
-			switch {
-			case err != nil:
-				bad("--addr %q: want host:port ([::1]:6379 for IPv6): %v", a, err)
-			case host == "":
-				bad("--addr %q: the host is missing", a)
-			case perr != nil || n < 1 || n > 65535 || port[0] == '+':
-				bad("--addr %q: the port must be a number from 1 to 65535", a)
-			default:
-				addrs = append(addrs, net.JoinHostPort(host, port))
-			}
-		}
-		if len(items) == 0 {
-			bad("--addr is empty")
-		}
-		if nTLS > 0 && nPlain > 0 {
-			bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")
-		}
-		if nTLS > 0 || f.tls {
-			if nPlain > 0 && nTLS == 0 {
-				bad("--tls with a redis:// URL: write rediss:// for TLS")
-			}
-			var err error
-			if tlsCfg, err = tlsConfig(f); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if f.cluster && f.sentinelMaster != "" {
-			bad("--cluster and --sentinel-master exclude each other: the --addr servers are Cluster nodes or Sentinels")
-		}
-		if f.cluster && db != 0 {
-			bad("--addr selects database %d, but a Redis Cluster has only database 0", db)
-		}
-	}
-	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
-		bad("--sentinel-master %q has leading or trailing spaces", f.sentinelMaster)
-	}
-	if password == "" {
-		password = os.Getenv("LOCKBENCH_PASSWORD")
-	}
-	return addrs, drivers.Endpoint{Username: username, Password: password, DB: db, TLS: tlsCfg, Cluster: f.cluster,
-		MasterName: f.sentinelMaster, SentinelPassword: sentinelPassword}, errs
-}
-
-// rateOpen reports whether --rate makes an open loop: a constant above 0
-// or a shape (a --rate that does not parse is refused on its own, by
-// parseRate).
-func rateOpen(f *runFlags) bool {
-	r, err := strconv.ParseFloat(strings.TrimSpace(f.rateSpec), 64)
-	return err != nil || r > 0
-}
-
 // parseRate reads --rate (f.rateSpec): a constant from 0 (closed loop)
 // to arrival.MaxRate ops/s (shape nil), or an arrival shape
 // (arrival.Parse), whose rate is its mean over the measured window
@@ -590,4 +572,60 @@ func parseRate(f *runFlags) (rate float64, shape *arrival.Shape, err error) {
 		return 0, nil, fmt.Errorf("--rate %q: no arrival is due in the measured window (--warmup %v to --warmup + --duration %v): the shape's rate is 0 there", f.rateSpec, f.warmup, f.warmup+f.duration)
 	}
 	return mean, sh, nil
+}
+
+// external returns the nodes a scenario of layout kind uses on the
+// user's servers: one Cluster client seeded with every address
+// (--cluster), one client of the master the Sentinels name
+// (--sentinel-master), every address for independent masters, else the
+// first address.
+func (p *plan) external(kind strategies.Topology) []engine.Node {
+	switch n := p.conn; {
+	case n.Cluster:
+		n.Addr, n.Seeds = p.addrs[0], p.addrs[1:]
+		return []engine.Node{n}
+	case n.MasterName != "":
+		n.Addr = fmt.Sprintf("%s via Sentinel %s", n.MasterName, strings.Join(p.addrs, ","))
+		n.Sentinels = p.addrs
+		return []engine.Node{n}
+	}
+	var nodes []engine.Node
+	for _, a := range p.addrs {
+		n := p.conn
+		n.Addr = a
+		nodes = append(nodes, n)
+	}
+	if kind != strategies.Masters {
+		nodes = nodes[:1]
+	}
+	return nodes
+}
+
+// externalName is the topology recorded for a run on the user's servers.
+func (p *plan) externalName() string {
+	switch {
+	case p.conn.Cluster:
+		return "external-cluster"
+	case p.conn.MasterName != "":
+		return "external-sentinel"
+	}
+	return "external"
+}
+
+// layoutKind is the layout lockbench starts for sc: the strategy's own,
+// else topo (--topology), else a master with a replica when a fault needs
+// one, else a standalone server.
+func layoutKind(sc engine.Scenario, topo strategies.Topology) strategies.Topology {
+	if k := strategies.TopologyOf(sc.Strategy); k != strategies.Standalone {
+		return k
+	}
+	if topo != "" {
+		return topo
+	}
+	for _, f := range sc.Faults {
+		if f.Needs() == faults.NeedsReplica {
+			return strategies.Replicated
+		}
+	}
+	return strategies.Standalone
 }

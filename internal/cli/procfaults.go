@@ -297,3 +297,7 @@ func (pf *procFaulter) addWindows(m *report.Run) {
 		}
 	}
 }
+
+// procChildEnv is set in the environment of the children of --procs
+// (its value: the segment), so that they accept the process faults.
+const procChildEnv = "LOCKBENCH_PROCS_CHILD"

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/report"
@@ -24,10 +23,6 @@ import (
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 )
-
-// procChildEnv is set in the environment of the children of --procs
-// (its value: the segment), so that they accept the process faults.
-const procChildEnv = "LOCKBENCH_PROCS_CHILD"
 
 // parentOnly are the run flags a --procs parent keeps to itself: the
 // children get their own --segment, --run-id and --out, serve no
@@ -79,74 +74,23 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	for _, name := range sweepStale(os.TempDir()) {
 		fmt.Fprintf(stderr, "lockbench: removed %s, left by a lockbench process that is gone\n", filepath.Join(os.TempDir(), name))
 	}
-	var addrArgs []string
-	var env []string
-	var first engine.Node              // the first server, where the barrier lives
-	var ownServers []report.ServerInfo // the servers this process started
-	if len(p.addrs) > 0 {
-		first = p.external(strategies.Standalone)[0]
-	} else {
-		if p.docker {
-			return usageError{errors.New("--procs does not go with --backend docker: give the servers with --addr")}
-		}
-		masters := 1
-		for _, sc := range p.scenarios {
-			switch k := layoutKind(sc, p.topology); k {
-			case strategies.Standalone:
-			case strategies.Masters:
-				masters = max(masters, p.nodes)
-			default:
-				return usageError{fmt.Errorf("--procs starts standalone servers or independent masters, and scenario %s/%s needs a %s layout: start it yourself and give --addr", sc.Strategy, sc.Workload, k)}
-			}
-		}
-		// One password for all the masters, given to the children through
-		// the environment (out of ps), with their addresses.
-		topo, err := topology.StartShared(parent, masters)
-		if err != nil {
-			return err
-		}
-		defer topo.Stop()
-		ownServers = serverInfo(topo)
-		first = p.conn
-		first.Addr, first.Password = topo.Servers[0].Addr, topo.Servers[0].Password
-		var addrs []string
-		for _, s := range topo.Servers {
-			addrs = append(addrs, s.Addr)
-		}
-		env = append(env, "LOCKBENCH_PASSWORD="+topo.Servers[0].Password)
-		addrArgs = []string{"--addr", strings.Join(addrs, ",")}
+	srv, err := startProcServers(parent, p)
+	if err != nil {
+		return err
+	}
+	if srv.topo != nil {
+		defer srv.topo.Stop()
 	}
 	// The result file first, as run reserves it: a name in use stops
 	// the run before anything starts.
-	var files *outFiles
-	if p.defaultOut {
-		out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC(), runID)
-		if err != nil {
-			return fmt.Errorf("result file: %w", err)
-		}
-		files = &outFiles{path: out, placeholder: placeholder}
-	} else if files, err = reserveExplicit(p.out, f.force); err != nil {
+	files, err := reserveFiles(p, runID, f.force)
+	if err != nil {
 		return err
 	}
 	defer files.release()
-	// One round of children per --repeat, on the same servers and run id
-	// (each round's leader deletes its keys and barrier), pooled after.
-	var rounds []*report.Run
-	var failed []string
-	var sig os.Signal
-	for k := 0; k < max(p.repeat, 1); k++ {
-		m, fails, s, err := procsRound(f, p, runID, first, self, addrArgs, env, stderr)
-		if err != nil && errors.Is(err, errInterrupted) && len(rounds) > 0 {
-			sig = s // Ctrl-C before this round ended a scenario: the rounds done are the result
-			break
-		}
-		if err != nil {
-			return err
-		}
-		rounds, failed, sig = append(rounds, m), append(failed, fails...), s
-		if sig != nil || m.Interrupted || len(fails) > 0 {
-			break
-		}
+	rounds, failed, sig, err := procsRounds(f, p, runID, srv, self, stderr)
+	if err != nil {
+		return err
 	}
 	merged, err := poolRounds(rounds)
 	if err != nil {
@@ -154,40 +98,96 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	}
 	merged.Interrupted = merged.Interrupted || sig != nil
 	merged.Meta.Args = redactArgs(os.Args[1:])
-	if ownServers != nil { // the children saw them as given (--addr)
-		merged.Meta.Servers = ownServers
+	if srv.own != nil { // the children saw them as given (--addr)
+		merged.Meta.Servers = srv.own
 	}
 	if len(failed) > 0 {
 		merged.Failed = strings.Join(failed, "; ")
 	}
 	merged.Thresholds = thresholds.Evaluate(p.thresholds, merged.Scenarios)
-	if err := files.write(merged); err != nil {
-		return namedPath(files.path, err)
-	}
-	files.release()
-	if err := printResults(stdout, f.format, f.columns, termWidth(stdout), merged); err != nil {
+	if err := writeResults(files, merged, f, p, stdout, stderr); err != nil {
 		return err
-	}
-	if len(p.thresholds) > 0 {
-		if err := printThresholds(stdout, stderr, f.format, p.thresholds, merged.Thresholds); err != nil {
-			return err
-		}
 	}
 	if len(rounds) > 1 {
 		fmt.Fprintf(stderr, "results of %d segments x %d repeats merged into %s\n", f.procs, len(rounds), files.path)
 	} else {
 		fmt.Fprintf(stderr, "results of %d segments merged into %s\n", f.procs, files.path)
 	}
-	switch {
-	case sig != nil || merged.Interrupted:
-		return errInterrupted
-	case len(failed) > 0:
-		return errors.New(strings.Join(failed, "; "))
+	return runExit(sig != nil || merged.Interrupted, failed, merged.Thresholds)
+}
+
+// procServers are the servers the children of --procs run against.
+type procServers struct {
+	addrArgs []string            // --addr for the children (none: the user's, in their flags)
+	env      []string            // the children's environment: the servers' password
+	first    engine.Node         // the first server, where the barrier lives
+	own      []report.ServerInfo // the servers this process started
+	topo     *topology.Topology  // those servers, to stop (nil: --addr)
+}
+
+// startProcServers starts the standalone servers or independent masters
+// the plan's scenarios need, unless --addr gives them.
+func startProcServers(parent context.Context, p *plan) (procServers, error) {
+	var srv procServers
+	if len(p.addrs) > 0 {
+		srv.first = p.external(strategies.Standalone)[0]
+		return srv, nil
 	}
-	if k := thresholds.Failed(merged.Thresholds); k > 0 {
-		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(merged.Thresholds))
+	if p.docker {
+		return srv, usageError{errors.New("--procs does not go with --backend docker: give the servers with --addr")}
 	}
-	return nil
+	masters := 1
+	for _, sc := range p.scenarios {
+		switch k := layoutKind(sc, p.topology); k {
+		case strategies.Standalone:
+		case strategies.Masters:
+			masters = max(masters, p.nodes)
+		default:
+			return srv, usageError{fmt.Errorf("--procs starts standalone servers or independent masters, and scenario %s/%s needs a %s layout: start it yourself and give --addr", sc.Strategy, sc.Workload, k)}
+		}
+	}
+	// One password for all the masters, given to the children through
+	// the environment (out of ps), with their addresses.
+	topo, err := topology.StartShared(parent, masters)
+	if err != nil {
+		return srv, err
+	}
+	srv.topo = topo
+	srv.own = serverInfo(topo)
+	srv.first = p.conn
+	srv.first.Addr, srv.first.Password = topo.Servers[0].Addr, topo.Servers[0].Password
+	var addrs []string
+	for _, s := range topo.Servers {
+		addrs = append(addrs, s.Addr)
+	}
+	srv.env = append(srv.env, "LOCKBENCH_PASSWORD="+topo.Servers[0].Password)
+	srv.addrArgs = []string{"--addr", strings.Join(addrs, ",")}
+	return srv, nil
+}
+
+// procsRounds runs one round of children per --repeat, on the same
+// servers and run id (each round's leader deletes its keys and barrier):
+// the rounds' merged runs, to be pooled, the segments that failed, and
+// the signal that interrupted them (nil: none).
+func procsRounds(f *runFlags, p *plan, runID string, srv procServers, self string, stderr io.Writer) ([]*report.Run, []string, os.Signal, error) {
+	var rounds []*report.Run
+	var failed []string
+	var sig os.Signal
+	for k := 0; k < max(p.repeat, 1); k++ {
+		m, fails, s, err := procsRound(f, p, runID, srv.first, self, srv.addrArgs, srv.env, stderr)
+		if err != nil && errors.Is(err, errInterrupted) && len(rounds) > 0 {
+			sig = s // Ctrl-C before this round ended a scenario: the rounds done are the result
+			break
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		rounds, failed, sig = append(rounds, m), append(failed, fails...), s
+		if sig != nil || m.Interrupted || len(fails) > 0 {
+			break
+		}
+	}
+	return rounds, failed, sig, nil
 }
 
 // atomicSignal holds the first signal received.
@@ -254,7 +254,6 @@ func poolRounds(rounds []*report.Run) (*report.Run, error) {
 // result at all, a merge or cross-check failure.
 func procsRound(f *runFlags, p *plan, runID string, first engine.Node, self string, addrArgs, env []string, stderr io.Writer) (*report.Run, []string, os.Signal, error) {
 	n := f.procs
-	var err error
 	// .lockbench-<pid>-procs-*: a later run sweeps it when this process
 	// was killed (SIGKILL) before removing it.
 	tmp, err := os.MkdirTemp("", tmpPrefix()+"procs-")
@@ -262,103 +261,174 @@ func procsRound(f *runFlags, p *plan, runID string, first engine.Node, self stri
 		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
-
-	base := childArgs(os.Args[1:])
-	base = append(base, addrArgs...)
-	children := make([]*exec.Cmd, n)
-	pf := newProcFaulter(p, runID, first, n)
-	defer pf.finish()
-	var events []*os.File // the parent's ends of the children's event pipes
-	var outs sync.WaitGroup
-	var mu sync.Mutex // one child's line at a time on stderr
-	lastLine := make([]string, n)
+	r := &procsRun{n: n, tmp: tmp, stderr: stderr, children: make([]*exec.Cmd, n), lastLine: make([]string, n)}
+	r.pf = newProcFaulter(p, runID, first, n)
+	defer r.pf.finish()
+	defer r.closeEvents()
+	base := append(childArgs(os.Args[1:]), addrArgs...)
 	for i := 0; i < n; i++ {
-		seg := segment.Segment{Index: i + 1, Count: n}
-		args := append(append([]string(nil), base...), "--segment", seg.String(), "--run-id", runID,
-			"--out", filepath.Join(tmp, "seg-"+strconv.Itoa(i+1)+".json"), "--force", "-q", "--format", "json")
-		// Each segment keeps its history by default (historyWriter), beside
-		// its result file, for the cross-process check of the merge.
-		c := exec.Command(self, args...)
-		c.Env = append(append(os.Environ(), env...), procChildEnv+"="+strconv.Itoa(i+1), procEventsEnv+"=3")
-		// Its events (its scenarios' start, a proc-kill) on fd 3.
-		er, ew, err := os.Pipe()
-		if err != nil {
+		if err := r.child(i, base, runID, self, env); err != nil {
 			return nil, nil, nil, err
 		}
-		events = append(events, er)
-		defer er.Close()
-		c.ExtraFiles = []*os.File{ew}
-		c.Stdout = io.Discard // its table: the parent prints the merged one
-		// Its own process group: a Ctrl-C at the terminal reaches the
-		// parent only, which forwards it once (twice would quit the child
-		// at once, without results). Parent death kills it.
-		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		pr, err := c.StderrPipe()
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		outs.Add(1)
-		go func(i int, r io.Reader) {
-			defer outs.Done()
-			sc := bufio.NewScanner(r)
-			sc.Buffer(make([]byte, 64*1024), 1024*1024)
-			for sc.Scan() {
-				line := sc.Text()
-				if strings.HasPrefix(line, "results written to ") {
-					continue // its temporary file: the parent says where the merged one is
-				}
-				mu.Lock()
-				if strings.HasPrefix(line, "lockbench: ") {
-					lastLine[i] = line // its error, for a usage error's exit
-				}
-				fmt.Fprintf(stderr, "[segment %d] %s\n", i+1, line)
-				mu.Unlock()
-			}
-		}(i, pr)
-		children[i] = c
 	}
-	started := 0
-	defer func() { // every exit path: no child outlives the run
-		for _, c := range children[:started] {
-			if c.ProcessState == nil && c.Process != nil {
-				_ = c.Process.Kill()
-			}
+	defer r.killStarted() // every exit path: no child outlives the run
+	if err := r.start(); err != nil {
+		return nil, nil, nil, err
+	}
+	defer r.forwardSignals()()
+	r.wait()
+	if r.signalled.get() != nil {
+		fmt.Fprintln(stderr, "lockbench: interrupted; the segments stopped")
+	}
+	failed, err := r.failures()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	merged, err := r.merge(failed)
+	if err != nil {
+		return nil, nil, r.signalled.get(), err
+	}
+	return merged, failed, r.signalled.get(), nil
+}
+
+// procsRun is one round of --procs children (procsRound).
+type procsRun struct {
+	n        int    // segments
+	tmp      string // the children's result files
+	stderr   io.Writer
+	pf       *procFaulter
+	children []*exec.Cmd
+	started  int        // children started
+	events   []*os.File // the parent's ends of the children's event pipes
+	outs     sync.WaitGroup
+	mu       sync.Mutex // one child's line at a time on stderr
+	lastLine []string   // each child's last "lockbench: " line, for a usage error's exit
+	// The children's ends: their exit codes (-1: crashed), the signal or
+	// error of a crash, and whether their proc-kill fault killed them.
+	codes     []int
+	crashed   []string
+	killed    []bool
+	signalled atomicSignal
+}
+
+// resultPath is child i's result file.
+func (r *procsRun) resultPath(i int) string {
+	return filepath.Join(r.tmp, "seg-"+strconv.Itoa(i+1)+".json")
+}
+
+// child prepares child i: its command line (base, then its segment, the
+// run id and its result file), environment, event pipe (fd 3) and stderr
+// relay.
+func (r *procsRun) child(i int, base []string, runID, self string, env []string) error {
+	seg := segment.Segment{Index: i + 1, Count: r.n}
+	args := append(append([]string(nil), base...), "--segment", seg.String(), "--run-id", runID,
+		"--out", r.resultPath(i), "--force", "-q", "--format", "json")
+	// Each segment keeps its history by default (historyWriter), beside
+	// its result file, for the cross-process check of the merge.
+	c := exec.Command(self, args...)
+	c.Env = append(append(os.Environ(), env...), procChildEnv+"="+strconv.Itoa(i+1), procEventsEnv+"=3")
+	// Its events (its scenarios' start, a proc-kill) on fd 3.
+	er, ew, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	r.events = append(r.events, er)
+	c.ExtraFiles = []*os.File{ew}
+	c.Stdout = io.Discard // its table: the parent prints the merged one
+	// Its own process group: a Ctrl-C at the terminal reaches the
+	// parent only, which forwards it once (twice would quit the child
+	// at once, without results). Parent death kills it.
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	pr, err := c.StderrPipe()
+	if err != nil {
+		return err
+	}
+	r.outs.Add(1)
+	go r.relay(i, pr)
+	r.children[i] = c
+	return nil
+}
+
+// relay copies child i's stderr lines to stderr, each after
+// "[segment i]", but for its "results written to" line.
+func (r *procsRun) relay(i int, rd io.Reader) {
+	defer r.outs.Done()
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "results written to ") {
+			continue // its temporary file: the parent says where the merged one is
 		}
-	}()
-	for i, c := range children {
+		r.mu.Lock()
+		if strings.HasPrefix(line, "lockbench: ") {
+			r.lastLine[i] = line // its error, for a usage error's exit
+		}
+		fmt.Fprintf(r.stderr, "[segment %d] %s\n", i+1, line)
+		r.mu.Unlock()
+	}
+}
+
+// closeEvents closes the parent's ends of the event pipes.
+func (r *procsRun) closeEvents() {
+	for _, er := range r.events {
+		er.Close()
+	}
+}
+
+// start starts the children, each with a reader of its events.
+func (r *procsRun) start() error {
+	for i, c := range r.children {
 		err := c.Start()
 		c.ExtraFiles[0].Close() // the child's end: EOF once it exits
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("--procs: start segment %d: %w", started+1, err)
+			return fmt.Errorf("--procs: start segment %d: %w", r.started+1, err)
 		}
-		started++
-		pf.procs = append(pf.procs, c.Process)
-		outs.Add(1)
+		r.started++
+		r.pf.procs = append(r.pf.procs, c.Process)
+		r.outs.Add(1)
 		go func(i int) {
-			defer outs.Done()
-			pf.read(i, events[i])
+			defer r.outs.Done()
+			r.pf.read(i, r.events[i])
 		}(i)
 	}
+	return nil
+}
+
+// killStarted kills the children started that have not exited.
+func (r *procsRun) killStarted() {
+	for _, c := range r.children[:r.started] {
+		if c.ProcessState == nil && c.Process != nil {
+			_ = c.Process.Kill()
+		}
+	}
+}
+
+// forwardSignals forwards the first signal (SIGINT, SIGTERM, SIGHUP) to
+// every child, until the returned function is called.
+func (r *procsRun) forwardSignals() (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	var signalled atomicSignal
 	go func() {
 		for sig := range sigs {
-			if signalled.set(sig) {
+			if r.signalled.set(sig) {
 				interruptCode.Store(int32(signalExit(sig)))
-				for _, c := range children {
+				for _, c := range r.children {
 					_ = c.Process.Signal(sig)
 					_ = c.Process.Signal(syscall.SIGCONT) // one proc-pause stopped
 				}
 			}
 		}
 	}()
-	codes := make([]int, n)
-	crashed := make([]string, n)
-	killed := make([]bool, n) // by its proc-kill fault
+	return func() { signal.Stop(sigs) }
+}
+
+// wait waits for every child to exit and its output to end, recording
+// how each ended.
+func (r *procsRun) wait() {
+	r.codes, r.crashed, r.killed = make([]int, r.n), make([]string, r.n), make([]bool, r.n)
 	var wg sync.WaitGroup
-	for i, c := range children {
+	for i, c := range r.children {
 		wg.Add(1)
 		go func(i int, c *exec.Cmd) {
 			defer wg.Done()
@@ -367,72 +437,80 @@ func procsRound(f *runFlags, p *plan, runID string, first engine.Node, self stri
 			switch {
 			case err == nil:
 			case errors.As(err, &ee):
-				codes[i] = ee.ExitCode()
+				r.codes[i] = ee.ExitCode()
 				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					codes[i] = -1
-					crashed[i] = ws.Signal().String()
-					killed[i] = pf.died(i, ws.Signal(), true)
+					r.codes[i] = -1
+					r.crashed[i] = ws.Signal().String()
+					r.killed[i] = r.pf.died(i, ws.Signal(), true)
 					return
 				}
 			default:
-				codes[i], crashed[i] = -1, err.Error()
+				r.codes[i], r.crashed[i] = -1, err.Error()
 			}
-			pf.died(i, 0, false)
+			r.pf.died(i, 0, false)
 		}(i, c)
 	}
 	wg.Wait()
-	outs.Wait()
-	if signalled.get() != nil {
-		fmt.Fprintln(stderr, "lockbench: interrupted; the segments stopped")
-	}
+	r.outs.Wait()
+}
+
+// failures are the segments that crashed or failed, named; a child's
+// usage error (exit 2) is the round's.
+func (r *procsRun) failures() ([]string, error) {
 	var failed []string
-	for i, code := range codes {
+	for i, code := range r.codes {
 		switch code {
 		case exitOK, exitThresholds:
 		case exitUsage:
-			return nil, nil, nil, usageError{fmt.Errorf("segment %d: %s", i+1, strings.TrimPrefix(lastLine[i], "lockbench: "))}
+			return nil, usageError{fmt.Errorf("segment %d: %s", i+1, strings.TrimPrefix(r.lastLine[i], "lockbench: "))}
 		case -1:
-			if killed[i] {
-				fmt.Fprintf(stderr, "lockbench: segment %d was killed by its proc-kill fault (SIGKILL inside a critical section); the others' results are merged\n", i+1)
+			if r.killed[i] {
+				fmt.Fprintf(r.stderr, "lockbench: segment %d was killed by its proc-kill fault (SIGKILL inside a critical section); the others' results are merged\n", i+1)
 				continue
 			}
-			failed = append(failed, fmt.Sprintf("segment %d crashed (%s)", i+1, crashed[i]))
+			failed = append(failed, fmt.Sprintf("segment %d crashed (%s)", i+1, r.crashed[i]))
 		case exitInterrupted, exitSIGTERM, exitSIGHUP:
 		default:
 			failed = append(failed, fmt.Sprintf("segment %d failed (exit %d)", i+1, code))
 		}
 	}
+	return failed, nil
+}
+
+// merge reads the children's result files and merges them, cross-checked
+// (errInterrupted: none had a result when a signal came).
+func (r *procsRun) merge(failed []string) (*report.Run, error) {
 	var runs []*report.Run
 	var names []string
-	for i := 0; i < n; i++ {
-		path := filepath.Join(tmp, "seg-"+strconv.Itoa(i+1)+".json")
-		r, err := readResult(path)
+	for i := 0; i < r.n; i++ {
+		path := r.resultPath(i)
+		res, err := readResult(path)
 		if err != nil {
 			continue // missing: a killed or failed segment
 		}
-		if len(r.Scenarios) == 0 && signalled.get() != nil {
+		if len(res.Scenarios) == 0 && r.signalled.get() != nil {
 			continue // interrupted before its first scenario ended
 		}
-		runs, names = append(runs, r), append(names, path)
+		runs, names = append(runs, res), append(names, path)
 	}
 	if len(runs) == 0 {
-		if signalled.get() != nil {
-			return nil, nil, signalled.get(), errInterrupted
+		if r.signalled.get() != nil {
+			return nil, errInterrupted
 		}
-		return nil, nil, nil, fmt.Errorf("--procs: no segment wrote a result: %s", strings.Join(failed, "; "))
+		return nil, fmt.Errorf("--procs: no segment wrote a result: %s", strings.Join(failed, "; "))
 	}
 	missing, err := checkSegmentFiles(runs, names)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	merged, err := mergeSegments(runs, missing)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if err := crossCheck(merged, runs, names); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	pf.finish()
-	pf.addWindows(merged)
-	return merged, failed, signalled.get(), nil
+	r.pf.finish()
+	r.pf.addWindows(merged)
+	return merged, nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mattn/go-isatty"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sys/unix"
@@ -17,12 +16,6 @@ import (
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/report"
 )
-
-// isTerminal reports whether w is a terminal (a *os.File on a tty).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-}
 
 // sizedTerminal reports whether w is a terminal that knows its size, at
 // least 40 columns and 2 rows (a pseudo-terminal without a window size

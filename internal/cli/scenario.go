@@ -13,11 +13,6 @@ import (
 	"github.com/lockbench/lockbench/internal/arrival"
 )
 
-// listFlags take comma-separated lists on the command line; in a scenario
-// file they may also be YAML lists. Repeatable flags (--fault) take a YAML
-// list as one value per item.
-var listFlags = map[string]bool{"strategy": true, "driver": true, "workload": true, "retry": true, "addr": true}
-
 // notInFile are run flags a scenario file cannot set.
 var notInFile = map[string]bool{"file": true, "help": true}
 
@@ -45,21 +40,53 @@ var stageFields = []string{"stages", "start-rate"}
 // wrong whatever the command line says. A number or true/false where a
 // name is wanted (fault: 3) is refused.
 func applyFile(fs, scratch *pflag.FlagSet, path string) error {
+	root, err := readScenarioFile(path)
+	if err != nil {
+		return err
+	}
+	s := &fileApplier{fs: fs, scratch: scratch, path: path, names: fileFieldNames(fs),
+		changed: map[string]bool{}, seen: map[string]bool{}}
+	// Flags the command line set, before this file sets any.
+	fs.Visit(func(f *pflag.Flag) { s.changed[f.Name] = true })
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		s.field(k, v)
+	}
+	s.applyStages()
+	if len(s.errs) > 0 {
+		return usageError{errors.Join(s.errs...)}
+	}
+	return nil
+}
+
+// readScenarioFile reads and parses the scenario file at path: its root
+// mapping node, or a usage error (unreadable, not YAML, empty, not a
+// mapping).
+func readScenarioFile(path string) (*yaml.Node, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return usageError{fmt.Errorf("scenario file: %w", err)}
+		return nil, usageError{fmt.Errorf("scenario file: %w", err)}
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return usageError{fmt.Errorf("scenario file %s: %w", path, err)}
+		return nil, usageError{fmt.Errorf("scenario file %s: %w", path, err)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return usageError{fmt.Errorf("scenario file %s is empty; it holds flag: value lines (lockbench run --help lists the flags)", path)}
+		return nil, usageError{fmt.Errorf("scenario file %s is empty; it holds flag: value lines (lockbench run --help lists the flags)", path)}
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return usageError{fmt.Errorf("scenario file %s:%d: want a mapping of flag: value lines (strategy: atomic), not a %s", path, root.Line, kindName(root))}
+		return nil, usageError{fmt.Errorf("scenario file %s:%d: want a mapping of flag: value lines (strategy: atomic), not a %s", path, root.Line, kindName(root))}
 	}
+	return root, nil
+}
+
+// fileFieldNames are the fields a scenario file may hold, sorted: the
+// flags of fs it may set, the aliases and the stage fields.
+func fileFieldNames(fs *pflag.FlagSet) []string {
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		if !notInFile[f.Name] {
@@ -71,133 +98,146 @@ func applyFile(fs, scratch *pflag.FlagSet, path string) error {
 	}
 	names = append(names, stageFields...)
 	sort.Strings(names)
-	// Flags the command line set, before this file sets any.
-	changed := map[string]bool{}
-	fs.Visit(func(f *pflag.Flag) { changed[f.Name] = true })
+	return names
+}
 
-	var errs []error
-	bad := func(n *yaml.Node, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%s:%d: %s", path, n.Line, fmt.Sprintf(format, a...)))
+// fileApplier is applyFile's state while it reads a file's fields.
+type fileApplier struct {
+	fs, scratch *pflag.FlagSet
+	path        string
+	names       []string        // the fields a file may hold (fileFieldNames)
+	changed     map[string]bool // the flags the command line set
+	seen        map[string]bool // the fields read so far
+	errs        []error
+	// stages and start-rate, applied after every other field (applyStages).
+	stages, startRate, stagesKey *yaml.Node
+}
+
+// bad records a problem at n's line.
+func (s *fileApplier) bad(n *yaml.Node, format string, a ...any) {
+	s.errs = append(s.errs, fmt.Errorf("%s:%d: %s", s.path, n.Line, fmt.Sprintf(format, a...)))
+}
+
+// field reads one field, k: v, and sets its flag (on scratch when the
+// command line set it), or keeps it for applyStages.
+func (s *fileApplier) field(k, v *yaml.Node) {
+	name := k.Value
+	if k.Kind == yaml.ScalarNode && (name == "stages" || name == "start-rate") {
+		if s.seen[name] {
+			s.bad(k, "%s is given twice", name)
+			return
+		}
+		s.seen[name] = true
+		if name == "stages" {
+			s.stages, s.stagesKey = v, k
+		} else {
+			s.startRate = v
+		}
+		return
 	}
-	seen := map[string]bool{}
-	var stages, startRate, stagesKey *yaml.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if v.Kind == yaml.AliasNode && v.Alias != nil {
-			v = v.Alias
+	if flag, ok := fileAliases[name]; ok {
+		name = flag
+	}
+	fl := s.fs.Lookup(name)
+	if k.Kind != yaml.ScalarNode || fl == nil || notInFile[name] {
+		s.bad(k, "unknown field %q%s (fields are the run flags' names: %s)", name, suggest(name, s.names), strings.Join(s.names, ", "))
+		return
+	}
+	if s.seen[name] {
+		s.bad(k, "%s is given twice%s", k.Value, aliasNote(name))
+		return
+	}
+	s.seen[name] = true
+	vals, ok := s.values(fl, name, v)
+	if !ok {
+		return
+	}
+	if want, ok := nameFields[name]; ok {
+		if n := firstNonString(v); n != nil {
+			s.bad(n, "%s: want %s, not the %s %s", name, want, tagName(n), n.Value)
+			return
 		}
-		name := k.Value
-		if k.Kind == yaml.ScalarNode && (name == "stages" || name == "start-rate") {
-			if seen[name] {
-				bad(k, "%s is given twice", name)
-				continue
-			}
-			seen[name] = true
-			if name == "stages" {
-				stages, stagesKey = v, k
-			} else {
-				startRate = v
-			}
-			continue
+	}
+	target := s.fs
+	if s.changed[name] {
+		// The command line wins; the file's value is still checked.
+		target = s.scratch
+	}
+	for _, val := range vals {
+		if target == nil {
+			break
 		}
-		if flag, ok := fileAliases[name]; ok {
-			name = flag
+		if err := target.Set(name, val); err != nil {
+			s.bad(v, "%s: %v", name, err)
+			break
 		}
-		fl := fs.Lookup(name)
-		if k.Kind != yaml.ScalarNode || fl == nil || notInFile[name] {
-			bad(k, "unknown field %q%s (fields are the run flags' names: %s)", name, suggest(name, names), strings.Join(names, ", "))
-			continue
+	}
+}
+
+// values are the flag values of field name's value v: a scalar, or a
+// list joined (a list flag), split into one value per item (a repeatable
+// flag) or kept whole (fail-on). ok is false after a problem.
+func (s *fileApplier) values(fl *pflag.Flag, name string, v *yaml.Node) (vals []string, ok bool) {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.Tag == "!!null" {
+			s.bad(v, "%s has no value", name)
+			return nil, false
 		}
-		if seen[name] {
-			bad(k, "%s is given twice%s", k.Value, aliasNote(name))
-			continue
+		return []string{v.Value}, true
+	case yaml.SequenceNode:
+		for _, item := range v.Content {
+			if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
+				s.bad(item, "%s: a list item must be a plain value", name)
+				return nil, false
+			}
+			vals = append(vals, item.Value)
 		}
-		seen[name] = true
-		var vals []string
-		switch v.Kind {
-		case yaml.ScalarNode:
-			if v.Tag == "!!null" {
-				bad(v, "%s has no value", name)
-				continue
-			}
-			vals = []string{v.Value}
-		case yaml.SequenceNode:
-			ok := true
-			for _, item := range v.Content {
-				if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
-					bad(item, "%s: a list item must be a plain value", name)
-					ok = false
-					break
-				}
-				vals = append(vals, item.Value)
-			}
-			if !ok {
-				continue
-			}
-			if len(vals) == 0 {
-				bad(v, "%s is an empty list", name)
-				continue
-			}
-			switch {
-			case name == "fail-on":
-				// One threshold (or comma list of them) per item, as is.
-			case fl.Value.Type() == "stringArray":
-				// A flow list splits at every comma: [node-kill:node=2,at=1s]
-				// is one fault, its parameters put back together (as --retry's).
-				vals = splitRetry(strings.Join(vals, ","))
-			case !isListFlag(fl):
-				bad(v, "%s takes one value, not a list", name)
-				continue
-			default:
-				vals = []string{strings.Join(vals, ",")}
-			}
+		if len(vals) == 0 {
+			s.bad(v, "%s is an empty list", name)
+			return nil, false
+		}
+		switch {
+		case name == "fail-on":
+			// One threshold (or comma list of them) per item, as is.
+		case fl.Value.Type() == "stringArray":
+			// A flow list splits at every comma: [node-kill:node=2,at=1s]
+			// is one fault, its parameters put back together (as --retry's).
+			vals = splitRetry(strings.Join(vals, ","))
+		case !isListFlag(fl):
+			s.bad(v, "%s takes one value, not a list", name)
+			return nil, false
 		default:
-			bad(v, "%s: want a value or a list, not a %s", name, kindName(v))
-			continue
+			vals = []string{strings.Join(vals, ",")}
 		}
-		if want, ok := nameFields[name]; ok {
-			if n := firstNonString(v); n != nil {
-				bad(n, "%s: want %s, not the %s %s", name, want, tagName(n), n.Value)
-				continue
-			}
-		}
-		target := fs
-		if changed[name] {
-			// The command line wins; the file's value is still checked.
-			target = scratch
-		}
-		for _, val := range vals {
-			if target == nil {
-				break
-			}
-			if err := target.Set(name, val); err != nil {
-				bad(v, "%s: %v", name, err)
-				break
-			}
-		}
+		return vals, true
+	default:
+		s.bad(v, "%s: want a value or a list, not a %s", name, kindName(v))
+		return nil, false
 	}
+}
+
+// applyStages sets --rate from the file's stages and start-rate
+// (stagesField), on scratch when the command line gave --rate.
+func (s *fileApplier) applyStages() {
 	switch {
-	case stages != nil && seen["rate"]:
-		bad(stagesKey, "stages and rate both set the arrival rate (--rate): give one")
-	case stages != nil:
-		if spec, ok := stagesField(stages, startRate, bad); ok {
-			target := fs
-			if changed["rate"] {
-				target = scratch // the command line's --rate wins; the stages are still checked
+	case s.stages != nil && s.seen["rate"]:
+		s.bad(s.stagesKey, "stages and rate both set the arrival rate (--rate): give one")
+	case s.stages != nil:
+		if spec, ok := stagesField(s.stages, s.startRate, s.bad); ok {
+			target := s.fs
+			if s.changed["rate"] {
+				target = s.scratch // the command line's --rate wins; the stages are still checked
 			}
 			if target != nil {
 				if err := target.Set("rate", spec); err != nil {
-					bad(stages, "stages: %v", err)
+					s.bad(s.stages, "stages: %v", err)
 				}
 			}
 		}
-	case startRate != nil:
-		bad(startRate, "start-rate goes with stages (the rate the first stage starts from)")
+	case s.startRate != nil:
+		s.bad(s.startRate, "start-rate goes with stages (the rate the first stage starts from)")
 	}
-	if len(errs) > 0 {
-		return usageError{errors.Join(errs...)}
-	}
-	return nil
 }
 
 // stagesField reads a scenario file's stages (a list of {duration: D,

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"time"
@@ -342,4 +344,22 @@ func mergeSegments(runs []*report.Run, missing []int) (*report.Run, error) {
 		m.Meta.KilledSegments = slices.Compact(killed)
 	}
 	return m, nil
+}
+
+// runIDPattern is what a run id may hold: lockbench's are 8 hex digits;
+// no glob character may reach SCAN MATCH.
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// crossCheck runs the cross-process oracle on merged (report.CrossCheck),
+// each history relative to its result file's directory. A history file
+// missing or unreadable is bad input (exit 2).
+func crossCheck(merged *report.Run, runs []*report.Run, paths []string) error {
+	dirs := make([]string, len(paths))
+	for i, p := range paths {
+		dirs[i] = filepath.Dir(p)
+	}
+	if err := report.CrossCheck(merged, runs, dirs); err != nil {
+		return usageError{fmt.Errorf("cross-process check: %w", err)}
+	}
+	return nil
 }

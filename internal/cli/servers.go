@@ -80,24 +80,6 @@ func (t *topologies) kindFor(sc engine.Scenario) strategies.Topology {
 	return layoutKind(sc, t.plan.topology)
 }
 
-// layoutKind is the layout lockbench starts for sc: the strategy's own,
-// else topo (--topology), else a master with a replica when a fault needs
-// one, else a standalone server.
-func layoutKind(sc engine.Scenario, topo strategies.Topology) strategies.Topology {
-	if k := strategies.TopologyOf(sc.Strategy); k != strategies.Standalone {
-		return k
-	}
-	if topo != "" {
-		return topo
-	}
-	for _, f := range sc.Faults {
-		if f.Needs() == faults.NeedsReplica {
-			return strategies.Replicated
-		}
-	}
-	return strategies.Standalone
-}
-
 func damaging(sc engine.Scenario) bool {
 	for _, f := range sc.Faults {
 		if f.Needs() != faults.NeedsNothing {

@@ -3,6 +3,8 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -65,4 +67,35 @@ func randomID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// wrap breaks s at spaces into lines of at most width characters.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+// parsePercent reads "5%" or "0.05".
+func parsePercent(s string) (float64, error) {
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || v < 0 || v != v {
+		return 0, fmt.Errorf("%q is not a percentage like 5%% or a fraction like 0.05", s)
+	}
+	if pct {
+		v /= 100
+	}
+	return v, nil
 }
