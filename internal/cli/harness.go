@@ -170,11 +170,11 @@ func runHarness(parent context.Context, w io.Writer, c harnessConfig) error {
 			measureLockbench := func() error {
 				n++
 				return profiled(profileDir, fmt.Sprintf("%s-%02d-%d-lockbench", drv, r+1, n), func() error {
-					res, err := engine.Run(ctx, engine.Scenario{
+					res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 						Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 						Duration: d, TTL: time.Second, Seed: uint64(r + 1),
 						Params: workloads.Params{}, Options: registry.Values{"own-keys": true},
-					}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
+					}}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
 					if err != nil {
 						return fmt.Errorf("lockbench %s: %w", drv, err)
 					}
@@ -266,11 +266,11 @@ func measureHandover(ctx context.Context, drv string, s *topology.Server, c harn
 	}
 	pol, _ := retry.Parse("none")
 	lb := func() error {
-		res, err := engine.Run(ctx, engine.Scenario{
+		res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 			Strategy: "handoff", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: c.handoverClients,
 			Duration: c.d, TTL: time.Second, Seed: seed,
 			Params: workloads.Params{Work: workloads.Fixed(c.work)}, Options: registry.Values{"keys": 1},
-		}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:handoff:"+drv+":")
+		}}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:handoff:"+drv+":")
 		if err != nil {
 			return fmt.Errorf("lockbench handoff %s: %w", drv, err)
 		}

@@ -227,11 +227,11 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 			}
 			return err
 		}
-		sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
-		sc.Backends = lay.backends
-		sc.Prom, sc.Number = prom, i+1
+		sc.Env.Topology, sc.Env.Servers, sc.Env.ReplLink = name, servers, lay.link
+		sc.Env.Backends = lay.backends
+		sc.Env.Prom, sc.Env.Number = prom, i+1
 		touched = sp == nil || sp.seg.Leader() // the leader deletes the keys of a run of segments
-		sc.History = hist
+		sc.Env.History = hist
 		var res report.Scenario
 		if sp != nil {
 			sc = sp.segmentScenario(sc, i)

@@ -309,18 +309,18 @@ func validate(f *runFlags) (*plan, error) {
 			}
 			for _, pol := range stPols {
 				for k, d := range drvs {
-					sc := engine.Scenario{
+					sc := engine.Scenario{Spec: engine.Spec{
 						Strategy: st, Driver: d, Workload: wl, Retry: pol,
 						Clients: clients, Duration: f.duration, Warmup: f.warmup,
 						TTL: ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 						Params: workloads.Params{Work: work, Release: f.release}, Options: opts,
 						Liveness: liveness, ErrorStreak: streak,
 						Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: interval,
-						KeepKeys: f.keepKeys, Faults: faultSpecs,
-						Rate: rate, Shape: shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+						Faults: faultSpecs,
+						Rate:   rate, Shape: shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 						Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
 							ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
-					}
+					}, Env: engine.Env{KeepKeys: f.keepKeys}}
 					if st == slowName {
 						sc.Slowdown, sc.SlowdownShare = slowBy, slowShare
 					}
