@@ -511,7 +511,7 @@ func TestReportLeftKeys(t *testing.T) {
 	}
 	f := &runFlags{addr: "redis://:" + s.Password + "@" + s.Addr + "/0"}
 	p := &plan{addrs: []string{s.Addr}, conn: drivers.Endpoint{Password: s.Password},
-		scenarios: []engine.Scenario{{Driver: "rueidis"}}}
+		scenarios: []engine.Scenario{{Spec: engine.Spec{Driver: "rueidis"}}}}
 	var b bytes.Buffer
 	reportLeftKeys(p, f, "cafe0001", &b)
 	want := "this run left 2 keys under lockbench:cafe0001:"

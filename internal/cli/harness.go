@@ -249,11 +249,11 @@ func (h *harnessRun) measureLockbench(r int, drv string, m *cycleRound) error {
 	m.n++
 	ctx, s, pol, clients, d := h.ctx, h.s, h.pol, h.c.clients, h.c.d
 	return profiled(h.c.profileDir, fmt.Sprintf("%s-%02d-%d-lockbench", drv, r+1, m.n), func() error {
-		res, err := engine.Run(ctx, engine.Scenario{
+		res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 			Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 			Duration: d, TTL: time.Second, Seed: uint64(r + 1),
 			Params: workloads.Params{}, Options: registry.Values{"own-keys": true},
-		}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
+		}}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
 		if err != nil {
 			return fmt.Errorf("lockbench %s: %w", drv, err)
 		}
@@ -314,11 +314,11 @@ func measureHandover(ctx context.Context, drv string, s *topology.Server, c harn
 	}
 	pol, _ := retry.Parse("none")
 	lb := func() error {
-		res, err := engine.Run(ctx, engine.Scenario{
+		res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 			Strategy: "handoff", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: c.handoverClients,
 			Duration: c.d, TTL: time.Second, Seed: seed,
 			Params: workloads.Params{Work: workloads.Fixed(c.work)}, Options: registry.Values{"keys": 1},
-		}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:handoff:"+drv+":")
+		}}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:handoff:"+drv+":")
 		if err != nil {
 			return fmt.Errorf("lockbench handoff %s: %w", drv, err)
 		}

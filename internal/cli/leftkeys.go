@@ -93,7 +93,7 @@ func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
 	case len(failed) > 0:
 		fmt.Fprintf(w, "lockbench: warning: could not count the keys this run left under %s (%s); %s; to remove them now: %s\n",
 			prefix, strings.Join(failed, "; "), expire, cmd)
-	case left > 0 && p.scenarios[0].KeepKeys:
+	case left > 0 && p.scenarios[0].Env.KeepKeys:
 		fmt.Fprintf(w, "lockbench: --keep-keys: %d keys kept under %s; %s; to remove them: %s\n", left, prefix, expire, cmd)
 	case left > 0:
 		fmt.Fprintf(w, "lockbench: warning: this run left %d keys under %s (its clean-up did not finish); %s; to remove them now: %s\n",

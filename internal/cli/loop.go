@@ -142,11 +142,11 @@ func (r *scenarioLoop) skip(i int, sc engine.Scenario, skip errSkip) {
 // scenario as run.
 func (r *scenarioLoop) measure(ctx context.Context, i int, sc engine.Scenario, lay layout) (report.Scenario, engine.Scenario, error) {
 	nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
-	sc.Topology, sc.Servers, sc.Sentinels, sc.SentinelPassword, sc.ReplLink = name, servers, lay.sentinels, lay.sentinelPassword, lay.link
-	sc.Backends = lay.backends
-	sc.Prom, sc.Number = r.prom, i+1
+	sc.Env.Topology, sc.Env.Servers, sc.Env.ReplLink = name, servers, lay.link
+	sc.Env.Backends = lay.backends
+	sc.Env.Prom, sc.Env.Number = r.prom, i+1
 	r.touched = r.sp == nil || r.sp.seg.Leader() // the leader deletes the keys of a run of segments
-	sc.History = r.hist
+	sc.Env.History = r.hist
 	var res report.Scenario
 	var err error
 	if r.sp != nil {

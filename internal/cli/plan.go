@@ -467,18 +467,18 @@ func strategyPolicies(st string, pols []*retry.Policy) []*retry.Policy {
 // newScenario is the scenario of strategy st on driver d, workload wl and
 // policy pol, with the plugins' options opts and the settings s.
 func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.Policy, opts registry.Values) engine.Scenario {
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: st, Driver: d, Workload: wl, Retry: pol,
 		Clients: s.clients, Duration: f.duration, Warmup: f.warmup,
 		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed,
 		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
 		Liveness: s.liveness, ErrorStreak: s.streak,
 		Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: s.interval,
-		KeepKeys: f.keepKeys, Faults: s.faults,
-		Rate: s.rate, Shape: s.shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
+		Faults: s.faults,
+		Rate:   s.rate, Shape: s.shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 		Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,
 			ReadTimeout: f.readTimeout, WriteTimeout: f.writeTimeout},
-	}
+	}, Env: engine.Env{KeepKeys: f.keepKeys}}
 	if st == s.slowName {
 		sc.Slowdown, sc.SlowdownShare = s.slowBy, s.slowShare
 	}

@@ -86,9 +86,9 @@ func (pc *procChild) scenario(sc engine.Scenario, i int) engine.Scenario {
 	if pc == nil {
 		return sc
 	}
-	sc.Proc = pc.n
-	sc.Sync = &notifySync{Sync: sc.Sync, pc: pc, i: i}
-	sc.BeforeKill = func() { pc.event("kill", i, time.Now()) }
+	sc.Env.Proc = pc.n
+	sc.Env.Sync = &notifySync{Sync: sc.Env.Sync, pc: pc, i: i}
+	sc.Env.BeforeKill = func() { pc.event("kill", i, time.Now()) }
 	return sc
 }
 

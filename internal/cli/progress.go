@@ -300,7 +300,7 @@ func countOf(v report.Violations, key string) string {
 func (lp *liveProgress) start(i int, sc *engine.Scenario, planned time.Duration) {
 	b := lp.scenario(i, scenarioName(sc), planned)
 	b.interval = sc.Interval
-	sc.OnSecond = b.second
+	sc.Env.OnSecond = b.second
 	lp.mu.Lock()
 	lp.cur = b
 	lp.mu.Unlock()

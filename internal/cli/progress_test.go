@@ -129,7 +129,7 @@ func TestProgressOnTerminal(t *testing.T) {
 // how the scenario ended; quiet prints nothing but warnings.
 func TestPlainAndQuietProgress(t *testing.T) {
 	var buf bytes.Buffer
-	sc := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: &retry.Policy{Name: "fixed"}, Clients: 50}
+	sc := engine.Scenario{Spec: engine.Spec{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: &retry.Policy{Name: "fixed"}, Clients: 50}}
 	res := report.Scenario{OpsPerSec: 687.6, DurationS: 2, StopReason: "done", Violations: report.Violations{Overlap: 4}}
 	pp := newProgress(&buf, &buf, false, 3)
 	pp.start(0, &sc, time.Second)

@@ -155,15 +155,15 @@ func planHash(p *plan) string {
 func (sp *segPlan) segmentScenario(sc engine.Scenario, i int) engine.Scenario {
 	total := sc.Clients
 	sc.Clients = segment.Share(total, sp.seg)
-	sc.ClientOffset = segment.Offset(total, sp.seg)
+	sc.Env.ClientOffset = segment.Offset(total, sp.seg)
 	if sc.Rate > 0 {
 		sc.Rate = segment.Rate(sc.Rate, sp.seg)
 		if sc.Shape != nil {
 			sc.Shape = sc.Shape.Scale(1 / float64(sp.seg.Count))
 		}
 	}
-	sc.Follower = !sp.seg.Leader()
-	sc.Sync = sp.barrier.Scenario(i)
+	sc.Env.Follower = !sp.seg.Leader()
+	sc.Env.Sync = sp.barrier.Scenario(i)
 	return sp.child.scenario(sc, i)
 }
 
@@ -209,10 +209,10 @@ func idleSegment(ctx context.Context, sc engine.Scenario) (report.Scenario, erro
 	out := report.Scenario{Strategy: sc.Strategy, Driver: sc.Driver, Workload: sc.Workload,
 		Retry: sc.Retry.String(), Params: sc.ParamsMap(), StopReason: "no_clients",
 		Raw: &report.Raw{Runs: 1}} // measured nothing: it adds nothing to a merge
-	if sc.Follower {
+	if sc.Env.Follower {
 		out.Violations.EndCheck = report.EndCheckNotRun
 	}
-	at, err := sc.Sync.Start(ctx)
+	at, err := sc.Env.Sync.Start(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -223,7 +223,7 @@ func idleSegment(ctx context.Context, sc engine.Scenario) (report.Scenario, erro
 		t.Stop()
 		out.StopReason = "interrupted"
 	}
-	_, err = sc.Sync.End(context.WithoutCancel(ctx), nil)
+	_, err = sc.Env.Sync.End(context.WithoutCancel(ctx), nil)
 	return out, err
 }
 

@@ -91,49 +91,36 @@ func damaging(sc engine.Scenario) bool {
 
 // layout is where a scenario runs.
 type layout struct {
-	nodes     []engine.Node      // what clients connect to
-	servers   []*topology.Server // every server (replica included)
-	sentinels []string
-	// sentinelPassword is the Sentinels' own password ("" for none).
-	sentinelPassword string
-	link             *faults.Proxies // the replica's link on a Sentinel layout with a failover
-	name             string
-	release          func() // call after the scenario
+	nodes   []engine.Node      // what clients connect to
+	servers []*topology.Server // every server (replica included)
+	link    *faults.ReplLink   // the replica's link on a Sentinel layout with a failover
+	name    string
+	release func() // call after the scenario
 	// backends are the baseline strategies' servers besides Redis.
 	backends strategies.Backends
 }
 
 // layoutFor starts or reuses the scenario's layout.
 func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout, error) {
-	var link *faults.Proxies
-	if t.kindFor(sc) == strategies.Sentinel && damaging(sc) {
-		// The replica replicates through a proxy that the failover cuts.
-		t.linker = func(master string) (string, error) {
-			px, err := faults.StartProxies([]string{master})
-			if err != nil {
-				return "", err
-			}
-			link = px
-			return px.Addr(0), nil
-		}
-	} else {
-		t.linker = nil
+	var link *faults.ReplLink
+	if t.kindFor(sc) == strategies.Sentinel {
+		// With a fault that damages a server, the replica replicates
+		// through the faults' proxy, which the failover cuts.
+		link = faults.NewReplLink(sc.Faults)
 	}
+	t.linker = link.Linker()
 	backends, err := t.backendsFor(ctx, sc)
 	if err != nil {
 		return layout{release: func() {}}, err
 	}
 	nodes, servers, name, release, err := t.nodes(ctx, sc)
-	if err != nil && link != nil {
+	if err != nil || !link.Started() {
 		link.Close()
 		link = nil
 	}
 	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link, backends: backends}
 	if link != nil {
 		l.release = func() { release(); link.Close() }
-	}
-	if len(nodes) > 0 {
-		l.sentinels, l.sentinelPassword = nodes[0].Sentinels, nodes[0].SentinelPassword
 	}
 	return l, err
 }

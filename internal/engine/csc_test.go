@@ -21,11 +21,11 @@ import (
 func TestCSCRetry(t *testing.T) {
 	for _, strat := range []string{"atomic", "fair"} {
 		t.Run(strat, func(t *testing.T) {
-			sc := engine.Scenario{
+			sc := engine.Scenario{Spec: engine.Spec{
 				Strategy: strat, Driver: "rueidis", Workload: "flash-sale", Retry: policy(t, "csc"),
 				Clients: 10, Duration: 60 * time.Second, TTL: 5 * time.Second, AcquireTimeout: 50 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(60), "skus": 1}, Seed: 3,
-			}
+			}}
 			prefix := "lockbench:test:" + t.Name() + ":"
 			res, err := engine.Run(context.Background(), sc, nodes, prefix)
 			if err != nil {
@@ -47,8 +47,8 @@ func TestCSCRetry(t *testing.T) {
 		})
 	}
 	t.Run("goredis", func(t *testing.T) {
-		sc := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: policy(t, "csc"),
-			Clients: 1, Duration: time.Second, TTL: time.Second, Options: registry.Values{"stock": int64(1), "skus": 1}}
+		sc := engine.Scenario{Spec: engine.Spec{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: policy(t, "csc"),
+			Clients: 1, Duration: time.Second, TTL: time.Second, Options: registry.Values{"stock": int64(1), "skus": 1}}}
 		_, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
 		want := "retry csc runs on the rueidis driver only (it waits for RESP3 client-side-caching invalidations), not on goredis: choose --driver rueidis"
 		if err == nil || !strings.Contains(err.Error(), want) {

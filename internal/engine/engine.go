@@ -81,8 +81,29 @@ var (
 // of connection settings.
 type Node = drivers.Endpoint
 
-// Scenario is one cell of a run's matrix.
+// Scenario is one cell of a run's matrix: its Spec, what is measured,
+// and its Env, where and how this process runs it.
+//
+// The rule for which field goes where: a field is in Spec when it changes
+// what the scenario measures or what its result says about it (the
+// result's identity, params and figures): it comes from the plan (flags,
+// a scenario file), and is the same in every process and on every
+// machine that runs the scenario. A field is in Env when it says where
+// the scenario runs (the servers lockbench started, the baseline
+// backends, the replication link a failover cuts, the layout's name),
+// how this process takes part in it (a segment's sync, follower role and
+// client offset; a --procs child's number and kill hook), or what the
+// caller attaches to it (Prometheus, the progress callback, the history
+// file, keeping the keys). The same Spec run with another Env measures the
+// same thing. The Redis nodes themselves (Sentinels included:
+// Node.Sentinels, Node.SentinelPassword) are Run's nodes argument.
 type Scenario struct {
+	Spec
+	Env Env
+}
+
+// Spec is what a scenario measures (see Scenario for the rule).
+type Spec struct {
 	Strategy string
 	Driver   string
 	Workload string
@@ -134,10 +155,6 @@ type Scenario struct {
 	// ConstantToken makes every lease store the same value ("1") instead
 	// of a random token (claim S4; naive, atomic, watchdog, redlock).
 	ConstantToken bool
-	// Topology names the server layout, for the result file.
-	Topology string
-	// KeepKeys leaves the scenario's keys in Redis after the run.
-	KeepKeys bool
 	// Rate, when > 0, makes the run an open loop at Rate ops/s: operations
 	// start at intended times (Poisson arrivals when Poisson is set) on up
 	// to Clients workers; latency is measured from the intended start, and
@@ -152,27 +169,10 @@ type Scenario struct {
 	// the measured window (the result's offered_rate) and the result's
 	// params record it as rate_shape. nil: a constant Rate.
 	Shape *arrival.Shape
-	// Prom, when set, publishes the scenario's figures as it runs.
-	Prom *export.Prom
-	// Number is the scenario's number in the run's plan, from 1: the
-	// scenario label of its Prometheus series (export.Labels). 0: none
-	// given.
-	Number int
-	// Faults to inject, and the servers they act on (the scenario's
-	// topology, replica included; nil with --addr).
-	Faults  []faults.Spec
-	Servers []*topology.Server
-	// Sentinels, SentinelPassword (their own password, "" for none) and
-	// ReplLink describe a Sentinel layout (for a failover through
-	// Sentinel).
-	Sentinels        []string
-	SentinelPassword string
-	ReplLink         *faults.Proxies
-	// OnSecond, when set, is called with each whole interval of the
-	// measured window's timeline as the sampler reads it (from the
-	// sampler's goroutine; it must not block). Live progress displays use
-	// it.
-	OnSecond func(report.Second)
+	// Faults to inject; the servers they act on are Env.Servers, and the
+	// proxies some act through are the faults package's
+	// (faults.ProxyNodes, faults.ReplLink).
+	Faults []faults.Spec
 	// Interval is the length of each timeline entry (--interval): 0 takes
 	// DefaultInterval (1 s); Validate refuses less than MinInterval
 	// (100 ms). The result's params record it as interval_s.
@@ -181,6 +181,33 @@ type Scenario struct {
 	// --dial-timeout, --read-timeout, --write-timeout); zero fields take
 	// the defaults.
 	Client Client
+	// Liveness is the liveness oracle's read interval (internal/liveness):
+	// 0 takes liveness.DefaultInterval (5 ms), a negative value turns the
+	// oracle off (the result then has no liveness figures).
+	Liveness time.Duration
+	// ErrorStreak stops the scenario, keeping what it measured (stop
+	// reason "aborted"), after this long of nothing but failed operations
+	// (at least 10), or MaxConsecutiveErrors of them in a row: 0 takes
+	// MaxErrorStreak (5 s), a negative value turns the guard off (outage
+	// experiments: the run goes on for its duration).
+	ErrorStreak time.Duration
+}
+
+// Env is where and how this process runs a scenario (see Scenario for
+// the rule). The zero Env runs it alone, on the nodes Run is given, with
+// no server lockbench can act on, nothing attached, and its keys deleted
+// afterwards.
+type Env struct {
+	// Topology names the server layout, for the result file.
+	Topology string
+	// Servers are the servers the faults act on: the scenario's
+	// topology, replica included (nil with --addr). For a failover,
+	// Servers[0] is the master and Servers[1] its replica.
+	Servers []*topology.Server
+	// ReplLink is the replica's replication link on a Sentinel layout
+	// (faults.NewReplLink, handed to topology.StartSentinel), which the
+	// failover fault cuts; nil: none.
+	ReplLink *faults.ReplLink
 	// Backends are the servers of the baseline strategies, besides the
 	// Redis nodes: Backends.MySQL for sql-rowlock and sql-guard (their data
 	// lives there; Redis is not used), Backends.ZooKeeper for zk,
@@ -188,10 +215,25 @@ type Scenario struct {
 	// topology.StartMariaDB, StartZooKeeper and StartEtcd start them;
 	// strategies.InfoOf(name).Backend says which a strategy needs.
 	Backends strategies.Backends
-	// Liveness is the liveness oracle's read interval (internal/liveness):
-	// 0 takes liveness.DefaultInterval (5 ms), a negative value turns the
-	// oracle off (the result then has no liveness figures).
-	Liveness time.Duration
+	// KeepKeys leaves the scenario's keys in Redis after the run.
+	KeepKeys bool
+	// Prom, when set, publishes the scenario's figures as it runs.
+	Prom *export.Prom
+	// Number is the scenario's number in the run's plan, from 1: the
+	// scenario label of its Prometheus series (export.Labels) and its
+	// number in the history file. 0: none given.
+	Number int
+	// OnSecond, when set, is called with each whole interval of the
+	// measured window's timeline as the sampler reads it (from the
+	// sampler's goroutine; it must not block). Live progress displays use
+	// it.
+	OnSecond func(report.Second)
+	// History, when set, keeps this process's critical-section history
+	// (internal/history): every section of every worker, warm-up
+	// included, is added to it as one scenario at the scenario's end,
+	// with the Redis server's clock offset measured (TIME round trips)
+	// before and after the run. nil: no history, no cost.
+	History *history.Writer
 	// Sync, when set, makes the scenario one execution segment of several
 	// processes (internal/segment): the clock starts at Sync.Start's
 	// moment, common to every segment, and after the measured window
@@ -205,29 +247,17 @@ type Scenario struct {
 	// end-check violations; stuck locks are the leader's too) and deletes
 	// no key.
 	Follower bool
+	// ClientOffset is the number of the scenario's clients that other
+	// segments run before this one's (segment.Offset): client i here is
+	// client ClientOffset+i of the whole scenario, for its random seed
+	// and its owner name, so that no two processes share one.
+	ClientOffset int
 	// Proc is this process's number among the children of lockbench run
 	// --procs (1-based; 0: not such a child): the proc-kill fault naming
 	// it is armed here (faults.Env.Proc). BeforeKill, when set, runs right
 	// before that fault's SIGKILL.
 	Proc       int
 	BeforeKill func()
-	// ClientOffset is the number of the scenario's clients that other
-	// segments run before this one's (segment.Offset): client i here is
-	// client ClientOffset+i of the whole scenario, for its random seed
-	// and its owner name, so that no two processes share one.
-	ClientOffset int
-	// ErrorStreak stops the scenario, keeping what it measured (stop
-	// reason "aborted"), after this long of nothing but failed operations
-	// (at least 10), or MaxConsecutiveErrors of them in a row: 0 takes
-	// MaxErrorStreak (5 s), a negative value turns the guard off (outage
-	// experiments: the run goes on for its duration).
-	ErrorStreak time.Duration
-	// History, when set, keeps this process's critical-section history
-	// (internal/history): every section of every worker, warm-up
-	// included, is added to it as one scenario at the scenario's end,
-	// with the Redis server's clock offset measured (TIME round trips)
-	// before and after the run. nil: no history, no cost.
-	History *history.Writer
 }
 
 // Sync is how one execution segment meets the other processes of its
@@ -278,7 +308,7 @@ func (c Client) params(m map[string]string) {
 // ParamsMap is the scenario's parameters as strings, for result files:
 // the settings every scenario has, and the values of the strategy's and
 // the workload's own parameters (keys with underscores: wait_timeout).
-func (s Scenario) ParamsMap() map[string]string {
+func (s Spec) ParamsMap() map[string]string {
 	m := map[string]string{
 		"ttl":             s.TTL.String(),
 		"work":            s.Params.Work.String(),
@@ -308,7 +338,7 @@ func (s Scenario) ParamsMap() map[string]string {
 
 // interval is the timeline's interval in force: Interval, or
 // DefaultInterval for 0.
-func (s Scenario) interval() time.Duration {
+func (s Spec) interval() time.Duration {
 	if s.Interval <= 0 {
 		return DefaultInterval
 	}
@@ -320,7 +350,7 @@ func (s Scenario) interval() time.Duration {
 // for the strategy's own (strategies.Info.Guard; see workloads.AutoGuard):
 // none where the workload writes no data, incr for a lock-free strategy
 // on a counter workload.
-func (s Scenario) guard() string {
+func (s Spec) guard() string {
 	if s.Guard != "" && s.Guard != "auto" {
 		return s.Guard
 	}
@@ -412,7 +442,7 @@ func Run(ctx context.Context, sc Scenario, nodes []Node, prefix string) (report.
 // leader, sets the workload's counts to the sums over every segment once
 // all have ended, so that the end check covers the whole run.
 func (r *run) endSegment() error {
-	if r.sc.Sync == nil {
+	if r.sc.Env.Sync == nil {
 		return nil
 	}
 	var counts map[string]int64
@@ -420,11 +450,11 @@ func (r *run) endSegment() error {
 	if ok {
 		counts = pooled.Counts()
 	}
-	sums, err := r.sc.Sync.End(r.bg, counts)
+	sums, err := r.sc.Env.Sync.End(r.bg, counts)
 	if err != nil {
 		return err
 	}
-	if ok && sums != nil && !r.sc.Follower {
+	if ok && sums != nil && !r.sc.Env.Follower {
 		pooled.SetCounts(sums)
 	}
 	return nil
@@ -432,7 +462,7 @@ func (r *run) endSegment() error {
 
 // StartBackend starts the server a baseline strategy needs besides Redis
 // (strategies.InfoOf(name).Backend) on a free loopback port and returns
-// it with the Backends to put in Scenario.Backends; stop it with Stop when
+// it with the Backends to put in Env.Backends; stop it with Stop when
 // the scenarios are done (KillAll and the parent-death signal also end
 // it). Errors: topology.ErrNoMariaDB, ErrNoZooKeeper or ErrNoEtcd when the
 // server is not installed (skip the strategy), a start failure, or an
@@ -466,7 +496,7 @@ func Missing(err error) bool {
 }
 
 // arrivals is the open loop's arrival shape: Shape, or a constant Rate.
-func (s Scenario) arrivals() *arrival.Shape {
+func (s Spec) arrivals() *arrival.Shape {
 	if s.Shape != nil {
 		return s.Shape
 	}

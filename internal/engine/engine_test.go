@@ -63,12 +63,12 @@ func policy(t *testing.T, spec string) *retry.Policy {
 func TestAtomicSellsExactly(t *testing.T) {
 	for _, drv := range driverNames {
 		t.Run(drv, func(t *testing.T) {
-			sc := engine.Scenario{
+			sc := engine.Scenario{Spec: engine.Spec{
 				Strategy: "atomic", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
 				Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(300), "skus": 1}, Seed: 1,
-			}
+			}}
 			prefix := "lockbench:test:" + t.Name() + ":"
 			res, err := engine.Run(context.Background(), sc, nodes, prefix)
 			if err != nil {
@@ -109,12 +109,12 @@ func TestAtomicSellsExactly(t *testing.T) {
 func TestNaiveShortLeaseViolates(t *testing.T) {
 	for _, drv := range driverNames {
 		t.Run(drv, func(t *testing.T) {
-			sc := engine.Scenario{
+			sc := engine.Scenario{Spec: engine.Spec{
 				Strategy: "naive", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=1ms"), Clients: 50,
 				Duration: 30 * time.Second, TTL: 5 * time.Millisecond, AcquireTimeout: 10 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(20 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 2,
-			}
+			}}
 			res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
 			if err != nil {
 				t.Fatal(err)
@@ -139,12 +139,12 @@ func TestNaiveShortLeaseViolates(t *testing.T) {
 
 // The warm-up is excluded from the figures but not from the stock.
 func TestWarmupExcluded(t *testing.T) {
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 4,
 		Warmup: 200 * time.Millisecond, Duration: 300 * time.Millisecond, TTL: time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(1_000_000), "skus": 4}, Seed: 3,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:warmup:")
 	if err != nil {
 		t.Fatal(err)
@@ -161,9 +161,9 @@ func TestWarmupExcluded(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	sc := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale",
+	sc := engine.Scenario{Spec: engine.Spec{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale",
 		Retry: policy(t, "none"), Clients: 1, Duration: time.Second, TTL: time.Second,
-		Params: workloads.Params{}, Options: registry.Values{"stock": int64(1), "skus": 1}}
+		Params: workloads.Params{}, Options: registry.Values{"stock": int64(1), "skus": 1}}}
 	_, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: "127.0.0.1:1"}}, "lockbench:test:x:")
 	if err == nil {
 		t.Fatal("run against 127.0.0.1:1 succeeded")
@@ -200,11 +200,11 @@ func TestAbortsWhenServerGone(t *testing.T) {
 	engine.MaxConsecutiveErrors = 50
 	defer func() { engine.MaxConsecutiveErrors = old }()
 	go func() { time.Sleep(300 * time.Millisecond); s.Stop() }()
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 4, Duration: time.Minute, TTL: time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(100_000_000), "skus": 1}, Seed: 4,
-	}
+	}}
 	start := time.Now()
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:gone:")
 	if err == nil || !strings.Contains(err.Error(), "only failed operations") {
@@ -221,11 +221,11 @@ func TestAbortsWhenServerGone(t *testing.T) {
 // Server-side cost from INFO commandstats is exact for a known run: one
 // client, retry none, stock 100: 100 orders and one sold-out discovery.
 func TestCommandStatsExact(t *testing.T) {
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "none"), Clients: 1, Duration: time.Minute, TTL: time.Second,
 		Params: workloads.Params{}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 5,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:cost:")
 	if err != nil {
 		t.Fatal(err)
@@ -263,13 +263,13 @@ func TestOpenLoopStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "hot-key", Retry: policy(t, "none"),
 		Clients: 2, Duration: 4 * time.Second, TTL: time.Second,
 		Rate: 100, DropAfter: 10 * time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"keys": 1000}, Seed: 6,
-		Faults: []faults.Spec{stall}, Servers: topo.Servers,
-	}
+		Faults: []faults.Spec{stall},
+	}, Env: engine.Env{Servers: topo.Servers}}
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:open:")
 	if err != nil {
 		t.Fatal(err)
@@ -323,19 +323,19 @@ func TestPrometheusMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer prom.Close()
-	scs := []engine.Scenario{{
+	scs := []engine.Scenario{{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Retry: policy(t, "fixed:interval=1ms"),
-		Clients: 4, Duration: time.Minute, TTL: time.Second, Prom: prom, Number: 1,
+		Clients: 4, Duration: time.Minute, TTL: time.Second,
 		Params: workloads.Params{}, Options: registry.Values{"stock": int64(50), "skus": 1}, Seed: 8,
-	}, {
+	}, Env: engine.Env{Prom: prom, Number: 1}}, {Spec: engine.Spec{
 		Strategy: "naive", Driver: "rueidis", Workload: "flash-sale", Retry: policy(t, "none"),
-		Clients: 8, Duration: 3 * time.Second, TTL: 5 * time.Millisecond, Prom: prom, Number: 2,
+		Clients: 8, Duration: 3 * time.Second, TTL: 5 * time.Millisecond,
 		Params: workloads.Params{Work: workloads.Fixed(20 * time.Millisecond)}, Options: registry.Values{"stock": int64(1_000_000), "skus": 1}, Seed: 8,
-	}}
+	}, Env: engine.Env{Prom: prom, Number: 2}}}
 	// liveOverlaps is the naive scenario's overlap series as the sampler's
 	// first second of it reads it, while its clients still run.
 	liveOverlaps := make(chan float64, 1)
-	scs[1].OnSecond = func(report.Second) {
+	scs[1].Env.OnSecond = func(report.Second) {
 		select {
 		case liveOverlaps <- gathered(t, prom, "redis_lock_violations_total", map[string]string{"scenario": "2", "kind": "overlap"}):
 		default:
@@ -372,7 +372,7 @@ func TestPrometheusMetrics(t *testing.T) {
 		sc := scs[i]
 		name := sc.Strategy + "/" + sc.Driver
 		lv := map[string]string{"strategy": sc.Strategy, "driver": res.Driver, "workload": sc.Workload,
-			"retry": res.Retry, "clients": strconv.Itoa(sc.Clients), "scenario": strconv.Itoa(sc.Number)}
+			"retry": res.Retry, "clients": strconv.Itoa(sc.Clients), "scenario": strconv.Itoa(sc.Env.Number)}
 		one := func(metric string, extra ...string) *dto.Metric {
 			t.Helper()
 			want := maps.Clone(lv)
@@ -472,14 +472,14 @@ func gathered(t *testing.T, prom *export.Prom, name string, want map[string]stri
 // into it), timed from the scenario's start (warm-up included), and its
 // counts sum to the scenario's totals.
 func TestTimeline(t *testing.T) {
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale",
 		Retry: policy(t, "none"), Clients: 4, // no retry: busy locks are acquire failures
 		Warmup: 500 * time.Millisecond, Duration: 2200 * time.Millisecond, TTL: time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(100_000_000), "skus": 1}, Seed: 9,
-	}
+	}}
 	var seen atomic.Int64
-	sc.OnSecond = func(report.Second) { seen.Add(1) }
+	sc.Env.OnSecond = func(report.Second) { seen.Add(1) }
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:timeline:")
 	if err != nil {
 		t.Fatal(err)
@@ -531,12 +531,12 @@ func TestTimeline(t *testing.T) {
 // the run's ops, and the same max), and the acquire count of acquire_ms.
 // The warm-up's values are in none of them.
 func TestTimelineLatencyMergesToRun(t *testing.T) {
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 3, Interval: 250 * time.Millisecond,
 		Warmup: 300 * time.Millisecond, Duration: 1200 * time.Millisecond, TTL: 2 * time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 2}, Seed: 4,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:timeline-latency:")
 	if err != nil {
 		t.Fatal(err)
@@ -598,12 +598,12 @@ func TestTimelineLatencyMergesToRun(t *testing.T) {
 // histogram holds its ops, give or take the operations in progress at its
 // end (at most one per client), and the entries merge to the run's.
 func TestOpenLoopTimelineLatency(t *testing.T) {
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 4, Interval: 250 * time.Millisecond,
 		Duration: 1500 * time.Millisecond, TTL: 2 * time.Second, Rate: 100, DropAfter: 10 * time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 4}, Seed: 5,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:openloop-latency:")
 	if err != nil {
 		t.Fatal(err)
@@ -642,12 +642,12 @@ func TestServerLoadSkipsWarmup(t *testing.T) {
 	}
 	defer topo.Stop()
 	s := topo.Servers[0]
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle", Retry: policy(t, "none"),
 		Clients: 2, Warmup: 600 * time.Millisecond, Duration: 400 * time.Millisecond, TTL: time.Second,
 		LoadSample: 10 * time.Millisecond, Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)},
 		Options: registry.Values{"keys": 100}, Seed: 1,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:load:")
 	if err != nil {
 		t.Fatal(err)

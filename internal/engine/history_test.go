@@ -30,13 +30,12 @@ func TestHistoryRecordsSections(t *testing.T) {
 		t.Run(c.strategy, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "h.history.jsonl.gz")
 			w := history.NewWriter(path, history.Header{RunID: "t"})
-			sc := engine.Scenario{
+			sc := engine.Scenario{Spec: engine.Spec{
 				Strategy: c.strategy, Driver: "rueidis", Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=1ms"), Clients: 6,
 				Duration: 30 * time.Second, TTL: c.ttl, AcquireTimeout: 20 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(c.work)}, Options: registry.Values{"stock": int64(60), "skus": 1}, Seed: 1,
-				History: w, Number: 3,
-			}
+			}, Env: engine.Env{History: w, Number: 3}}
 			res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
 			if err != nil {
 				t.Fatal(err)

@@ -33,13 +33,13 @@ func parseFaults(t *testing.T, fs ...string) []faults.Spec {
 func liveRun(t *testing.T, drv string, release string, fs ...string) report.Scenario {
 	t.Helper()
 	specs := parseFaults(t, fs...)
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: drv, Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
 		Duration: 2500 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
 		Params:  workloads.Params{Work: workloads.Fixed(2 * time.Millisecond), Release: release},
 		Options: registry.Values{"keys": 1}, Seed: 1, Faults: specs,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
 	if err != nil {
 		t.Fatal(err)
@@ -123,11 +123,11 @@ func TestErrorStreakOff(t *testing.T) {
 	defer topo.Stop()
 	s := topo.Servers[0]
 	go func() { time.Sleep(300 * time.Millisecond); s.Stop() }()
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=1ms"), Clients: 2, Duration: 7 * time.Second, TTL: time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Seed: 4, ErrorStreak: -1,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:test:streakoff:")
 	if errors.Is(err, engine.ErrAborted) || res.StopReason != "duration" {
 		t.Fatalf("stop %q, err %v; want the whole duration run, no abort", res.StopReason, err)
@@ -149,14 +149,14 @@ func clientRun(t *testing.T, drv, onTimeout string, c engine.Client, acquireTime
 func clientRunOn(t *testing.T, drv, onTimeout string, own bool, c engine.Client, acquireTimeout time.Duration, fs ...string) report.Scenario {
 	t.Helper()
 	specs := parseFaults(t, fs...)
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "atomic", Driver: drv, Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
 		Duration: 2500 * time.Millisecond, TTL: 2 * time.Second, AcquireTimeout: acquireTimeout,
 		Params:  workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)},
 		Options: registry.Values{"keys": 4, "own-keys": own, "on-timeout": onTimeout}, Seed: 1, Faults: specs, Client: c,
 		ErrorStreak: -1,
-	}
+	}}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
 	if err != nil {
 		t.Fatal(err)

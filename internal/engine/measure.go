@@ -43,10 +43,10 @@ func (r *run) measure() error {
 	// benchmark: otherwise this scenario's window pays for sweeping their
 	// heap (each shard's histograms are about 0.5 MB).
 	runtime.GC()
-	if sc.Sync != nil {
+	if sc.Env.Sync != nil {
 		// Execution segments: every process starts its clock at the
 		// common moment of the barrier.
-		at, err := sc.Sync.Start(r.ctx)
+		at, err := sc.Env.Sync.Start(r.ctx)
 		if err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (r *run) measure() error {
 		return env.Oracle.Overlaps()
 	}
 	var liveDropped atomic.Int64
-	smp := &sampler{slots: live, overlaps: overlaps, offset: sc.Warmup, interval: sc.Interval, onSecond: sc.OnSecond,
+	smp := &sampler{slots: live, overlaps: overlaps, offset: sc.Warmup, interval: sc.Interval, onSecond: sc.Env.OnSecond,
 		recs: r.recs, scenarioStart: start}
 	if sc.Rate > 0 {
 		smp.dropped = &liveDropped
@@ -152,7 +152,7 @@ func (r *run) measure() error {
 		close(schedDone)
 	}
 	for i := 0; i < sc.Clients; i++ {
-		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(sc.ClientOffset+i))}
+		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(sc.Env.ClientOffset+i))}
 		ws.rng = *rand.New(&ws.pcg)
 		ws.obs.init(r.recs.Client(i), r.scratch.Client(i), &live[i], r.prom)
 		if sh := sc.SlowdownShare; sh > 0 && sh < 1 {
@@ -167,7 +167,7 @@ func (r *run) measure() error {
 			w.Backoff = sc.Retry.NewNotified(r.hub, sc.TTL)
 		}
 		w.Gate = &strategies.Gate{}
-		client := strategies.Client{ID: i, Owner: r.prefix + strconv.Itoa(sc.ClientOffset+i), Gate: w.Gate}
+		client := strategies.Client{ID: i, Owner: r.prefix + strconv.Itoa(sc.Env.ClientOffset+i), Gate: w.Gate}
 		if inj != nil {
 			client.Hooks = inj
 		}
@@ -223,9 +223,9 @@ func (r *run) injector() *faults.Injector {
 	}
 	ds, wl, bg := r.ds, r.wl, r.bg
 	r.inj = faults.New(sc.Faults, faults.Env{
-		Servers: sc.Servers, Switches: r.switches, TTL: sc.TTL, CrashPoint: crashPoint(r.locker),
-		Proxies: r.proxies, Sentinels: sc.Sentinels, SentinelPassword: sc.SentinelPassword, ReplLink: sc.ReplLink,
-		Proc: sc.Proc, BeforeDeath: sc.BeforeKill,
+		Servers: sc.Env.Servers, Switches: r.switches, TTL: sc.TTL, CrashPoint: crashPoint(r.locker),
+		Proxies: r.proxies, Sentinels: r.nodes[0].Sentinels, SentinelPassword: r.nodes[0].SentinelPassword, ReplLink: sc.Env.ReplLink,
+		Proc: sc.Env.Proc, BeforeDeath: sc.Env.BeforeKill,
 		Stuck: func() (int64, error) {
 			lk, ok := wl.(workloads.LockKeyer)
 			if !ok {

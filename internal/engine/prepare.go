@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -49,7 +48,7 @@ func (r *run) prepare() error {
 		}
 	})
 	r.deferred(func() {
-		if sc.KeepKeys || sc.Follower { // the leading segment deletes them
+		if sc.Env.KeepKeys || sc.Env.Follower { // the leading segment deletes them
 			return
 		}
 		cctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
@@ -70,7 +69,7 @@ func (r *run) prepare() error {
 	locker, err := strategies.New(sc.Strategy, strategies.Config{
 		Nodes: ds, TTL: sc.TTL, Params: sc.Options,
 		ConstantToken: sc.ConstantToken,
-		Backends:      sc.Backends, Clients: sc.Clients,
+		Backends:      sc.Env.Backends, Clients: sc.Clients,
 		Tokens: tokens, Prefix: r.prefix, Wake: wakeOf(sc.Retry),
 	})
 	if err != nil {
@@ -82,7 +81,7 @@ func (r *run) prepare() error {
 	}
 	if rs, ok := locker.(strategies.RowStore); ok {
 		r.out.Driver = "mysql" // the data path is github.com/go-sql-driver/mysql, not the Redis driver
-		if !sc.KeepKeys {
+		if !sc.Env.KeepKeys {
 			r.deferred(func() {
 				cctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 				defer cancel()
@@ -103,8 +102,8 @@ func (r *run) prepare() error {
 	}
 	env := &workloads.Env{
 		Data: ds[0], Locker: locker, Prefix: r.prefix, Params: params,
-		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, ClientOffset: sc.ClientOffset, Cluster: r.nodes[0].Cluster,
-		KeyTTL: sc.Warmup + sc.Duration + workloads.SafetyMargin, Follower: sc.Follower,
+		AcquireTimeout: sc.AcquireTimeout, Clients: sc.Clients, ClientOffset: sc.Env.ClientOffset, Cluster: r.nodes[0].Cluster,
+		KeyTTL: sc.Warmup + sc.Duration + workloads.SafetyMargin, Follower: sc.Env.Follower,
 		QuietIO: strategies.InfoOf(sc.Strategy).Backend == strategies.NoBackend &&
 			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
 	}
@@ -112,9 +111,9 @@ func (r *run) prepare() error {
 	if r.tracker != nil {
 		env.Live = r.tracker
 	}
-	if sc.Prom != nil {
-		r.prom = sc.Prom.For(export.Labels{Strategy: sc.Strategy, Driver: r.out.Driver, Workload: sc.Workload,
-			Retry: r.out.Retry, Clients: sc.Clients, Scenario: sc.Number})
+	if sc.Env.Prom != nil {
+		r.prom = sc.Env.Prom.For(export.Labels{Strategy: sc.Strategy, Driver: r.out.Driver, Workload: sc.Workload,
+			Retry: r.out.Retry, Clients: sc.Clients, Scenario: sc.Env.Number})
 		r.prom.TTL(sc.TTL)
 		r.deferred(r.prom.Stop) // a run that ends without its end check
 	}
@@ -164,39 +163,18 @@ func (r *run) prepare() error {
 	return nil
 }
 
-// startProxies puts a proxy in front of every node when the scenario has
-// a fault that acts through one (faults.Info.Proxy), and points r.nodes at the proxies (a TLS
-// node's certificate still checked against its own host name). Errors: a
-// proxy that cannot start.
+// startProxies puts the faults' proxies in front of the nodes when the
+// scenario has a fault that acts through them (faults.ProxyNodes), and
+// points r.nodes at them; they stop when the run ends. Errors: a proxy
+// that cannot start.
 func (r *run) startProxies() error {
-	for _, f := range r.sc.Faults {
-		if !f.Proxied() || r.proxies != nil {
-			continue
-		}
-		nodes := r.nodes
-		var ups []string
-		for _, n := range nodes {
-			ups = append(ups, n.Addr)
-		}
-		proxies, err := faults.StartProxies(ups)
-		if err != nil {
-			return fmt.Errorf("fault proxies: %w", err)
-		}
-		r.proxies = proxies
-		r.deferred(proxies.Close)
-		proxied := make([]Node, len(nodes))
-		for i, n := range nodes {
-			proxied[i] = n
-			proxied[i].Addr = proxies.Addr(i)
-			if n.TLS != nil && n.TLS.ServerName == "" {
-				// TLS runs through the proxy: check the certificate
-				// against the server's name, not the proxy's.
-				proxied[i].TLS = n.TLS.Clone()
-				proxied[i].TLS.ServerName, _, _ = net.SplitHostPort(n.Addr)
-			}
-		}
-		r.nodes = proxied
+	nodes, proxies, err := faults.ProxyNodes(r.sc.Faults, r.nodes)
+	if err != nil || proxies == nil {
+		return err
 	}
+	r.proxies = proxies
+	r.deferred(proxies.Close)
+	r.nodes = nodes
 	return nil
 }
 
@@ -216,7 +194,7 @@ func (r *run) liveSampler() {
 		nodes, quorum = r.ds, len(r.ds)/2+1
 	}
 	r.live = &liveness.Sampler{T: r.tracker, Nodes: nodes, Quorum: quorum, Keys: lk.LockKeys(),
-		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness, Foreign: r.sc.Sync != nil}
+		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness, Foreign: r.sc.Env.Sync != nil}
 }
 
 // wakeOf is how a WaitQueue locker's release wakes its next waiter under

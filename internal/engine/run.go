@@ -75,7 +75,7 @@ type run struct {
 // the workers' recorder and returns the server clock's offset (not
 // Measured when TIME failed; the history then says so).
 func (r *run) historyClock() history.Offset {
-	if r.sc.History == nil {
+	if r.sc.Env.History == nil {
 		return history.Offset{}
 	}
 	r.hist = history.NewRecorder(r.sc.Clients)
@@ -95,9 +95,9 @@ func (r *run) writeHistory() error {
 	ctx, cancel := context.WithTimeout(r.bg, 5*time.Second)
 	after, _ := history.MeasureOffset(ctx, r.ds[0], 0)
 	cancel()
-	s := r.hist.Finish(r.out.Key(), r.out.Name(), r.sc.Number, history.Combine(r.clockBefore, after))
-	if err := r.sc.History.Add(s); err != nil {
-		return fmt.Errorf("history %s: %w", r.sc.History.Path(), err)
+	s := r.hist.Finish(r.out.Key(), r.out.Name(), r.sc.Env.Number, history.Combine(r.clockBefore, after))
+	if err := r.sc.Env.History.Add(s); err != nil {
+		return fmt.Errorf("history %s: %w", r.sc.Env.History.Path(), err)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func (r *run) summarize() *metrics.Recorder {
 		raw.Locks = r.env.Locks
 	}
 	raw.LockSpace = r.lockSpace()
-	raw.Segment = sc.Sync != nil
+	raw.Segment = sc.Env.Sync != nil
 	if r.afterErr == nil {
 		var sampler map[string]int64
 		if r.live != nil {
@@ -117,7 +117,7 @@ func (r *run) summarize() *metrics.Recorder {
 	if sr, ok := r.locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
 	}
-	out.Topology = sc.Topology
+	out.Topology = sc.Env.Topology
 	out.Raw = raw
 	_ = report.Derive(out) // the histograms were encoded just now: they decode
 	switch cause := context.Cause(r.runCtx); {

@@ -29,7 +29,7 @@ type Layout struct {
 
 // LayoutOf describes the layout Run is handed: nodes, and the number of
 // redis-server processes lockbench started for it and can act on
-// (Scenario.Servers; 0: none, as for the user's servers or containers,
+// (Env.Servers; 0: none, as for the user's servers or containers,
 // so faults that kill, pause or restart a server are refused).
 // Nodes that name Sentinels are a Sentinel layout, Cluster clients a
 // Cluster, several nodes independent masters, one node with two servers a
@@ -173,7 +173,7 @@ func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
 
 // validate is Validate on the layout nodes describe, as one error, for Run.
 func validate(sc Scenario, nodes []Node) error {
-	return errors.Join(Validate(sc, LayoutOf(nodes, len(sc.Servers)))...)
+	return errors.Join(Validate(sc, LayoutOf(nodes, len(sc.Env.Servers)))...)
 }
 
 func constantTokenStrategies() []string {

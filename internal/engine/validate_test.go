@@ -24,7 +24,7 @@ func fault(t *testing.T, spec string) faults.Spec {
 // Validate reports every problem of a scenario at once, each once, and
 // leaves the scenario as it was.
 func TestValidate(t *testing.T) {
-	ok := engine.Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Guard: "auto"}
+	ok := engine.Scenario{Spec: engine.Spec{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Guard: "auto"}}
 	standalone := engine.Layout{Kind: strategies.Standalone, Servers: 1}
 	if errs := engine.Validate(ok, standalone); len(errs) != 0 {
 		t.Fatalf("a valid scenario: %v", errs)
@@ -121,8 +121,8 @@ func TestValidate(t *testing.T) {
 // The client-side faults and the driver settings are checked like the
 // others: node indexes, --addr, layouts, negative values.
 func TestValidateClientFaults(t *testing.T) {
-	ok := engine.Scenario{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Guard: "auto"}
-	redlock := engine.Scenario{Strategy: "redlock", Driver: "goredis", Workload: "flash-sale", Guard: "auto"}
+	ok := engine.Scenario{Spec: engine.Spec{Strategy: "atomic", Driver: "goredis", Workload: "flash-sale", Guard: "auto"}}
+	redlock := engine.Scenario{Spec: engine.Spec{Strategy: "redlock", Driver: "goredis", Workload: "flash-sale", Guard: "auto"}}
 	standalone := engine.Layout{Kind: strategies.Standalone, Servers: 1}
 	masters := engine.Layout{Kind: strategies.Masters, Servers: 5}
 	external := engine.Layout{Kind: strategies.Standalone, External: true}
@@ -199,7 +199,7 @@ func TestGuardRecorded(t *testing.T) {
 		{"atomic", "lock-cycle", "none", "none"},
 		{"fencing", "hot-key", "none", "none"},
 	} {
-		sc := engine.Scenario{Strategy: c.strategy, Driver: "rueidis", Workload: c.workload, Guard: c.guard}
+		sc := engine.Scenario{Spec: engine.Spec{Strategy: c.strategy, Driver: "rueidis", Workload: c.workload, Guard: c.guard}}
 		if errs := engine.Validate(sc, engine.Layout{Kind: strategies.Standalone, Servers: 1}); len(errs) != 0 {
 			t.Errorf("%s on %s, guard %q: %v", c.strategy, c.workload, c.guard, errs)
 		}

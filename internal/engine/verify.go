@@ -26,7 +26,7 @@ func (r *run) verify(all *metrics.Recorder) error {
 	defer vcancel()
 	var res workloads.Result
 	var err error
-	if !sc.Follower { // a follower segment: the leader checks the data
+	if !sc.Env.Follower { // a follower segment: the leader checks the data
 		res, err = r.wl.Verify(vctx, env)
 	}
 	if err != nil {
@@ -45,7 +45,7 @@ func (r *run) verify(all *metrics.Recorder) error {
 		WorkedAfterLoss: all.WorkedAfterLoss,
 		FalseExtends:    all.FalseExtends,
 	}
-	if sc.Follower {
+	if sc.Env.Follower {
 		out.Violations.EndCheck = report.EndCheckNotRun
 	}
 	for _, k := range report.ViolationKinds {
@@ -54,7 +54,7 @@ func (r *run) verify(all *metrics.Recorder) error {
 		}
 	}
 	defer func() { r.prom.Violations(out.Violations) }()
-	if lk, ok := r.wl.(workloads.LockKeyer); ok && !sc.Follower {
+	if lk, ok := r.wl.(workloads.LockKeyer); ok && !sc.Env.Follower {
 		if out.Violations.StuckLocks, err = redisadmin.StuckLocks(vctx, r.ds, lk.LockKeys()); err != nil {
 			if r.inj == nil {
 				return fmt.Errorf("stuck-lock check: %w", err)

@@ -95,11 +95,11 @@ func handFailover(ctx context.Context, a *Action, hold time.Duration) string {
 // Sentinels by themselves.
 func sentinelFailover(ctx context.Context, a *Action, hold time.Duration) string {
 	env := a.Env()
-	if env.ReplLink == nil || len(env.Servers) < 2 {
+	if !env.ReplLink.Started() || len(env.Servers) < 2 {
 		return "not done: a Sentinel failover needs the replica's link through a proxy"
 	}
 	master, replica := env.Servers[0], env.Servers[1]
-	env.ReplLink.Close()
+	env.ReplLink.Cut()
 	if hold > 0 {
 		Wait(ctx, hold)
 	}

@@ -80,12 +80,12 @@ func guardedScenario(t *testing.T, guard, strategy, driver, workload string, kin
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := engine.Scenario{
+	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: strategy, Driver: driver, Workload: workload, Retry: pol, Clients: clients,
 		Duration: dur, TTL: ttl, AcquireTimeout: time.Second, Seed: 1, Guard: guard,
 		Params: workloads.Params{Work: w}, Options: registry.Values{"stock": int64(1_000_000), "skus": 1, "keys": 1},
-		Faults: []faults.Spec{sp}, Servers: topo.Servers,
-	}
+		Faults: []faults.Spec{sp},
+	}, Env: engine.Env{Servers: topo.Servers}}
 	res, err := engine.Run(ctx, sc, nodes, "lockbench:faulttest:"+strings.ReplaceAll(t.Name(), "/", ":")+":")
 	if err != nil {
 		t.Fatal(err)
@@ -243,12 +243,12 @@ func TestRedlockMajorityRestart(t *testing.T) {
 			specs = append(specs, sp)
 		}
 		pol, _ := retry.Parse("fixed:interval=10ms")
-		res, err := engine.Run(ctx, engine.Scenario{
+		res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 			Strategy: "redlock", Driver: d, Workload: "long-task", Retry: pol, Clients: 6,
 			Duration: 1500 * time.Millisecond, TTL: 3 * time.Second, AcquireTimeout: 2 * time.Second, Seed: 1,
 			Params: workloads.Params{Work: workloads.Fixed(time.Second)}, Options: registry.Values{"keys": 1},
-			Faults: specs, Servers: topo.Servers,
-		}, nodes, "lockbench:faulttest:redlock:")
+			Faults: specs,
+		}, Env: engine.Env{Servers: topo.Servers}}, nodes, "lockbench:faulttest:redlock:")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,11 +281,11 @@ func TestLongTaskPattern(t *testing.T) {
 			if strat == "watchdog" {
 				dur, ttl, work = 1500*time.Millisecond, time.Second, 1500*time.Millisecond
 			}
-			res, err := engine.Run(ctx, engine.Scenario{
+			res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 				Strategy: strat, Driver: d, Workload: "long-task", Retry: pol, Clients: 8,
 				Duration: dur, TTL: ttl, AcquireTimeout: 2 * time.Second, Seed: 1,
 				Params: workloads.Params{Work: workloads.Fixed(work)}, Options: registry.Values{"keys": 1},
-			}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:faulttest:lt:"+strat+":")
+			}}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:faulttest:lt:"+strat+":")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,15 +328,8 @@ func TestLatencyFault(t *testing.T) {
 func TestSentinelFailover(t *testing.T) {
 	each(t, func(t *testing.T, d string) {
 		ctx := context.Background()
-		var link *faults.Proxies
-		topo, err := topology.StartSentinel(ctx, func(m string) (string, error) {
-			px, err := faults.StartProxies([]string{m})
-			if err != nil {
-				return "", err
-			}
-			link = px
-			return px.Addr(0), nil
-		})
+		link := &faults.ReplLink{}
+		topo, err := topology.StartSentinel(ctx, link.Linker())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,12 +347,12 @@ func TestSentinelFailover(t *testing.T) {
 		// at 4.5 s), and the second holder works on until 7 s: Sentinel
 		// (down-after 500 ms, about 1 s to promote) has 3.2 s to promote
 		// the replica while it still holds.
-		res, err := engine.Run(ctx, engine.Scenario{
+		res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 			Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: pol, Clients: 6,
 			Duration: 8 * time.Second, TTL: 4500 * time.Millisecond, AcquireTimeout: 3 * time.Second, Seed: 1,
 			Params: workloads.Params{Work: workloads.Fixed(3500 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1},
-			Faults: []faults.Spec{sp}, Servers: topo.Servers, Sentinels: topo.SentinelAddrs(), SentinelPassword: topo.SentinelPassword(), ReplLink: link,
-		}, []engine.Node{node}, "lockbench:faulttest:sentinel:")
+			Faults: []faults.Spec{sp},
+		}, Env: engine.Env{Servers: topo.Servers, ReplLink: link}}, []engine.Node{node}, "lockbench:faulttest:sentinel:")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -447,13 +440,13 @@ func extendScenario(t *testing.T, driver, mode string) report.Scenario {
 		t.Fatal(err)
 	}
 	pol, _ := retry.Parse("fixed:interval=1ms")
-	res, err := engine.Run(ctx, engine.Scenario{
+	res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 		Strategy: "redlock", Driver: driver, Workload: "flash-sale", Retry: pol, Clients: 6,
 		Duration: 3500 * time.Millisecond, TTL: time.Second, AcquireTimeout: 3 * time.Second, Seed: 1,
 		Params:  workloads.Params{Work: workloads.Fixed(400 * time.Millisecond)},
 		Options: registry.Values{"stock": int64(1_000_000), "skus": 1, "extend": mode},
-		Faults:  []faults.Spec{sp}, Servers: topo.Servers,
-	}, nodes, "lockbench:faulttest:extend:"+mode+":")
+		Faults:  []faults.Spec{sp},
+	}, Env: engine.Env{Servers: topo.Servers}}, nodes, "lockbench:faulttest:extend:"+mode+":")
 	if err != nil {
 		t.Fatal(err)
 	}

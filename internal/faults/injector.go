@@ -29,13 +29,14 @@ type Env struct {
 	// Proxies stand between the clients and the nodes (the faults with
 	// Info.Proxy); nil when the scenario has none of them.
 	Proxies *Proxies
-	// Sentinels, SentinelPassword and ReplLink are set on a Sentinel
-	// layout: the Sentinels' addresses, their own password (AUTH before
-	// INFO sentinel; "" for none) and the proxy the replica replicates
-	// through.
+	// Sentinels and SentinelPassword are set on a Sentinel layout, from
+	// the scenario's node (drivers.Endpoint.Sentinels and
+	// .SentinelPassword): the Sentinels' addresses and their own password
+	// (AUTH before INFO sentinel; "" for none). ReplLink is the link the
+	// replica replicates through there (nil or not started: none).
 	Sentinels        []string
 	SentinelPassword string
-	ReplLink         *Proxies
+	ReplLink         *ReplLink
 	// Stuck, when set, counts lock keys left with no TTL; it runs right
 	// after each fault acted (Action.End).
 	Stuck func() (int64, error)

@@ -8,6 +8,8 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
+
+	"github.com/lockbench/lockbench/drivers"
 )
 
 // latencyToxic is the name of the one latency toxic a proxy may carry.
@@ -51,6 +53,42 @@ func StartProxies(upstreams []string) (*Proxies, error) {
 		p.addrs = append(p.addrs, px.Listen) // the real port, set by Start
 	}
 	return p, nil
+}
+
+// ProxyNodes puts a proxy in front of every node when one of specs acts
+// through proxies (Spec.Proxied), and returns the nodes the clients dial
+// instead (each node's settings kept, its Addr the proxy's; a TLS node's
+// certificate still checked against its own host name) with the proxies,
+// which the caller closes after the scenario (Env.Proxies). Without such
+// a fault it returns nodes and nil. Errors: a proxy that cannot start.
+func ProxyNodes(specs []Spec, nodes []drivers.Endpoint) ([]drivers.Endpoint, *Proxies, error) {
+	proxied := false
+	for _, s := range specs {
+		proxied = proxied || s.Proxied()
+	}
+	if !proxied {
+		return nodes, nil, nil
+	}
+	var ups []string
+	for _, n := range nodes {
+		ups = append(ups, n.Addr)
+	}
+	proxies, err := StartProxies(ups)
+	if err != nil {
+		return nodes, nil, fmt.Errorf("fault proxies: %w", err)
+	}
+	out := make([]drivers.Endpoint, len(nodes))
+	for i, n := range nodes {
+		out[i] = n
+		out[i].Addr = proxies.Addr(i)
+		if n.TLS != nil && n.TLS.ServerName == "" {
+			// TLS runs through the proxy: check the certificate
+			// against the server's name, not the proxy's.
+			out[i].TLS = n.TLS.Clone()
+			out[i].TLS.ServerName, _, _ = net.SplitHostPort(n.Addr)
+		}
+	}
+	return out, proxies, nil
 }
 
 // Addr returns the proxy address (127.0.0.1:port) clients use instead of

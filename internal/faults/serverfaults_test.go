@@ -161,12 +161,12 @@ func TestClockJumpRedlock(t *testing.T) {
 				t.Fatal(err)
 			}
 			pol, _ := retry.Parse("fixed:interval=200ms")
-			res, err := engine.Run(context.Background(), engine.Scenario{
+			res, err := engine.Run(context.Background(), engine.Scenario{Spec: engine.Spec{
 				Strategy: "redlock", Driver: d, Workload: "long-task", Retry: pol, Clients: 2,
 				Duration: 2 * time.Second, TTL: 5 * time.Second, AcquireTimeout: 3 * time.Second, Seed: 1,
 				Params: workloads.Params{Work: workloads.Fixed(500 * time.Millisecond)}, Options: registry.Values{"keys": 1},
-				Faults: []faults.Spec{sp}, Servers: topo.Servers,
-			}, nodes, fmt.Sprintf("lockbench:faulttest:clockjump%d:", c.count))
+				Faults: []faults.Spec{sp},
+			}, Env: engine.Env{Servers: topo.Servers}}, nodes, fmt.Sprintf("lockbench:faulttest:clockjump%d:", c.count))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -159,7 +159,7 @@ func policy(t *testing.T, spec string) *retry.Policy {
 
 func run(t *testing.T, sc engine.Scenario) report.Scenario {
 	t.Helper()
-	sc.Backends = backends
+	sc.Env.Backends = backends
 	prefix := "lockbench:test:" + strings.NewReplacer("/", ":").Replace(t.Name()) + ":"
 	res, err := engine.Run(context.Background(), sc, nodes, prefix)
 	if err != nil {
@@ -180,12 +180,12 @@ func TestFlashSaleExact(t *testing.T) {
 	for _, st := range baselines {
 		t.Run(st, func(t *testing.T) {
 			need(t, st)
-			res := run(t, engine.Scenario{
+			res := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: st, Driver: "rueidis", Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
 				Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(stock), "skus": 1}, Seed: 1,
-			})
+			}})
 			if res.StopReason != "done" {
 				t.Fatalf("stop reason %q, want done (sold out)", res.StopReason)
 			}
@@ -224,12 +224,12 @@ func TestHotKeyExact(t *testing.T) {
 	for _, st := range baselines {
 		t.Run(st, func(t *testing.T) {
 			need(t, st)
-			res := run(t, engine.Scenario{
+			res := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: st, Driver: "goredis", Workload: "hot-key",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
 				Duration: time.Second, TTL: time.Second, AcquireTimeout: 30 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 20, "zipf": 1.1}, Seed: 1,
-			})
+			}})
 			inc, sum := res.Figures["increments"], res.Figures["counter_sum"]
 			if inc == 0 || inc != sum || res.Ops != inc {
 				t.Fatalf("increments %d, counter_sum %d, ops %d: want equal and > 0", inc, sum, res.Ops)
@@ -247,11 +247,11 @@ func TestHotKeyExact(t *testing.T) {
 // The oracle sees what the guard prevents: redis-guard with its guard
 // forced off (a plain GET and SET, no lock) oversells and loses updates.
 func TestUnguardedOversells(t *testing.T) {
-	res := run(t, engine.Scenario{
+	res := run(t, engine.Scenario{Spec: engine.Spec{
 		Strategy: "redis-guard", Driver: "rueidis", Workload: "flash-sale", Guard: workloads.GuardNone,
 		Retry: policy(t, "none"), Clients: 50, Duration: 30 * time.Second, TTL: time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 1,
-	})
+	}})
 	if res.Violations.Oversell == 0 || res.Violations.LostUpdates == 0 {
 		t.Fatalf("violations %+v: want oversell and lost updates without lock or guard", res.Violations)
 	}
@@ -263,11 +263,11 @@ func TestUnguardedOversells(t *testing.T) {
 		guard   string
 		guarded bool
 	}{{workloads.GuardNone, false}, {workloads.GuardCAS, true}} {
-		res := run(t, engine.Scenario{
+		res := run(t, engine.Scenario{Spec: engine.Spec{
 			Strategy: "redis-guard", Driver: "rueidis", Workload: "hot-key", Guard: c.guard,
 			Retry: policy(t, "none"), Clients: 50, Duration: time.Second, TTL: time.Second,
 			Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"keys": 1}, Seed: 1,
-		})
+		}})
 		v, inc := res.Violations, res.Figures["increments"]
 		t.Logf("hot-key, guard %s: increments %d, counter_sum %d, lost updates %d, rejected %d", c.guard, inc, res.Figures["counter_sum"], v.LostUpdates, res.Counters.Rejected)
 		if res.Params["guard"] != c.guard || inc == 0 {

@@ -74,7 +74,7 @@ func TestBrokenBothWays(t *testing.T) {
 				t.Fatal(err)
 			}
 			sc.Faults = []faults.Spec{sp}
-			sc.Backends = backends
+			sc.Env.Backends = backends
 			_, err = engine.Run(context.Background(), sc, nodes, "lockbench:test:"+strings.NewReplacer("/", ":").Replace(t.Name())+":")
 			t.Logf("pause fault: %v", err)
 			if err == nil || !strings.Contains(err.Error(), "acts on Redis servers and Redis locks") {
@@ -151,7 +151,7 @@ func TestBrokenBothWays(t *testing.T) {
 		// The guard cannot be turned off: lockbench refuses guard none
 		// for sql-guard (it writes its own way).
 		sc.Guard = workloads.GuardNone
-		sc.Backends = backends
+		sc.Env.Backends = backends
 		_, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+strings.NewReplacer("/", ":").Replace(t.Name())+":unguarded:")
 		t.Logf("guard none: %v", err)
 		if err == nil || !strings.Contains(err.Error(), "writes its own way") {
@@ -163,11 +163,11 @@ func TestBrokenBothWays(t *testing.T) {
 // brokenScenario: flash-sale on one item, 4 clients.
 func brokenScenario(t *testing.T, strategy string, ttl, work time.Duration, stock int64) engine.Scenario {
 	t.Helper()
-	return engine.Scenario{
+	return engine.Scenario{Spec: engine.Spec{
 		Strategy: strategy, Driver: "rueidis", Workload: "flash-sale", Retry: policy(t, "fixed:interval=2ms"),
 		Clients: 4, Duration: 10 * time.Second, TTL: ttl, AcquireTimeout: 8 * time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(work)}, Options: registry.Values{"stock": stock, "skus": 1}, Seed: 23,
-	}
+	}}
 }
 
 func soldOut(t *testing.T, res report.Scenario, stock int64) {

@@ -215,12 +215,12 @@ func TestHandoffFaults(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res := run(t, engine.Scenario{
+				res := run(t, engine.Scenario{Spec: engine.Spec{
 					Strategy: "handoff", Driver: d, Workload: "flash-sale", Retry: policy(t, "none"),
 					Clients: 10, Duration: 60 * time.Second, TTL: 3 * time.Second, AcquireTimeout: 50 * time.Second,
 					Params:  workloads.Params{Work: workloads.Fixed(10 * time.Millisecond)},
 					Options: registry.Values{"stock": int64(60), "skus": 1}, Seed: 11, Faults: []faults.Spec{sp},
-				})
+				}})
 				t.Logf("%s: %+v sold %d fault %+v stats %v", spec, res.Violations, res.Figures["sold"], res.Faults, res.StrategyStats)
 				if len(res.Faults) != 1 || res.Faults[0].StartMS < 0 || res.Faults[0].EndMS < res.Faults[0].StartMS {
 					t.Fatalf("the fault did not act: %+v", res.Faults)

@@ -186,11 +186,11 @@ func TestWatchdogOutlivesTTL(t *testing.T) {
 				if wantOverlap {
 					stock = 1
 				}
-				res := run(t, engine.Scenario{
+				res := run(t, engine.Scenario{Spec: engine.Spec{
 					Strategy: strategy, Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=5ms"),
 					Clients: 4, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
 					Params: workloads.Params{Work: workloads.Fixed(1500 * time.Millisecond)}, Options: registry.Values{"stock": stock, "skus": 1}, Seed: 3,
-				})
+				}})
 				if got := res.Violations.Overlap > 0; got != wantOverlap {
 					t.Fatalf("overlap %d; want overlap>0 = %v", res.Violations.Overlap, wantOverlap)
 				}
@@ -330,11 +330,11 @@ func TestPubSubCheaperThanSpin(t *testing.T) {
 		t.Run(d, func(t *testing.T) {
 			cost := map[string]float64{}
 			for _, p := range []string{"spin", "pubsub"} {
-				res := run(t, engine.Scenario{
+				res := run(t, engine.Scenario{Spec: engine.Spec{
 					Strategy: "atomic", Driver: d, Workload: "flash-sale", Retry: policy(t, p),
 					Clients: 20, Duration: 60 * time.Second, TTL: time.Second, AcquireTimeout: 50 * time.Second,
 					Params: workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)}, Options: registry.Values{"stock": int64(100), "skus": 1}, Seed: 5,
-				})
+				}})
 				if res.Violations.Total() != 0 || res.Figures["sold"] != 100 {
 					t.Fatalf("%s: violations %+v sold %d", p, res.Violations, res.Figures["sold"])
 				}
@@ -387,11 +387,11 @@ func TestReadWriteLock(t *testing.T) {
 			if n, _ := ds[0].Do(ctx, "EXISTS", key); n.Int != 0 {
 				t.Fatal("lock left after the last holder")
 			}
-			res := run(t, engine.Scenario{
+			res := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "rwlock", Driver: d, Workload: "flash-sale", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 30, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 50 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(60), "skus": 1, "read-ratio": 0.7}, Seed: 11,
-			})
+			}})
 			if res.Violations.Total() != 0 || res.Figures["sold"] != 60 || res.Counters.Reads == 0 {
 				t.Fatalf("violations %+v sold %d reads %d", res.Violations, res.Figures["sold"], res.Counters.Reads)
 			}
@@ -493,11 +493,11 @@ func TestWaitReplicasNeedsAck(t *testing.T) {
 func TestFairWithPubSub(t *testing.T) {
 	for _, d := range drivers.Names() {
 		t.Run(d, func(t *testing.T) {
-			res := run(t, engine.Scenario{
+			res := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "fair", Driver: d, Workload: "flash-sale", Retry: policy(t, "pubsub"),
 				Clients: 10, Duration: 60 * time.Second, TTL: 5 * time.Second, AcquireTimeout: 50 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(40), "skus": 1}, Seed: 9,
-			})
+			}})
 			if res.Violations.Total() != 0 || res.Figures["sold"] != 40 || res.Counters.Timeouts != 0 {
 				t.Fatalf("violations %+v sold %d timeouts %d", res.Violations, res.Figures["sold"], res.Counters.Timeouts)
 			}
@@ -515,27 +515,27 @@ func TestFairWithPubSub(t *testing.T) {
 func TestCounterWorkloads(t *testing.T) {
 	for _, d := range drivers.Names() {
 		t.Run(d, func(t *testing.T) {
-			hk := run(t, engine.Scenario{
+			hk := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "atomic", Driver: d, Workload: "hot-key", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 20, Duration: 600 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 50, "zipf": 1.1}, Seed: 2,
-			})
+			}})
 			if hk.Violations.Total() != 0 || hk.Figures["increments"] == 0 || hk.Figures["increments"] != hk.Figures["counter_sum"] {
 				t.Fatalf("hot-key: %+v %v", hk.Violations, hk.Figures)
 			}
-			re := run(t, engine.Scenario{
+			re := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "reentrant", Driver: d, Workload: "nested", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 10, Duration: 500 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 5, "nested-second": true}, Seed: 3,
-			})
+			}})
 			if re.Violations.Total() != 0 || re.Figures["nested_failures"] != 0 || re.Figures["increments"] == 0 {
 				t.Fatalf("reentrant nested: %+v %v", re.Violations, re.Figures)
 			}
-			at := run(t, engine.Scenario{
+			at := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "atomic", Driver: d, Workload: "nested", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 4, Duration: 300 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"keys": 5}, Seed: 3,
-			})
+			}})
 			if at.Figures["increments"] != 0 || at.Figures["nested_failures"] == 0 || at.Violations.Total() != 0 {
 				t.Fatalf("atomic nested: %+v %v; want every nested acquire to fail", at.Violations, at.Figures)
 			}
@@ -564,12 +564,12 @@ func TestOnCluster(t *testing.T) {
 			{"segmented", "flash-sale", "fixed:interval=2ms"},
 		} {
 			t.Run(d+"/"+c.strategy+"/"+c.workload, func(t *testing.T) {
-				res, err := engine.Run(ctx, engine.Scenario{
+				res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 					Strategy: c.strategy, Driver: d, Workload: c.workload, Retry: policy(t, c.retry),
 					Clients: 20, Duration: duration(c.workload), TTL: 2 * time.Second, AcquireTimeout: 15 * time.Second,
 					Params:  workloads.Params{Work: workloads.Fixed(time.Millisecond)},
 					Options: registry.Values{"stock": int64(40), "skus": 6, "keys": 30, "zipf": 1.1, "segments": 4}, Seed: 4,
-				}, []engine.Node{node}, "lockbench:clustertest:"+d+":"+c.strategy+":")
+				}}, []engine.Node{node}, "lockbench:clustertest:"+d+":"+c.strategy+":")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -226,11 +226,11 @@ func lockKey(t *testing.T) string { return keyPrefix + "{" + t.Name() + "}:lock"
 // strategy derives from the TTL (redlock's per-node timeout is TTL/10).
 func (s Suite) MutualExclusion(t *testing.T, strategy, driver string) {
 	const stock = 150
-	res := s.run(t, engine.Scenario{
+	res := s.run(t, engine.Scenario{Spec: engine.Spec{
 		Strategy: strategy, Driver: driver, Workload: "flash-sale",
 		Clients: 50, Duration: 60 * time.Second, TTL: 5 * time.Second, AcquireTimeout: 50 * time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(stock), "skus": 1}, Seed: 7,
-	}, "backoff:start=1ms,cap=20ms,tries=100000")
+	}}, "backoff:start=1ms,cap=20ms,tries=100000")
 	if v := res.Violations; v.Overlap != 0 || v.Oversell != 0 || v.LostUpdates != 0 {
 		t.Fatalf("violations %+v, want none", v)
 	}
@@ -639,11 +639,11 @@ func (s Suite) OracleBothWays(t *testing.T, strategy, driver string) {
 // work per order, ending when sold out or after d (acquire timeout: d
 // less 10 s, at least 2 s).
 func oracleScenario(strategy, driver string, ttl, work time.Duration, stock int64, d time.Duration) engine.Scenario {
-	return engine.Scenario{
+	return engine.Scenario{Spec: engine.Spec{
 		Strategy: strategy, Driver: driver, Workload: "flash-sale",
 		Clients: 4, Duration: d, TTL: ttl, AcquireTimeout: max(d-10*time.Second, 2*time.Second),
 		Params: workloads.Params{Work: workloads.Fixed(work)}, Options: registry.Values{"stock": stock, "skus": 1}, Seed: 23,
-	}
+	}}
 }
 
 // exact: no violation of any kind, the stock sold out exactly.

@@ -112,12 +112,12 @@ func TestFlashSaleHealthy(t *testing.T) {
 	for _, p := range retryStrategies {
 		t.Run(label(p), func(t *testing.T) {
 			const stock = 40
-			res := run(t, engine.Scenario{
+			res := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "redislock", Driver: "goredis", Workload: "flash-sale", Retry: retry.Library(),
 				Clients: 10, Duration: 60 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 30 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: mergeOpts(p, registry.Values{"stock": int64(stock), "skus": 1}),
 				Liveness: 20 * time.Millisecond, Seed: 1,
-			})
+			}})
 			if res.Violations != (report.Violations{}) {
 				t.Fatalf("violations %+v, want none", res.Violations)
 			}
@@ -151,11 +151,11 @@ func mergeOpts(a, b registry.Values) registry.Values {
 func TestShortLeaseOverlaps(t *testing.T) {
 	for _, p := range retryStrategies {
 		t.Run(label(p), func(t *testing.T) {
-			res := run(t, engine.Scenario{
+			res := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "redislock", Driver: "goredis", Workload: "flash-sale", Retry: retry.Library(),
 				Clients: 4, Duration: 10 * time.Second, TTL: 50 * time.Millisecond, AcquireTimeout: 10 * time.Second,
 				Params: workloads.Params{Work: workloads.Fixed(200 * time.Millisecond)}, Options: mergeOpts(p, registry.Values{"stock": int64(8), "skus": 1}), Seed: 2,
-			})
+			}})
 			v := res.Violations
 			t.Logf("overlap %d lost updates %d oversell %d not-owner releases %d", v.Overlap, v.LostUpdates, v.Oversell, res.Counters.NotOwner)
 			if v.Overlap == 0 || v.LostUpdates == 0 {

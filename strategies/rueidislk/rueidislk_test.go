@@ -403,11 +403,11 @@ func flashSale(t *testing.T, clients int, stock int64, ttl, work, duration time.
 		opts[k] = v
 	}
 	prefix := "lockbench:rueidislk:" + t.Name() + ":"
-	res, err := engine.Run(context.Background(), engine.Scenario{
+	res, err := engine.Run(context.Background(), engine.Scenario{Spec: engine.Spec{
 		Strategy: rueidislk.Name, Driver: "rueidis", Workload: "flash-sale", Retry: retry.Library(),
 		Clients: clients, Duration: duration, TTL: ttl, AcquireTimeout: 50 * time.Second,
 		Params: workloads.Params{Work: workloads.Fixed(work)}, Options: opts, Seed: 7,
-	}, nodes, prefix)
+	}}, nodes, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,12 +480,12 @@ func TestOnCluster(t *testing.T) {
 	}
 	defer ct.Stop()
 	s0 := ct.Servers[0]
-	res, err := engine.Run(ctx, engine.Scenario{
+	res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
 		Strategy: rueidislk.Name, Driver: "rueidis", Workload: "flash-sale", Retry: retry.Library(),
 		Clients: 20, Duration: 30 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 15 * time.Second,
 		Params:  workloads.Params{Work: workloads.Fixed(time.Millisecond)},
 		Options: registry.Values{"stock": int64(40), "skus": 6}, Seed: 4,
-	}, []engine.Node{{Addr: s0.Addr, Password: s0.Password, Cluster: true}}, "lockbench:rueidislk-cluster:")
+	}}, []engine.Node{{Addr: s0.Addr, Password: s0.Password, Cluster: true}}, "lockbench:rueidislk-cluster:")
 	if err != nil {
 		t.Fatal(err)
 	}
