@@ -32,8 +32,13 @@ if [ -z "$base" ]; then
   echo "regress: building the baseline from $base_ref ($commit)"
   git worktree add --detach -q "$tmp/src" "$commit"
   (cd "$tmp/src" && go build -ldflags "-X github.com/lockbench/lockbench/internal/cli.gitCommit=$commit" -o "$tmp/lockbench-base" ./cmd/lockbench)
+  # The source is needed for the build only: its worktree goes now, the
+  # binary with the temporary directory when the script exits.
+  git worktree remove --force "$tmp/src"
   base="$tmp/lockbench-base"
 fi
 echo "regress: $base against $new, budget $budget"
+# Not exec: the EXIT trap must still run to remove the baseline's
+# directory; ab's exit code is the script's.
 # shellcheck disable=SC2086
-exec bin/lockbench ab "$base" "$new" --budget "$budget" --run-duration 500ms ${REGRESS_AB:-} -- "${scenario[@]}"
+bin/lockbench ab "$base" "$new" --budget "$budget" --run-duration 500ms ${REGRESS_AB:-} -- "${scenario[@]}"

@@ -75,6 +75,7 @@ func checkImages(t *testing.T, dir string, charts []string) map[string]string {
 // One real run: four charts as PNG and SVG, an index.html that shows each
 // and has one table row per scenario with its figures.
 func TestWriteOneRun(t *testing.T) {
+	t.Parallel()
 	in := load(t, "crash-fault.json")
 	dir := filepath.Join(t.TempDir(), "report")
 	res, err := Write(dir, []Input{in})
@@ -135,6 +136,7 @@ func TestWriteOneRun(t *testing.T) {
 
 // Two files overlay on one chart, each series labelled with its file.
 func TestWriteOverlay(t *testing.T) {
+	t.Parallel()
 	a, b := load(t, "crash-fault.json"), load(t, "atomic-goredis.json")
 	dir := t.TempDir()
 	res, err := Write(dir, []Input{a, b})
@@ -166,6 +168,7 @@ func TestWriteOverlay(t *testing.T) {
 // with the reason, the others are drawn; a run without histograms loses
 // the spectrum too.
 func TestWriteOldFiles(t *testing.T) {
+	t.Parallel()
 	in := load(t, "atomic-goredis.json")
 	for i := range in.Run.Scenarios {
 		in.Run.Scenarios[i].Timeline = nil
@@ -233,6 +236,7 @@ func readIndex(t *testing.T, dir string) string {
 // whose figure is missing at some counts says so; a run without such a
 // cell gets no sweep chart and no note of one.
 func TestSweepChart(t *testing.T) {
+	t.Parallel()
 	var ss []report.Scenario
 	for _, retry := range []string{"spin", "backoff"} {
 		for i, c := range []int{1, 10, 100} {

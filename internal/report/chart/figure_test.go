@@ -66,6 +66,7 @@ func decodePNG(t *testing.T, path string) (w, h int) {
 // scenario; the lines' span is over two decades, so the axis is log; the
 // fault window is shaded and named; naive's empty intervals are a gap.
 func TestLatencyChart(t *testing.T) {
+	t.Parallel()
 	in := withLatency(t)
 	dir := t.TempDir()
 	res, err := Write(dir, []Input{in})
@@ -192,6 +193,7 @@ func TestLineStyleDistinct(t *testing.T) {
 // of 1, not one of 4; kinds no scenario counted are left out; a clean
 // scenario has no bar.
 func TestViolationData(t *testing.T) {
+	t.Parallel()
 	bad := report.Scenario{Strategy: "naive", Driver: "goredis", Workload: "flash-sale", Retry: "fixed"}
 	bad.Violations = report.Violations{Overlap: 1, Oversell: 1, LostUpdates: 1, ForeignReleases: 1}
 	stuck := report.Scenario{Strategy: "naive", Driver: "rueidis", Workload: "flash-sale", Retry: "fixed"}
@@ -324,6 +326,7 @@ func TestLegendOutsideData(t *testing.T) {
 
 // An open-loop run's timeline draws the offered rate beside the achieved.
 func TestTimelineOffered(t *testing.T) {
+	t.Parallel()
 	in := load(t, "atomic-goredis.json")
 	for si := range in.Run.Scenarios {
 		for i := range in.Run.Scenarios[si].Timeline {

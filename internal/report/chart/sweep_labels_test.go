@@ -59,6 +59,7 @@ func barsOf(d barData) int {
 // has one bar per count (three, each its own ops/s), and the sweep
 // chart's one line is the cell, without a count (the x axis has them).
 func TestSweepLabelsCarryClients(t *testing.T) {
+	t.Parallel()
 	const cell = "atomic/goredis/flash-sale/fixed"
 	want := []string{cell + ", 2 clients", cell + ", 4 clients", cell + ", 8 clients"}
 	in := []Input{{Label: "sweep", Run: sweepRun(t, []int{2, 4, 8}, []float64{1111, 2222, 4444})}}
@@ -196,6 +197,7 @@ func TestSweepOverlayLabels(t *testing.T) {
 // specs of one policy name (CellNames gives them the whole spec) are two
 // rows of the ops chart, not one row whose bar the second overwrote.
 func TestOneCountLabels(t *testing.T) {
+	t.Parallel()
 	in := load(t, "crash-fault.json")
 	ss := collect([]Input{in})
 	var labels []string
