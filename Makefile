@@ -25,14 +25,25 @@ install:
 run: servers build
 	./$(BIN) run $(ARGS)
 
-# Test binaries are built in parallel, then run one package at a time: the
-# timing tests (watchdog renewals, fault windows) must not share the 2 cores
-# with another package's server starts (a JVM, mariadb-install-db).
+# Test binaries are built in parallel. The packages of TEST_PARALLEL time
+# nothing (pure computation on files and data) and run two at a time; then
+# every other package runs one at a time: their timing tests (watchdog
+# renewals, fault windows, ops/s ratios) must not share the 2 cores with
+# another package's server starts (a JVM, mariadb-install-db). Inside a
+# package, the tests marked t.Parallel() (exact counts and output only)
+# run together after its serial tests. A new package runs alone until it
+# is added to TEST_PARALLEL.
 # LOCKBENCH_CHECK_SCHEMA=1: every result file written, by the lockbench
 # processes the tests start too, is checked against results/schema.json.
+TEST_PARALLEL := ./compose ./deploy/k8s ./internal/report/... ./internal/claims ./internal/thresholds \
+	./internal/registry ./internal/history ./internal/segment ./internal/atomicfile ./internal/arrival \
+	./internal/export ./strategies/libs ./strategies/retry
+
 test: servers lint
 	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
-	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 1 -timeout 25m ./...
+	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 2 -timeout 25m $(TEST_PARALLEL)
+	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 1 -timeout 25m \
+	  $$($(GO) list ./... | grep -vxF "$$($(GO) list $(TEST_PARALLEL))")
 
 # go vet, gofmt and staticcheck (fetched through the Go module proxy).
 lint:

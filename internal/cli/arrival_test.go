@@ -76,8 +76,14 @@ func TestRampOfferedAndAchieved(t *testing.T) {
 	prev := 0.0
 	for i, e := range s.Timeline[:len(s.Timeline)-1] { // the last may be partial
 		t.Logf("interval %d to %.3f s: offered %d (rate %.1f/s), ops %d, dropped %d", i, e.TS, e.Offered, float64(e.Offered)/(e.TS-prev), e.Ops, e.Dropped)
-		if math.Abs(float64(e.Ops-e.Offered)) > 0.02*float64(e.Offered) {
-			t.Errorf("interval %d: %d ops against %d offered, more than 2 %% apart", i, e.Ops, e.Offered)
+		// An interval counts the arrivals due in it and the operations
+		// that ended in it: a stall of the process at its edge moves
+		// operations to the next one. The slack is 2 % or the 40 clients'
+		// worth (one operation each in flight across the edge), whichever
+		// is more: a ramp that did not track its target misses by
+		// hundreds (200 to 800 over the 4 s).
+		if slack := max(0.02*float64(e.Offered), 40); math.Abs(float64(e.Ops-e.Offered)) > slack {
+			t.Errorf("interval %d: %d ops against %d offered, more than %.0f apart", i, e.Ops, e.Offered, slack)
 		}
 		prev = e.TS
 	}
