@@ -8,68 +8,131 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
 )
 
 // nameFlags are the flags whose values are registered plugin names, with
-// the function listing the names and whether the flag takes a
-// comma-separated list (--fault takes one name per flag, repeated).
+// the function listing the names, the one giving a name's declared
+// parameters (NAME:param=value), and whether the flag takes a
+// comma-separated list of items (--fault takes one item per flag,
+// repeated; --driver's names take no parameters).
 var nameFlags = []struct {
-	flag  string
-	names func() []string
-	list  bool
+	flag   string
+	names  func() []string
+	params func(name string) []registry.Param
+	list   bool
 }{
-	{"strategy", strategies.Names, true},
-	{"driver", drivers.Names, true},
-	{"workload", workloads.Names, true},
-	{"retry", retry.Names, true},
-	{"fault", faults.Names, false},
+	{"strategy", strategies.Names, strategies.ParamsOf, true},
+	{"driver", drivers.Names, nil, true},
+	{"workload", workloads.Names, workloads.ParamsOf, true},
+	{"retry", retry.Names, entryParams(retry.Entries), true},
+	{"fault", faults.Names, entryParams(faults.Entries), false},
+}
+
+// entryParams turns a registry's Entries into a look-up of one name's
+// parameters (nil for an unknown name).
+func entryParams[T any](entries func() []registry.Entry[T]) func(string) []registry.Param {
+	return func(name string) []registry.Param {
+		for _, e := range entries() {
+			if e.Name == name {
+				return e.Params
+			}
+		}
+		return nil
+	}
 }
 
 // registerNameCompletions makes cmd's shell completion (cobra's
 // `lockbench completion bash|zsh|fish|powershell`) offer the registered
-// names for --strategy, --driver, --workload, --retry and --fault. In a
-// comma list the names complete the part after the last comma, the
-// earlier parts kept (`--strategy atomic,wa<TAB>` gives atomic,watchdog),
-// with no space after, so that another comma may follow.
+// names for --strategy, --driver, --workload, --retry and --fault, and
+// after NAME: the parameters that plugin declares. In a comma list the
+// names complete the part after the last comma, the earlier parts kept
+// (`--strategy atomic,wa<TAB>` gives atomic,watchdog), with no space
+// after, so that another comma may follow; `--strategy redlock:<TAB>`
+// gives redlock:extend=, redlock:quorum= and the rest, and after a
+// parameter (`redlock:extend=on,<TAB>`) both the plugin's other
+// parameters and the names of further items.
 func registerNameCompletions(cmd *cobra.Command) {
 	for _, nf := range nameFlags {
 		if cmd.Flags().Lookup(nf.flag) == nil {
 			continue
 		}
 		_ = cmd.RegisterFlagCompletionFunc(nf.flag, func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-			return completeNames(nf.names(), toComplete, nf.list)
+			return completeItems(nf.names(), nf.params, toComplete, nf.list)
 		})
 	}
 }
 
-// completeNames returns the candidates for toComplete among names: with
-// list, for its last comma-separated part, each prefixed by the parts
-// before it (names already in the list are not offered again).
-func completeNames(names []string, toComplete string, list bool) ([]string, cobra.ShellCompDirective) {
+// completeItems returns the candidates for toComplete, a value of a flag
+// whose items are NAME[:param=value,...] (params nil: names only, no
+// parameters), and the directive: no file names, and no space after
+// (another comma or a value may follow) except after a whole name of a
+// flag that takes one item without parameters.
+func completeItems(names []string, params func(string) []registry.Param, toComplete string, list bool) ([]string, cobra.ShellCompDirective) {
+	directive := cobra.ShellCompDirectiveNoFileComp
+	if list || params != nil {
+		directive |= cobra.ShellCompDirectiveNoSpace
+	}
 	prefix, part := "", toComplete
-	taken := map[string]bool{}
-	if list {
-		if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
-			prefix, part = toComplete[:i+1], toComplete[i+1:]
-			for _, p := range strings.Split(toComplete[:i], ",") {
-				name, _, _ := strings.Cut(p, ":") // retry:param=value
-				taken[name] = true
-			}
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 && (list || params != nil) {
+		prefix, part = toComplete[:i+1], toComplete[i+1:]
+	}
+	// The item the part belongs to, and the parameters it has been given.
+	item, given, taken := "", map[string]bool{}, map[string]bool{}
+	for _, p := range strings.Split(strings.TrimSuffix(prefix, ","), ",") {
+		if p == "" {
+			continue
+		}
+		name, args, scoped := strings.Cut(p, ":")
+		if !strings.Contains(p, "=") || scoped { // a new item: NAME or NAME:param=value
+			item, given = name, map[string]bool{}
+			taken[name] = true
+			p = args
+		}
+		if k, _, ok := strings.Cut(p, "="); ok {
+			given[strings.TrimSpace(k)] = true
 		}
 	}
 	var out []string
-	for _, n := range names {
-		if strings.HasPrefix(n, part) && !taken[n] {
-			out = append(out, prefix+n)
+	if name, partial, scoped := strings.Cut(part, ":"); scoped {
+		if params != nil {
+			out = completeParams(prefix+name+":", params(name), partial, nil)
+		}
+	} else {
+		if item != "" && params != nil && len(given) > 0 || !list && item != "" && params != nil {
+			out = completeParams(prefix, params(item), part, given)
+		}
+		if list || item == "" {
+			for _, n := range names {
+				if strings.HasPrefix(n, part) && !taken[n] {
+					out = append(out, prefix+n)
+				}
+			}
 		}
 	}
 	sort.Strings(out)
-	directive := cobra.ShellCompDirectiveNoFileComp
-	if list {
-		directive |= cobra.ShellCompDirectiveNoSpace
-	}
 	return out, directive
+}
+
+// completeParams returns lead+"name=" for each of ps whose name starts
+// with partial and is not in given.
+func completeParams(lead string, ps []registry.Param, partial string, given map[string]bool) []string {
+	var out []string
+	for _, p := range ps {
+		if strings.HasPrefix(p.Name, partial) && !given[p.Name] {
+			out = append(out, lead+p.Name+"=")
+		}
+	}
+	return out
+}
+
+// completeNames returns the candidates for toComplete among names, which
+// take no parameters: with list, for its last comma-separated part, each
+// prefixed by the parts before it (names already in the list are not
+// offered again).
+func completeNames(names []string, toComplete string, list bool) ([]string, cobra.ShellCompDirective) {
+	return completeItems(names, nil, toComplete, list)
 }
