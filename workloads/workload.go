@@ -110,8 +110,10 @@ type Result struct {
 	Figures map[string]int64
 	// Violations are safety counts that must be 0 for a correct lock, by
 	// the kinds an end check measures: Oversell, LostUpdates and
-	// LostAckedWrites (the result file's violation keys; another key is
-	// not recorded). A kind the workload cannot judge is left out.
+	// LostAckedWrites (the result file's violation keys; another key
+	// makes the scenario fail with an error naming it, since a count the
+	// result file cannot hold would read as safe). A kind the workload
+	// cannot judge is left out.
 	Violations map[string]int64
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +54,12 @@ func (r *run) verify(all *metrics.Recorder) error {
 			k.Set(&out.Violations, res.Violations[k.Key])
 		}
 	}
+	if bad := unknownViolations(res.Violations); len(bad) > 0 {
+		// A safety count the result file has no key for would be lost
+		// and the run would read as safe: the workload is wrong.
+		return fmt.Errorf("%s verify: violation kinds %s are not end-check kinds (%s)", sc.Workload,
+			strings.Join(bad, ", "), strings.Join(endCheckKinds(), ", "))
+	}
 	defer func() { r.prom.Violations(out.Violations) }()
 	if lk, ok := r.wl.(workloads.LockKeyer); ok && !sc.Env.Follower {
 		if out.Violations.StuckLocks, err = redisadmin.StuckLocks(vctx, r.ds, lk.LockKeys()); err != nil {
@@ -63,4 +70,30 @@ func (r *run) verify(all *metrics.Recorder) error {
 		}
 	}
 	return nil
+}
+
+// endCheckKinds are the violation keys a workload's end check may report
+// (workloads.Result.Violations), in report.ViolationKinds' order.
+func endCheckKinds() []string {
+	var out []string
+	for _, k := range report.ViolationKinds {
+		if k.From == report.FromEndCheck {
+			out = append(out, k.Key)
+		}
+	}
+	return out
+}
+
+// unknownViolations returns the keys of v that are not end-check kinds,
+// sorted (nil when every key is one).
+func unknownViolations(v map[string]int64) []string {
+	known := endCheckKinds()
+	var bad []string
+	for k := range v {
+		if !slices.Contains(known, k) {
+			bad = append(bad, k)
+		}
+	}
+	slices.Sort(bad)
+	return bad
 }
