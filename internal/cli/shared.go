@@ -75,7 +75,7 @@ var sharedSettings = []sharedSetting{
 		Doc: "lock lease time (TTL); auto = 3 x --work, at least 100ms", Check: checkTTL},
 		bind: func(f *runFlags) any { return &f.ttl }, result: always("ttl")},
 	{Param: registry.Param{Name: "work", Default: "1ms",
-		Doc: "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms", Check: checkWork},
+		Doc: "critical-section time: a duration (80ms), uniform:10ms-40ms, lognormal:median=5ms,p99=80ms or exp:mean=5ms", Check: checkWork},
 		bind: func(f *runFlags) any { return &f.work }, result: always("work")},
 	{Param: registry.Param{Name: "acquire-timeout", Default: 10 * time.Second,
 		Doc:   "bound on one acquire, retries included (0 = none)",
