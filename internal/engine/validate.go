@@ -50,6 +50,10 @@ func LayoutOf(nodes []Node, servers int) Layout {
 	return l
 }
 
+// ErrThinkOpenLoop is Validate's refusal of a think time (Spec.Think) in
+// an open loop (Spec.Rate > 0).
+var ErrThinkOpenLoop = errors.New("--think goes with a closed loop: with --rate (an open loop) the arrivals decide when operations start, so a client has no time between its operations to think; drop --think or --rate")
+
 // Validate reports every reason sc cannot run on layout l, all at once,
 // without changing sc: an unknown strategy, workload or driver (with the
 // nearest name), a pair that does not run together, a fault or write
@@ -99,7 +103,7 @@ func Validate(sc Scenario, l Layout) []error {
 		bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, info.Backend)
 	}
 	if sc.Rate > 0 && !sc.Think.IsZero() {
-		bad("--think goes with a closed loop: with --rate (an open loop) the arrivals decide when operations start, so there is no time between a client's operations to think; drop --think or --rate")
+		errs = append(errs, ErrThinkOpenLoop)
 	}
 	if sc.Slowdown > 0 && sc.Params.Work.Max() != sc.Params.Work.Mean() {
 		bad("the test slowdown needs a fixed --work, not %s", sc.Params.Work)
