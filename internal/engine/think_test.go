@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
@@ -114,5 +116,45 @@ func TestValidateThinkOpenLoop(t *testing.T) {
 	errs := engine.Validate(sc, l)
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "--think goes with a closed loop") {
 		t.Fatalf("think time with --rate: %v, want the one refusal", errs)
+	}
+}
+
+// A client that thinks across an interval's end hands its buffered values
+// over then (as an open loop's idle worker does): each timeline entry's op
+// histogram holds its own operations, give or take those in progress at
+// its end (at most one per client), and the entries merge to the run's.
+func TestThinkTimeTimeline(t *testing.T) {
+	think, err := workloads.ParseDist("uniform:50ms-150ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := engine.Scenario{Spec: engine.Spec{
+		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=1ms"), Clients: 4, Interval: 250 * time.Millisecond,
+		Duration: 1500 * time.Millisecond, TTL: 2 * time.Second,
+		Params:  workloads.Params{Work: workloads.Fixed(time.Millisecond)},
+		Options: registry.Values{"own-keys": true}, Seed: 6, Think: think,
+	}}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:think-timeline:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, iv := res.Timeline, res.Intervals
+	if iv == nil || len(iv.Op) != len(tl) || len(tl) != 6 {
+		t.Fatalf("%d timeline entries, interval histograms %+v: want 6, one histogram each", len(tl), iv)
+	}
+	var total int64
+	for i, e := range tl {
+		h, err := hdrhistogram.Decode(iv.Op[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += h.TotalCount()
+		if d := h.TotalCount() - e.Ops; d < -int64(sc.Clients) || d > int64(sc.Clients) {
+			t.Errorf("entry %d: %d ops, %d op latencies; want within %d", i, e.Ops, h.TotalCount(), sc.Clients)
+		}
+	}
+	if total != res.Ops || res.Ops == 0 {
+		t.Fatalf("interval histograms hold %d ops, the run %d", total, res.Ops)
 	}
 }
