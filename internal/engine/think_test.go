@@ -56,9 +56,17 @@ func TestThinkTimeBoundsOps(t *testing.T) {
 		t.Errorf("op latency p50 %.2f ms with a %v think time (%d ops): the think time is in the latency", res.LatencyMS.P50, think, res.Ops)
 	}
 	t.Logf("think %v: ops per client %v (bound %d), op p50 %.2f ms", think, ops, bound, res.LatencyMS.P50)
+	// The clients' offer: 3 / (200 ms + the mean hold), recorded with the
+	// think time's mean.
+	if b := res.ThinkBoundOpsPerSec; res.Raw.ThinkMS != 200 || b >= clients/think.Seconds() || b < clients/(think.Seconds()+res.HoldMS.Mean/1e3)-1e-9 {
+		t.Errorf("think_ms %v, think_bound_ops_per_sec %v: want 200 and 3 / (0.2 s + hold %.2f ms)", res.Raw.ThinkMS, b, res.HoldMS.Mean)
+	}
 	res0, err := engine.Run(context.Background(), spec(workloads.Dist{}), nodes, "lockbench:test:think0:")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res0.ThinkBoundOpsPerSec != 0 || res0.Raw.ThinkMS != 0 {
+		t.Errorf("no think time: think_bound_ops_per_sec %v, think_ms %v", res0.ThinkBoundOpsPerSec, res0.Raw.ThinkMS)
 	}
 	if _, has := res0.Params["think"]; has {
 		t.Errorf("no think time, params think=%q", res0.Params["think"])
