@@ -160,8 +160,7 @@ func (t *thinker) wait(ctx context.Context, o *observer) bool {
 // loop is one worker: it starts operations back to back until ctx ends
 // (closed loop; with think set, waiting a think time after each
 // operation, thinker.wait) or one per arrival taken from jobs (open
-// loop), and
-// reports each operation's outcome to o, the observer the worker w reports
+// loop), and reports each operation's outcome to o, the observer the worker w reports
 // its own events to (w.Obs): o records into the warm-up's recorder before
 // warmEnd and into the real one afterwards, and counts each measured
 // operation's outcome for the timeline. With jobs, each operation waits for its intended start time
