@@ -143,6 +143,9 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--format", "yaml"}, code: 2, want: "--format"},
 	{args: []string{"run", "--token", "fixed"}, code: 2, want: `--token "fixed" is not random or constant`},
 	{args: []string{"run", "--release", "later"}, code: 2, want: "--release must be detached or caller"},
+	{args: []string{"run", "--think", "bogus"}, code: 2, want: `--think: "bogus" is not a duration`},
+	{args: []string{"run", "--think", "exp:mean=-1s"}, code: 2, want: `--think: "exp:mean=-1s": want mean > 0`},
+	{args: []string{"run", "--think", "20ms", "--rate", "100"}, code: 2, want: "--think goes with a closed loop"},
 	{args: []string{"run", "--backend", "podman"}, code: 2, want: `--backend "podman" is not local or docker`},
 	{args: []string{"run", "--topology", "ring"}, code: 2, want: `--topology "ring" is not one of`},
 	// Parameters scoped to one strategy or workload (NAME:param=value).

@@ -15,6 +15,7 @@ type runFlags struct {
 	ttl                                     string
 	acquireTimeout                          time.Duration
 	work                                    string
+	think                                   string // --think: a client's think time between operations
 	addr, password                          string
 	out                                     string
 	force                                   bool // --force: overwrite an existing --out

@@ -75,8 +75,11 @@ var sharedSettings = []sharedSetting{
 		Doc: "lock lease time (TTL); auto = 3 x --work, at least 100ms", Check: checkTTL},
 		bind: func(f *runFlags) any { return &f.ttl }, result: always("ttl")},
 	{Param: registry.Param{Name: "work", Default: "1ms",
-		Doc: "critical-section time: a duration (80ms), uniform:10ms-40ms, or lognormal:median=5ms,p99=80ms", Check: checkWork},
+		Doc: "critical-section time: a duration (80ms), uniform:10ms-40ms, lognormal:median=5ms,p99=80ms or exp:mean=5ms", Check: checkWork},
 		bind: func(f *runFlags) any { return &f.work }, result: always("work")},
+	{Param: registry.Param{Name: "think", Default: "0s",
+		Doc: "closed loop: each client's think time after every operation, before its next (outside the lock and every latency): a duration (20ms), uniform:10ms-40ms, lognormal:median=5ms,p99=80ms or exp:mean=20ms; 0 = none", Check: checkThink},
+		bind: func(f *runFlags) any { return &f.think }, result: whenGiven("think")},
 	{Param: registry.Param{Name: "acquire-timeout", Default: 10 * time.Second,
 		Doc:   "bound on one acquire, retries included (0 = none)",
 		Check: durationIn(0, 1<<63-1, "must be >= 0, got %v")},
@@ -274,6 +277,10 @@ func checkTTL(v any) error {
 	}
 	return nil
 }
+
+// checkThink accepts a think time (workloads.ParseDist) that stays
+// within 1h.
+func checkThink(v any) error { return checkWork(v) }
 
 // checkWork accepts a critical-section time (workloads.ParseDist) that
 // stays within 1h.

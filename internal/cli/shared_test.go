@@ -52,6 +52,10 @@ func otherValue(s sharedSetting) string {
 		return "true"
 	case time.Duration:
 		return "2s"
+	case string: // a duration or a distribution of them (--think)
+		if s.Default != "2s" && s.Check != nil && s.Check("2s") == nil {
+			return "2s"
+		}
 	}
 	return registry.Format(s.Default)
 }

@@ -4,7 +4,8 @@
 // A scenario has Clients workers, one goroutine each, every one running
 // the workload's operation (acquire the lock, the critical section,
 // release) through the strategy. In a closed loop (Rate 0) a worker starts
-// its next operation as soon as its last one ends, so the offered load is
+// its next operation as soon as its last one ends (or, with a think time,
+// Think, once it has waited one after it), so the offered load is
 // whatever the system under test lets through. In an open loop (Rate > 0)
 // a scheduler hands intended start times to free workers, at a constant
 // rate or on an arrival shape (Shape, internal/arrival), evenly spaced or
@@ -120,6 +121,15 @@ type Spec struct {
 	TTL time.Duration
 	// AcquireTimeout bounds one acquire including retries; 0: no bound.
 	AcquireTimeout time.Duration
+	// Think is each client's think time (--think), closed loop only
+	// (Validate refuses it with Rate > 0): after each of its operations
+	// ends, and before its next begins, a client waits a time drawn from
+	// Think with a random source of its own (seeded from Seed: the same
+	// seed, the same waits), outside any lock and outside every latency.
+	// A stop during the wait ends the client at once. The zero Dist (and
+	// any fixed 0) is no think time; the result's params record a think
+	// time (think) only when one is given.
+	Think workloads.Dist
 	// Params are the settings every workload takes (Work; Guard and
 	// Segments are filled in from Guard and the strategy).
 	Params workloads.Params
@@ -325,6 +335,9 @@ func (s Spec) ParamsMap() map[string]string {
 	}
 	if s.Params.Release == workloads.ReleaseCaller { // absent: detached
 		m["release"] = s.Params.Release
+	}
+	if !s.Think.IsZero() { // absent: no think time
+		m["think"] = s.Think.String()
 	}
 	s.Client.params(m) // only the driver settings given: a default adds no key
 	for _, ps := range [][]registry.Param{strategies.ParamsOf(s.Strategy), workloads.ParamsOf(s.Workload)} {

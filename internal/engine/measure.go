@@ -159,6 +159,11 @@ func (r *run) measure() error {
 			ws.obs.slow = sh / (1 - sh)
 		}
 		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
+		var think *thinker // nil: none (Validate refuses one in an open loop)
+		if !sc.Think.IsZero() && sc.Rate <= 0 {
+			ws.think.init(sc.Think, sc.Seed, thinkStream(sc.Env.ClientOffset+i))
+			think = &ws.think
+		}
 		if b := r.hist.Worker(i); b != nil {
 			ws.w.Hist = b // a nil *Buf in the interface would not read as nil
 		}
@@ -178,11 +183,11 @@ func (r *run) measure() error {
 		cctx, ccancel := context.WithCancel(runCtx)
 		wctx := strategies.WithClient(cctx, client)
 		wg.Add(1)
-		go func(w *workloads.Worker, o *observer) {
+		go func(w *workloads.Worker, o *observer, think *thinker) {
 			defer wg.Done()
 			defer ccancel()
-			loop(wctx, r.wl, w, o, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs)
-		}(w, &ws.obs)
+			loop(wctx, r.wl, w, o, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs, think)
+		}(w, &ws.obs, think)
 	}
 	wg.Wait()
 	stop(nil)

@@ -74,6 +74,9 @@ func (r *run) summarize() *metrics.Recorder {
 		raw.Locks = r.env.Locks
 	}
 	raw.LockSpace = r.lockSpace()
+	if sc.Rate <= 0 {
+		raw.ThinkMS = float64(sc.Think.Mean()) / float64(time.Millisecond) // 0: none
+	}
 	raw.Segment = sc.Env.Sync != nil
 	if r.afterErr == nil {
 		var sampler map[string]int64

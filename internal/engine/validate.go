@@ -50,13 +50,18 @@ func LayoutOf(nodes []Node, servers int) Layout {
 	return l
 }
 
+// ErrThinkOpenLoop is Validate's refusal of a think time (Spec.Think) in
+// an open loop (Spec.Rate > 0).
+var ErrThinkOpenLoop = errors.New("--think goes with a closed loop: with --rate (an open loop) the arrivals decide when operations start, so a client has no time between its operations to think; drop --think or --rate")
+
 // Validate reports every reason sc cannot run on layout l, all at once,
 // without changing sc: an unknown strategy, workload or driver (with the
 // nearest name), a pair that does not run together, a fault or write
 // guard the strategy, the workload or the layout cannot take, a retry
 // policy the driver cannot run (csc off rueidis), a value of a plugin
 // parameter (sc.Options) that its declaration refuses, a layout too
-// small for the strategy, and a timeline interval under MinInterval.
+// small for the strategy, a timeline interval under MinInterval, and a
+// think time in an open loop.
 // Run calls it first; the command line calls it for every scenario of its
 // matrix before it starts a server.
 func Validate(sc Scenario, l Layout) []error {
@@ -96,6 +101,9 @@ func Validate(sc Scenario, l Layout) []error {
 	}
 	if info.Backend != strategies.NoBackend && len(sc.Faults) > 0 {
 		bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, info.Backend)
+	}
+	if sc.Rate > 0 && !sc.Think.IsZero() {
+		errs = append(errs, ErrThinkOpenLoop)
 	}
 	if sc.Slowdown > 0 && sc.Params.Work.Max() != sc.Params.Work.Mean() {
 		bad("the test slowdown needs a fixed --work, not %s", sc.Params.Work)

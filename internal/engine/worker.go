@@ -88,22 +88,85 @@ func classify(ctx context.Context, err error) outcome {
 // Worker's timestamps, the generator's state) never share a cache line:
 // clients on two cores would otherwise slow each other down.
 type workerState struct {
-	w   workloads.Worker
-	obs observer
-	pcg rand.PCG
-	rng rand.Rand
-	_   [64]byte
+	w     workloads.Worker
+	obs   observer
+	pcg   rand.PCG
+	rng   rand.Rand
+	think thinker
+	_     [64]byte
+}
+
+// thinker is one client's think time (Spec.Think): its distribution, a
+// random source of its own (so that a think time changes none of the
+// workload's or the retry policy's draws), and a timer kept from one
+// wait to the next.
+type thinker struct {
+	dist  workloads.Dist
+	pcg   rand.PCG
+	rng   rand.Rand
+	timer *time.Timer
+}
+
+// thinkStream is the PCG stream of client i's think times (seeded with
+// Spec.Seed): apart from the clients' own streams (i) and the open
+// loop's pacer (1<<40).
+func thinkStream(i int) uint64 { return 1<<41 | uint64(i) }
+
+// init sets t to draw from d with the source (seed, stream).
+func (t *thinker) init(d workloads.Dist, seed, stream uint64) {
+	t.dist, t.pcg = d, *rand.NewPCG(seed, stream)
+	t.rng = *rand.New(&t.pcg)
+}
+
+// draw is the next think time (0 without one).
+func (t *thinker) draw() time.Duration {
+	if t == nil || t.dist.IsZero() {
+		return 0
+	}
+	return t.dist.Sample(&t.rng)
+}
+
+// wait waits one think time, between two of the client's operations:
+// outside any lock and any measured time (the caller reads the clock
+// afresh for the next operation). An interval of the timeline that ends
+// meanwhile gets the client's buffered values at once (as between an
+// open loop's arrivals), not at the end of its next operation. It reports
+// false when ctx ended during the wait: the client stops at once.
+func (t *thinker) wait(ctx context.Context, o *observer) bool {
+	d := t.draw()
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if t.timer == nil {
+		t.timer = time.NewTimer(d)
+	} else {
+		t.timer.Reset(d)
+	}
+	ended := o.rec.IntervalEnded()
+	for {
+		select {
+		case <-t.timer.C:
+			return true
+		case <-ended:
+			o.rec.Flush()
+			ended = o.rec.IntervalEnded()
+		case <-ctx.Done():
+			t.timer.Stop()
+			return false
+		}
+	}
 }
 
 // loop is one worker: it starts operations back to back until ctx ends
-// (closed loop) or one per arrival taken from jobs (open loop), and
-// reports each operation's outcome to o, the observer the worker w reports
+// (closed loop; with think set, waiting a think time after each
+// operation, thinker.wait) or one per arrival taken from jobs (open
+// loop), and reports each operation's outcome to o, the observer the worker w reports
 // its own events to (w.Obs): o records into the warm-up's recorder before
 // warmEnd and into the real one afterwards, and counts each measured
 // operation's outcome for the timeline. With jobs, each operation waits for its intended start time
 // from the scheduler; Op latency is then measured from that intended time
 // (coordinated omission corrected) and Service from the actual start.
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *observer, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time) {
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *observer, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time, think *thinker) {
 	var pause time.Duration
 	// Timestamps are metrics.Now (one monotonic clock read each).
 	warm := metrics.Mono(warmEnd)
@@ -180,9 +243,10 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 				return
 			}
 			// Back off on errors (a server gone, a timeout): 1 ms doubling
-			// to 500 ms, so a failing node is not hammered in a tight loop.
+			// to 500 ms, so a failing node is not hammered in a tight loop;
+			// a think time is waited on top of it.
 			pause = min(max(2*pause, time.Millisecond), 500*time.Millisecond)
-			t := time.NewTimer(pause)
+			t := time.NewTimer(pause + think.draw())
 			select {
 			case <-ctx.Done():
 			case <-t.C:
@@ -199,6 +263,14 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 		pause = 0
 		if err == nil {
 			streak.ok()
+		}
+		if think != nil {
+			// The think time: after the operation's figures, before the
+			// next one's clock starts.
+			if !think.wait(ctx, o) {
+				return
+			}
+			next = 0
 		}
 	}
 }

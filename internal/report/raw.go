@@ -44,6 +44,9 @@ type Raw struct {
 	// critical-section work, so no lock-bound ceiling): the ceiling holds
 	// min(clients, Locks) locks at once.
 	Locks int `json:"locks,omitempty"`
+	// ThinkMS is the mean of the clients' think time (--think: the mean
+	// of its distribution), ms; 0: no think time.
+	ThinkMS float64 `json:"think_ms,omitempty"`
 	// LockSpace names where those locks live: the prefix of the keys the
 	// scenario wrote (lockbench:<run-id>:, the same in every segment of a
 	// run). Scenarios combined Concurrent on one lock space share their
@@ -234,6 +237,16 @@ func Derive(s *Scenario) error {
 	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
 		s.CeilingOpsPerSec = float64(min(s.Clients, r.Locks)) / (hold.Mean() / 1e6)
 		s.Efficiency = s.OpsPerSec / s.CeilingOpsPerSec
+	}
+	// With think time each client makes at most one operation per mean
+	// think time plus mean hold, however fast the lock hands over.
+	s.ThinkBoundOpsPerSec = 0
+	if hold := hs[HistHold]; r.ThinkMS > 0 && s.Clients > 0 {
+		cycleMS := r.ThinkMS
+		if hold != nil {
+			cycleMS += hold.Mean() / 1e3
+		}
+		s.ThinkBoundOpsPerSec = float64(s.Clients) / (cycleMS / 1e3)
 	}
 	return nil
 }

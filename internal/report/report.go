@@ -166,10 +166,20 @@ type Scenario struct {
 	CeilingOpsPerSec float64 `json:"ceiling_ops_per_sec,omitempty"`
 	// Efficiency is OpsPerSec / CeilingOpsPerSec; 0 and absent with no
 	// ceiling.
-	Efficiency float64   `json:"efficiency,omitempty"`
-	Fairness   Fairness  `json:"fairness"`
-	RedisCost  RedisCost `json:"redis_cost"`
-	ClientCPU  ClientCPU `json:"client_cpu"`
+	Efficiency float64 `json:"efficiency,omitempty"`
+	// ThinkBoundOpsPerSec, with a think time (--think), is what the
+	// clients can offer, ops/s: clients / (mean think time + mean hold).
+	// Each client makes one operation per think time plus hold at most,
+	// however fast the lock hands over, so ops/s stays about under it (a
+	// short window can fit one more operation per client, and the think
+	// times drawn have a mean of their own); when it is near or under the
+	// ceiling, Efficiency measures the clients' thinking as much as the
+	// lock. 0, and absent, without think time. The ceiling and Efficiency
+	// keep their meaning.
+	ThinkBoundOpsPerSec float64   `json:"think_bound_ops_per_sec,omitempty"`
+	Fairness            Fairness  `json:"fairness"`
+	RedisCost           RedisCost `json:"redis_cost"`
+	ClientCPU           ClientCPU `json:"client_cpu"`
 	// ServerLoad is the servers' command rate sampled at a fine interval
 	// (--load-sample) over the measured window (not the warm-up); nil when
 	// not sampled.
