@@ -50,6 +50,7 @@ func wantNoAuth(t *testing.T, addr string, args ...string) {
 // authenticated; with the password it answers. A restarted replica keeps
 // the pair's password.
 func TestRedisRefusesUnauthenticated(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	check := func(t *testing.T, servers []*Server) {
 		t.Helper()
@@ -114,6 +115,7 @@ func TestRedisRefusesUnauthenticated(t *testing.T) {
 // not started; with the password they answer, and they see each other and
 // the replica (they authenticate to each other and to the master).
 func TestSentinelRefusesUnauthenticated(t *testing.T) {
+	t.Parallel()
 	topo, err := StartSentinel(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +156,7 @@ func TestSentinelRefusesUnauthenticated(t *testing.T) {
 // its URLs bind 127.0.0.1 only. It fails, not skips, when etcd is
 // installed but does not start.
 func TestEtcdRefusesUnauthenticated(t *testing.T) {
+	t.Parallel()
 	if !HaveEtcd() {
 		t.Skip("etcd is not installed: apt-get install etcd-server (make test does it as root)")
 	}

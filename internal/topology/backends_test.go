@@ -10,6 +10,7 @@ import (
 // Each baseline server starts on loopback, answers its readiness check,
 // listens on 127.0.0.1 only and on no port beyond its own, and is gone with its directory after Stop; KillAll ends one too.
 func TestBackendsStartAndStop(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		have  func() bool

@@ -12,6 +12,7 @@ import (
 )
 
 func TestStartMastersAndStop(t *testing.T) {
+	t.Parallel()
 	topo, err := Start(context.Background(), 3)
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +83,7 @@ func TestBadCount(t *testing.T) {
 }
 
 func TestStartReplicated(t *testing.T) {
+	t.Parallel()
 	topo, err := StartReplicated(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +157,7 @@ func TestRestartForgetsAndPause(t *testing.T) {
 }
 
 func TestStartSentinel(t *testing.T) {
+	t.Parallel()
 	topo, err := StartSentinel(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +180,7 @@ func TestStartSentinel(t *testing.T) {
 }
 
 func TestStartCluster(t *testing.T) {
+	t.Parallel()
 	topo, err := StartCluster(context.Background(), 3)
 	if err != nil {
 		t.Fatal(err)
