@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,8 @@ func bgCounts(n, errs, drops int64, us int) BackgroundCounts {
 // command of both), a kind only one side sent kept, and the figures
 // derived over the combined window (Concurrent: the longest; Sequential:
 // their sum). A side without background (a follower segment) adds
-// nothing; a combination of scenarios without any has none.
+// nothing; a combination of scenarios without any has none. Check holds
+// the counts to offered = sent + dropped and sent = done + errors.
 func TestBackgroundCombine(t *testing.T) {
 	a := rawScenario(t, 2, 1000, 1000)
 	a.Raw.Background = &BackgroundRaw{Commands: map[string]BackgroundCounts{
@@ -43,6 +45,17 @@ func TestBackgroundCombine(t *testing.T) {
 	if a.Background == nil || a.Background.Done != 5000 || a.Background.Errors != 2 || a.Background.Dropped != 3 || a.Background.Offered != 5005 ||
 		math.Abs(a.Background.DonePerSec-2500) > 1e-9 || a.Background.Commands["get"].LatencyMS.P50 != 0.5 {
 		t.Fatalf("derived %+v", a.Background)
+	}
+	if err := Check(&Run{Scenarios: []Scenario{a, b}}); err != nil {
+		t.Errorf("consistent background counts: %v", err)
+	}
+	bad := a
+	bad.Raw = cloneRaw(a.Raw)
+	get := bad.Raw.Background.Commands["get"]
+	get.Done--
+	bad.Raw.Background.Commands["get"] = get
+	if err := Check(&Run{Scenarios: []Scenario{bad}}); err == nil || !strings.Contains(err.Error(), "raw.background.commands.get: offered 4000, sent 4000, dropped 0, done 3999, errors 0") {
+		t.Errorf("a command sent that neither ended nor failed: %v", err)
 	}
 	plain := rawScenario(t, 2, 1000)
 	for mode, window := range map[Mode]float64{Concurrent: 2, Sequential: 6} { // three runs of 2 s
