@@ -183,8 +183,12 @@ func BackgroundLines(w io.Writer, ss []Scenario) error {
 		if b == nil {
 			continue
 		}
-		line := fmt.Sprintf("background (%s, %d clients): %.0f/s offered, %.0f/s done, %d dropped, %d errors",
-			s.Name(), s.Clients, b.OfferedPerSec, b.DonePerSec, b.Dropped, b.Errors)
+		clients := "clients"
+		if s.Clients == 1 {
+			clients = "client"
+		}
+		line := fmt.Sprintf("background (%s, %d %s): %.0f/s offered, %.0f/s done, %d dropped, %d errors",
+			s.Name(), s.Clients, clients, b.OfferedPerSec, b.DonePerSec, b.Dropped, b.Errors)
 		if l := b.LatencyMS; l.Count > 0 {
 			line += fmt.Sprintf("; p50 %s ms, p99 %s ms, p99.9 %s ms", FormatMS(l.P50), FormatMS(l.P99), FormatMS(l.P999))
 		}
