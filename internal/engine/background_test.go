@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -198,6 +200,73 @@ func TestValidateBackground(t *testing.T) {
 		got := strings.Join(msgs, "; ")
 		if c.want == "" && strings.Contains(got, "--background") || !strings.Contains(got, c.want) {
 			t.Errorf("%s on %v: %q, want %q", c.strategy, c.l.Kind, got, c.want)
+		}
+	}
+}
+
+// On independent masters (redlock on three) every master gets the
+// background traffic at the rates given, from connections of its own:
+// each server's INFO commandstats count at least the INCRs done less
+// what the other two can have done, the arrivals due are three times rate x window (within one
+// per master), and no key is left on any master.
+func TestBackgroundMasters(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	var ns []engine.Node
+	for _, s := range topo.Servers {
+		ns = append(ns, engine.Node{Addr: s.Addr, Password: s.Password})
+	}
+	ctx := context.Background()
+	ds, err := engine.Open(ctx, "goredis", ns, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, d := range ds {
+			d.Close()
+		}
+	}()
+	before := make([]map[string]int64, len(ds))
+	for i, d := range ds {
+		if before[i], err = redisadmin.CommandStats(ctx, []drivers.Driver{d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bg, _ := engine.ParseBackground("incr=300/s,conns=2")
+	d := time.Second
+	const prefix = "lockbench:test:bgm:"
+	res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
+		Strategy: "redlock", Driver: "goredis", Workload: "lock-cycle", Retry: policy(t, "fixed:interval=1ms"), Clients: 2,
+		Duration: d, TTL: time.Second, AcquireTimeout: 5 * time.Second,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Seed: 7, Background: bg,
+	}}, ns, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Raw.Background.Commands["incr"]
+	t.Logf("incr on 3 masters: offered %d, done %d, errors %d, dropped %d, undecided %d; lock %d ops", c.Offered, c.Done, c.Errors, c.Dropped, c.Undecided, res.Ops)
+	if due := c.Offered + c.Undecided; math.Abs(float64(due)-3*300*d.Seconds()) > 3 || c.Sent != c.Done+c.Errors || c.Done == 0 || res.Ops == 0 {
+		t.Errorf("incr counts %+v, lock ops %d: want 900 due within 3", c, res.Ops)
+	}
+	for i, d := range ds {
+		after, err := redisadmin.CommandStats(ctx, []drivers.Driver{d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each master's arrivals due in the window are 300 within one, so
+		// the other two did at most 602 of those done: this one the rest.
+		if n, least := after["incr"]-before[i]["incr"], c.Done-2*301; n < least {
+			t.Errorf("master %d: %d INCRs, want at least %d (%d done on 3 masters)", i, n, least, c.Done)
+		}
+		r, err := d.Do(ctx, "KEYS", prefix+"*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Array) != 0 {
+			t.Errorf("master %d: %d keys left under %s", i, len(r.Array), prefix)
 		}
 	}
 }
