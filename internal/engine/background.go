@@ -26,11 +26,11 @@ import (
 // busy with other work, and what the lock's traffic costs that work.
 //
 // Each command kind has a pacer of its own (constant spacing, or Poisson
-// with the scenario's --arrivals poisson) from the scenario's start, warm-up
-// included; an arrival goes to a free connection (Conns of them per node,
-// each with one command in flight, as memtier_benchmark's and
-// redis-benchmark's clients without pipelining), or is dropped when none
-// is free within the scenario's drop bound (DropAfter, 100 ms by
+// when the scenario's open loop is: Spec.Poisson) from the scenario's
+// start, warm-up included; an arrival goes to a free connection (Conns of
+// them per node, each with one command in flight, as memtier_benchmark's
+// and redis-benchmark's clients without pipelining), or is dropped when
+// none is free within the scenario's drop bound (DropAfter, 100 ms by
 // default). Latency runs from the intended start (coordinated omission
 // corrected). Only the arrivals due in the measured window are counted.
 type Background struct {
@@ -74,7 +74,7 @@ const (
 // node, default 8). At least one command needs a rate. "" is no
 // background (nil).
 func ParseBackground(s string) (*Background, error) {
-	if strings.TrimSpace(s) == "" || s == "none" {
+	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
 	b := &Background{Keys: BackgroundKeys, Size: BackgroundSize, Conns: BackgroundConns}

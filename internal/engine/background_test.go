@@ -44,6 +44,7 @@ func TestParseBackground(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"get":                    "is not CMD=RATE/s",
+		"none":                   "is not CMD=RATE/s",
 		"del=100/s":              `"del" is not a command it sends`,
 		"get=-5/s":               "want a rate like 2000/s",
 		"get=0/s":                "want a rate like 2000/s",
