@@ -146,6 +146,8 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--think", "bogus"}, code: 2, want: `--think: "bogus" is not a duration`},
 	{args: []string{"run", "--think", "exp:mean=-1s"}, code: 2, want: `--think: "exp:mean=-1s": want mean > 0`},
 	{args: []string{"run", "--think", "20ms", "--rate", "100"}, code: 2, want: "--think goes with a closed loop"},
+	{args: []string{"run", "--background", "get=fast"}, code: 2, want: "--background: get=fast: want a rate like 2000/s"},
+	{args: []string{"run", "--background", "flush=1/s"}, code: 2, want: `--background: "flush" is not a command it sends`},
 	{args: []string{"run", "--backend", "podman"}, code: 2, want: `--backend "podman" is not local or docker`},
 	{args: []string{"run", "--topology", "ring"}, code: 2, want: `--topology "ring" is not one of`},
 	// Parameters scoped to one strategy or workload (NAME:param=value).

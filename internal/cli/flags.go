@@ -16,6 +16,7 @@ type runFlags struct {
 	acquireTimeout                          time.Duration
 	work                                    string
 	think                                   string // --think: a client's think time between operations
+	background                              string // --background: non-lock traffic on the lock's servers
 	addr, password                          string
 	out                                     string
 	force                                   bool // --force: overwrite an existing --out

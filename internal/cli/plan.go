@@ -156,7 +156,8 @@ type matrixAxes struct {
 type scenarioSettings struct {
 	clients          int
 	work             workloads.Dist
-	think            workloads.Dist // --think; zero: none
+	think            workloads.Dist     // --think; zero: none
+	background       *engine.Background // --background; nil: none
 	ttl              time.Duration
 	liveness, streak time.Duration // -1: off, never
 	rate             float64
@@ -233,15 +234,16 @@ func (b *planBuilder) clientCounts() []int {
 }
 
 // timing reads the durations of a scenario and its operations: --duration,
-// --warmup, --work, --think, --acquire-timeout, --release,
+// --warmup, --work, --think, --background, --acquire-timeout, --release,
 // --liveness-interval, --error-streak and --ttl (auto: from --work).
 func (b *planBuilder) timing() scenarioSettings {
 	f := b.f
 	var s scenarioSettings
-	b.shared("duration", "warmup", "work", "think", "acquire-timeout", "release", "liveness-interval", "error-streak")
+	b.shared("duration", "warmup", "work", "think", "background", "acquire-timeout", "release", "liveness-interval", "error-streak")
 	work, _ := workloads.ParseDist(f.work) // a --work that does not parse is refused above
 	s.work = work
-	s.think, _ = workloads.ParseDist(f.think) // nor a --think
+	s.think, _ = workloads.ParseDist(f.think)              // nor a --think
+	s.background, _ = engine.ParseBackground(f.background) // nor a --background
 	s.liveness, s.streak = f.livenessInterval, f.errorStreak
 	if s.liveness == 0 {
 		s.liveness = -1 // off
@@ -476,7 +478,7 @@ func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: st, Driver: d, Workload: wl, Retry: pol,
 		Clients: s.clients, Duration: f.duration, Warmup: f.warmup,
-		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think,
+		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think, Background: s.background,
 		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
 		Liveness: s.liveness, ErrorStreak: s.streak,
 		Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: s.interval,

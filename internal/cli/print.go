@@ -83,10 +83,21 @@ func termWidth(w io.Writer) int {
 // by a line that names --columns; when even that is wider than width,
 // the scenario-naming columns whose value every row shares
 // (report.FoldColumns) leave the table for an "every row:" line.
+//
+// Below the table, a scenario that ran background traffic (--background)
+// has a line of its figures (report.BackgroundLines).
 func printResults(stdout io.Writer, format, columns string, width int, run *report.Run) error {
 	if format != "table" && format != "markdown" {
 		return report.Write(stdout, format, run)
 	}
+	if err := printTable(stdout, format, columns, width, run); err != nil {
+		return err
+	}
+	return report.BackgroundLines(stdout, run.Scenarios)
+}
+
+// printTable is printResults' table.
+func printTable(stdout io.Writer, format, columns string, width int, run *report.Run) error {
 	sweep := run.Meta.Sweep != nil
 	full, extra := tableColumns(sweep)
 	cols, err := report.SelectColumns(full, extra, splitColumns(columns))

@@ -80,6 +80,9 @@ var sharedSettings = []sharedSetting{
 	{Param: registry.Param{Name: "think", Default: "0s",
 		Doc: "closed loop: each client's think time after every operation, before its next (outside the lock and every latency): a duration (20ms), uniform:10ms-40ms, lognormal:median=5ms,p99=80ms or exp:mean=20ms; 0 = none", Check: checkThink},
 		bind: func(f *runFlags) any { return &f.think }, result: whenGiven("think")},
+	{Param: registry.Param{Name: "background", Default: "",
+		Doc: "non-lock traffic on the lock's servers while each scenario runs, open loop, on connections and keys of its own, with its own latency: CMD=RATE/s for get, set, incr, hget, hset (get=20000/s,set=5000/s), and keys=N (10000), size=B (value bytes, 64), conns=N (connections per node, 8); \"\" = none", Check: checkBackground},
+		bind: func(f *runFlags) any { return &f.background }, result: whenGiven("background")},
 	{Param: registry.Param{Name: "acquire-timeout", Default: 10 * time.Second,
 		Doc:   "bound on one acquire, retries included (0 = none)",
 		Check: durationIn(0, 1<<63-1, "must be >= 0, got %v")},
@@ -274,6 +277,15 @@ func checkTTL(v any) error {
 		return fmt.Errorf("%q is not a duration (like 500ms) or auto", s)
 	case d < time.Millisecond:
 		return fmt.Errorf("must be at least 1ms (Redis PX resolution), got %v", d)
+	}
+	return nil
+}
+
+// checkBackground accepts --background's grammar
+// (engine.ParseBackground), or "" (none).
+func checkBackground(v any) error {
+	if _, err := engine.ParseBackground(v.(string)); err != nil {
+		return fmt.Errorf(": %v", err)
 	}
 	return nil
 }

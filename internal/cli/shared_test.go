@@ -52,9 +52,11 @@ func otherValue(s sharedSetting) string {
 		return "true"
 	case time.Duration:
 		return "2s"
-	case string: // a duration or a distribution of them (--think)
-		if s.Default != "2s" && s.Check != nil && s.Check("2s") == nil {
-			return "2s"
+	case string: // a duration or a distribution of them (--think), a traffic mix (--background)
+		for _, v := range []string{"2s", "get=100/s"} {
+			if s.Default != v && s.Check != nil && s.Check(v) == nil {
+				return v
+			}
 		}
 	}
 	return registry.Format(s.Default)

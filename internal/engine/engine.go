@@ -130,6 +130,16 @@ type Spec struct {
 	// any fixed 0) is no think time; the result's params record a think
 	// time (think) only when one is given.
 	Think workloads.Dist
+	// Background, when set, is non-lock traffic on the lock's servers
+	// (--background; see Background): from the scenario's start, warm-up
+	// included, to its stop, on connections and keys of its own (under
+	// the run's prefix, deleted with the scenario's), its figures the
+	// measured window's (report.Scenario.Background). In a run of
+	// execution segments the leading segment alone sends it. The
+	// result's params record it (background) only when given; Validate
+	// refuses it on Sentinel and Cluster layouts and for a lock kept
+	// outside Redis.
+	Background *Background
 	// Params are the settings every workload takes (Work; Guard and
 	// Segments are filled in from Guard and the strategy).
 	Params workloads.Params
@@ -338,6 +348,9 @@ func (s Spec) ParamsMap() map[string]string {
 	}
 	if !s.Think.IsZero() { // absent: no think time
 		m["think"] = s.Think.String()
+	}
+	if s.Background != nil { // absent: no background traffic
+		m["background"] = s.Background.String()
 	}
 	s.Client.params(m) // only the driver settings given: a default adds no key
 	for _, ps := range [][]registry.Param{strategies.ParamsOf(s.Strategy), workloads.ParamsOf(s.Workload)} {

@@ -131,6 +131,13 @@ func (r *run) measure() error {
 	}
 	smpStop, smpDone := make(chan struct{}), make(chan struct{})
 	go smp.run(smpStop, smpDone)
+	if r.background != nil {
+		dropAfter := sc.DropAfter
+		if dropAfter <= 0 {
+			dropAfter = 100 * time.Millisecond
+		}
+		r.background.start(runCtx, start, warmEnd, start.Add(sc.Warmup+sc.Duration), sc.Poisson, sc.Seed, dropAfter)
+	}
 	var wg sync.WaitGroup
 	var jobs chan time.Time
 	schedDone := make(chan struct{})
@@ -191,6 +198,9 @@ func (r *run) measure() error {
 	}
 	wg.Wait()
 	stop(nil)
+	if r.background != nil {
+		r.background.wait() // every command sent has ended
+	}
 	<-schedDone
 	r.loadRates = <-loadDone
 	r.end = time.Now()

@@ -146,6 +146,12 @@ func (r *run) prepare() error {
 		r.prom.Overlaps(env.Oracle.Overlaps)
 	}
 	r.liveSampler()
+	if sc.Background != nil && !sc.Env.Follower { // the leading segment sends it
+		if r.background, err = r.openBackground(); err != nil {
+			return err
+		}
+		r.deferred(r.background.close)
+	}
 
 	// Every client's recorders exist before the clock starts: allocating
 	// and zeroing the histograms (about 1.1 MB per shard, interval histograms

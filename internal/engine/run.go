@@ -47,6 +47,7 @@ type run struct {
 	recs, scratch *metrics.Set      // the clients' recorders: measured, warm-up (nil without one)
 	tracker       *liveness.Tracker // the liveness oracle's token registry (nil: off)
 	live          *liveness.Sampler // its reader of the lock keys (nil: none)
+	background    *bgRun            // the background traffic (nil: none)
 
 	// measure
 	runCtx              context.Context // its cause says why the run stopped

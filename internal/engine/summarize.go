@@ -78,10 +78,16 @@ func (r *run) summarize() *metrics.Recorder {
 		raw.ThinkMS = float64(sc.Think.Mean()) / float64(time.Millisecond) // 0: none
 	}
 	raw.Segment = sc.Env.Sync != nil
+	if r.background != nil {
+		raw.Background = r.background.raw()
+	}
 	if r.afterErr == nil {
 		var sampler map[string]int64
 		if r.live != nil {
 			sampler = r.live.Cost()
+		}
+		if r.background != nil {
+			sampler = addOwn(sampler, r.background.issued())
 		}
 		c := redisadmin.CostDelta(r.before, r.after, all.Ops, nil) // the sampler's share apart (Own)
 		addrs := make([]string, len(r.nodes))
@@ -147,3 +153,16 @@ func (r *run) abortError() error {
 // guard stopped (Scenario.ErrorStreak): the result returned with it holds
 // what was measured until then (stop reason "aborted").
 var ErrAborted = errors.New("stopped")
+
+// addOwn is a copy of a with b's counts added (lockbench's own commands
+// by name: its samplers', its background traffic's).
+func addOwn(a, b map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(a)+len(b))
+	for k, v := range a {
+		out[k] += v
+	}
+	for k, v := range b {
+		out[k] += v
+	}
+	return out
+}

@@ -102,6 +102,14 @@ func Validate(sc Scenario, l Layout) []error {
 	if info.Backend != strategies.NoBackend && len(sc.Faults) > 0 {
 		bad("--fault acts on Redis servers and Redis locks; %s keeps its lock or data in %s", sc.Strategy, info.Backend)
 	}
+	if sc.Background != nil {
+		switch {
+		case l.Kind == strategies.Sentinel || l.Kind == strategies.Cluster:
+			bad("--background runs on a standalone server, a master and its replica, or independent masters, not on a %s layout (its keys and connections would follow failovers and slots)", l.Kind)
+		case info.Backend != strategies.NoBackend:
+			bad("--background loads the lock's Redis server; %s keeps its lock in %s", sc.Strategy, info.Backend)
+		}
+	}
 	if sc.Rate > 0 && !sc.Think.IsZero() {
 		errs = append(errs, ErrThinkOpenLoop)
 	}

@@ -31,7 +31,8 @@ const (
 //
 // What each kind of data becomes:
 //   - histograms: merged; counters, violations, figures, open-loop
-//     arrivals, liveness counts: summed;
+//     arrivals, liveness counts, the background traffic's counts (its
+//     histograms merged): summed;
 //   - window: Concurrent the longest, Sequential the sum;
 //   - clients and per-client counts: Concurrent summed and concatenated,
 //     Sequential the first's count, per-client counts added client by
@@ -95,6 +96,11 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 			}
 		}
 		o := out.Raw
+		bg, err := addBackground(o.Background, r.Background)
+		if err != nil {
+			return Scenario{}, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		o.Background = bg
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
 		o.CostOps += r.CostOps
 		o.ClientCPUS += r.ClientCPUS
@@ -270,6 +276,7 @@ func cloneRaw(r *Raw) *Raw {
 		c.Cost = nil
 	}
 	c.LoadRates = slices.Clone(r.LoadRates)
+	c.Background = cloneBackground(r.Background)
 	if c.Runs == 0 {
 		c.Runs = 1
 	}

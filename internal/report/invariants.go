@@ -22,7 +22,10 @@ var ErrInvariant = errors.New("result invariant broken")
 //     that straddle the window's start, at most one longest hold per
 //     combined window), within 1 % for the histograms' resolution. Not
 //     tested with shared (read) holds, nor on segments merged without the
-//     cross-process check (their overlaps are unknown).
+//     cross-process check (their overlaps are unknown);
+//   - the background traffic's counts (raw.background) add up per
+//     command kind: offered = sent + dropped, sent = done + errors, and
+//     its latency histogram has one value per command done.
 //
 // Errors wrap ErrInvariant and name the scenario and the figures.
 func Check(r *Run) error {
@@ -81,6 +84,9 @@ func checkScenario(r *Run, s *Scenario) error {
 			return fmt.Errorf("ops %d, but the clients' counts (raw.client_ops) sum to %d", s.Ops, sum)
 		}
 	}
+	if err := checkBackground(raw.Background); err != nil {
+		return err
+	}
 	if !s.HasCeiling() || s.Counters.Reads > 0 || s.Violations.Overlap > 0 {
 		return nil
 	}
@@ -115,6 +121,33 @@ func checkLatency(l metrics.Latency) error {
 	}
 	if !(0 < l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max) {
 		return fmt.Errorf("percentiles out of order: p50 %g, p90 %g, p99 %g, p99.9 %g, max %g", l.P50, l.P90, l.P99, l.P999, l.Max)
+	}
+	return nil
+}
+
+// checkBackground tests the background traffic's accounting, per command
+// kind: offered = sent + dropped, sent = done + errors, and as many
+// latencies as commands done.
+func checkBackground(b *BackgroundRaw) error {
+	if b == nil {
+		return nil
+	}
+	for name, c := range b.Commands {
+		if c.Offered != c.Sent+c.Dropped || c.Sent != c.Done+c.Errors {
+			return fmt.Errorf("raw.background.commands.%s: offered %d, sent %d, dropped %d, done %d, errors %d: want offered = sent + dropped and sent = done + errors",
+				name, c.Offered, c.Sent, c.Dropped, c.Done, c.Errors)
+		}
+		h, err := c.hist()
+		if err != nil {
+			return fmt.Errorf("raw.background.commands.%s.hist: %w", name, err)
+		}
+		var n int64
+		if h != nil {
+			n = h.TotalCount()
+		}
+		if n != c.Done {
+			return fmt.Errorf("raw.background.commands.%s: %d done, but its histogram has %d values", name, c.Done, n)
+		}
 	}
 	return nil
 }

@@ -85,6 +85,10 @@ type Raw struct {
 	// servers' commands/s over each interval of the measured window.
 	LoadIntervalMS float64   `json:"load_interval_ms,omitempty"`
 	LoadRates      []float64 `json:"load_rates,omitempty"`
+	// Background is the background traffic's data (--background): its
+	// counts and latency histograms per command kind over the measured
+	// window. Absent without background traffic.
+	Background *BackgroundRaw `json:"background,omitempty"`
 }
 
 // ServerCost is one set of servers' cost over a cost window.
@@ -98,8 +102,9 @@ type ServerCost struct {
 	// that ran at the same time (segments), their instrumentation included.
 	ByCommand map[string]int64 `json:"by_command"`
 	// Own are the commands in ByCommand that lockbench's own samplers sent
-	// (the liveness oracle's reads), per command name: the workload's cost
-	// is ByCommand less the Own of every process combined.
+	// (the liveness oracle's reads) and its background traffic
+	// (--background), per command name: the workload's cost is ByCommand
+	// less the Own of every process combined.
 	Own map[string]int64 `json:"own,omitempty"`
 	// CPUMS is the servers' CPU time (user + sys), ms.
 	CPUMS float64 `json:"cpu_ms"`
@@ -233,6 +238,11 @@ func Derive(s *Scenario) error {
 		s.ClientCPU.ClientBound = s.ClientCPU.BudgetShare > 0.9
 	}
 	s.ServerLoad = SummarizeLoad(r.LoadRates, r.LoadIntervalMS)
+	bg, err := deriveBackground(r.Background, r.WindowS)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	s.Background = bg
 	s.CeilingOpsPerSec, s.Efficiency = 0, 0
 	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
 		s.CeilingOpsPerSec = float64(min(s.Clients, r.Locks)) / (hold.Mean() / 1e6)

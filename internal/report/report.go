@@ -184,6 +184,11 @@ type Scenario struct {
 	// (--load-sample) over the measured window (not the warm-up); nil when
 	// not sampled.
 	ServerLoad *ServerLoad `json:"server_load,omitempty"`
+	// Background is what the background traffic (--background) got from
+	// the servers over the measured window: commands offered and done per
+	// second, dropped, errors, and their latency from the intended start,
+	// in all and per command kind. Absent without background traffic.
+	Background *Background `json:"background,omitempty"`
 	// VerifyError is set when a fault left the end check impossible (the
 	// data node was killed): figures and end-state violations are then
 	// missing, the rest was measured.
