@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -47,6 +48,13 @@ type Raw struct {
 	// ThinkMS is the mean of the clients' think time (--think: the mean
 	// of its distribution), ms; 0: no think time.
 	ThinkMS float64 `json:"think_ms,omitempty"`
+	// ClientSeconds is, with a client ramp (params.clients_shape), the
+	// ramp's client count integrated over the measured window, s: the
+	// clients in force on average are ClientSeconds / WindowS, which the
+	// lock-bound ceiling and the think bound take instead of clients.
+	// Combined: summed (segments side by side, repeats one after
+	// another). 0, and absent, without a ramp.
+	ClientSeconds float64 `json:"client_seconds,omitempty"`
 	// LockSpace names where those locks live: the prefix of the keys the
 	// scenario wrote (lockbench:<run-id>:, the same in every segment of a
 	// run). Scenarios combined Concurrent on one lock space share their
@@ -203,7 +211,10 @@ func Derive(s *Scenario) error {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
 	}
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
-	if s.Ops > 0 {
+	ramped := s.Params["clients_shape"] != ""
+	if s.Ops > 0 && !ramped {
+		// With a client ramp the clients ran for different times, so their
+		// op counts are no measure of fairness: Jain is left out (absent).
 		s.Fairness.JainIndex = metrics.Jain(r.ClientOps)
 	}
 	s.RedisCost = RedisCost{}
@@ -233,11 +244,20 @@ func Derive(s *Scenario) error {
 		s.ClientCPU.ClientBound = s.ClientCPU.BudgetShare > 0.9
 	}
 	s.ServerLoad = SummarizeLoad(r.LoadRates, r.LoadIntervalMS)
+	// The clients the bounds below count: clients, or with a client ramp
+	// the clients in force on average over the window.
+	clients := float64(s.Clients)
+	if r.ClientSeconds > 0 && r.WindowS > 0 {
+		clients = r.ClientSeconds / r.WindowS
+	}
 	s.CeilingOpsPerSec, s.Efficiency = 0, 0
+	holdS := 0.0 // the mean hold, s, when it bounds a ceiling
 	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
-		s.CeilingOpsPerSec = float64(min(s.Clients, r.Locks)) / (hold.Mean() / 1e6)
+		holdS = hold.Mean() / 1e6
+		s.CeilingOpsPerSec = min(clients, float64(r.Locks)) / holdS
 		s.Efficiency = s.OpsPerSec / s.CeilingOpsPerSec
 	}
+	deriveTimeline(s.Timeline, s.Params, r.Locks, holdS)
 	// With think time each client makes at most one operation per mean
 	// think time plus mean hold, however fast the lock hands over.
 	s.ThinkBoundOpsPerSec = 0
@@ -246,9 +266,30 @@ func Derive(s *Scenario) error {
 		if hold != nil {
 			cycleMS += hold.Mean() / 1e3
 		}
-		s.ThinkBoundOpsPerSec = float64(s.Clients) / (cycleMS / 1e3)
+		s.ThinkBoundOpsPerSec = clients / (cycleMS / 1e3)
 	}
 	return nil
+}
+
+// deriveTimeline sets, with a client ramp (entries with clients_mean),
+// each timeline entry's Efficiency: its ops/s over its own lock-bound
+// ceiling, min(clients_mean, locks) / the window's mean hold (holdS, s;
+// the timeline keeps no hold per interval); 0 (absent) without a ceiling
+// (holdS 0) or clients. The first entry's interval starts at
+// params.warmup.
+func deriveTimeline(tl []Second, params map[string]string, locks int, holdS float64) {
+	prev := 0.0
+	if w, err := time.ParseDuration(params["warmup"]); err == nil {
+		prev = w.Seconds()
+	}
+	for i := range tl {
+		e := &tl[i]
+		e.Efficiency = 0
+		if holdS > 0 && e.ClientsMean > 0 && locks > 0 {
+			e.Efficiency = e.OpsPerSec(prev) / (min(e.ClientsMean, float64(locks)) / holdS)
+		}
+		prev = e.TS
+	}
 }
 
 // SummarizeLoad turns per-interval command rates (commands/s) into a

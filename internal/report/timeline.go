@@ -57,6 +57,17 @@ type Second struct {
 	// --drop-after after their intended start). Warm-up drops are in the
 	// scenario's dropped but in no interval. Absent when none.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Clients is, with a client ramp (params.clients_shape), the clients
+	// in force at the interval's end: the ramp's value there rounded to
+	// the nearest whole count (halves up). ClientsMean is that count's
+	// mean over the interval. Efficiency is the interval's ops/s over its
+	// own lock-bound ceiling, min(clients_mean, raw.locks) / the window's
+	// mean hold (Derive; absent without a ceiling). All three absent
+	// without a ramp. Combined side by side (lockbench merge), clients
+	// add up.
+	Clients     int     `json:"clients,omitempty"`
+	ClientsMean float64 `json:"clients_mean,omitempty"`
+	Efficiency  float64 `json:"efficiency,omitempty"`
 }
 
 // IntervalHists are a scenario's interval histograms, one of each kind per
