@@ -31,7 +31,7 @@ func TestClientsAtRounding(t *testing.T) {
 	for _, c := range []struct {
 		t    float64
 		want int
-	}{{0, 2}, {1.0 / 6 - 0.01, 2}, {1.0/6 + 0.01, 3}, {0.25, 3}, {1, 5}, {1.5, 7}, {1.9, 8}, {2, 8}, {30, 8}} {
+	}{{0, 2}, {1.0/6 - 0.01, 2}, {1.0/6 + 0.01, 3}, {0.25, 3}, {1, 5}, {1.5, 7}, {1.9, 8}, {2, 8}, {30, 8}} {
 		if got := ClientsAt(sh, c.t); got != c.want {
 			t.Errorf("ClientsAt(%s, %v) = %d, want %d", sh, c.t, got, c.want)
 		}
