@@ -64,6 +64,7 @@ func validate(f *runFlags) (*plan, error) {
 	b.add(connErrs...)
 	b.outputs()
 	b.arrivals(&s)
+	b.clientRampChecks()
 	s.faults = b.faultSpecs()
 	topo, nodesN := b.topology(s.faults)
 	s.interval = b.sampling()
@@ -475,7 +476,7 @@ func strategyPolicies(st string, pols []*retry.Policy) []*retry.Policy {
 func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.Policy, opts registry.Values) engine.Scenario {
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: st, Driver: d, Workload: wl, Retry: pol,
-		Clients: s.clients, Duration: f.duration, Warmup: f.warmup,
+		Clients: s.clients, ClientShape: f.clientShape, Duration: f.duration, Warmup: f.warmup,
 		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think,
 		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
 		Liveness: s.liveness, ErrorStreak: s.streak,

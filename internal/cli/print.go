@@ -83,7 +83,13 @@ func termWidth(w io.Writer) int {
 // by a line that names --columns; when even that is wider than width,
 // the scenario-naming columns whose value every row shares
 // (report.FoldColumns) leave the table for an "every row:" line.
+//
+// With --format table, a scenario with a client ramp is followed by its
+// per-interval lines (printRampTimelines).
 func printResults(stdout io.Writer, format, columns string, width int, run *report.Run) error {
+	if format == "table" {
+		defer printRampTimelines(stdout, run.Scenarios)
+	}
 	if format != "table" && format != "markdown" {
 		return report.Write(stdout, format, run)
 	}

@@ -31,7 +31,7 @@ import (
 const rampStep = time.Millisecond
 
 // ErrRampOpenLoop is Validate's refusal of a client ramp in an open loop.
-var ErrRampOpenLoop = errors.New("--clients with a ramp goes with a closed loop: with --rate (an open loop) the arrivals decide the load; ramp the arrivals with --rate's own shapes (ramp:, stages:) and give --clients (or --max-clients) a number")
+var ErrRampOpenLoop = errors.New("--clients: a client ramp goes with a closed loop; with --rate (an open loop) the arrivals decide the load: ramp them with --rate's own shapes (ramp:, stages:) and give --clients (or --max-clients) a number")
 
 // ClientsAt is a client ramp's count at t s since the scenario's start:
 // the shape's value there rounded to the nearest whole count (halves up),

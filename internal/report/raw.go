@@ -211,8 +211,7 @@ func Derive(s *Scenario) error {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
 	}
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
-	ramped := s.Params["clients_shape"] != ""
-	if s.Ops > 0 && !ramped {
+	if s.HasJain() {
 		// With a client ramp the clients ran for different times, so their
 		// op counts are no measure of fairness: Jain is left out (absent).
 		s.Fairness.JainIndex = metrics.Jain(r.ClientOps)
