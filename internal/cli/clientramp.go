@@ -1,19 +1,16 @@
 package cli
 
 // run's --clients: a count, or a client ramp inside the run (a shape of
-// internal/arrival read as a client count over time), and the ramp's
-// per-interval lines after the table.
+// internal/arrival read as a client count over time).
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/engine"
-	"github.com/lockbench/lockbench/internal/report"
 )
 
 // clientRampForms are the client ramps --clients takes besides a count.
@@ -37,9 +34,13 @@ func (v clientsValue) Type() string { return "N|ramp" }
 
 func (v clientsValue) Set(s string) error {
 	s = strings.TrimSpace(s)
-	if n, err := strconv.Atoi(s); err == nil {
+	n, err := strconv.Atoi(s)
+	if err == nil {
 		v.f.clients, v.f.clientShape = n, nil
 		return nil
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return err
 	}
 	sh, err := parseClientShape(s)
 	if err != nil {
@@ -67,51 +68,4 @@ func parseClientShape(s string) (*arrival.Shape, error) {
 		return nil, fmt.Errorf("a client ramp must reach 1 to %d clients, %s reaches %d", maxClients, s, n)
 	}
 	return sh, nil
-}
-
-// clientRampChecks refuses what does not go with a client ramp: --rate
-// (an open loop: its arrivals decide the load; ramp them with --rate's
-// own shapes instead). --procs and --segment are refused by
-// parseSegment (the ramp runs in one process).
-func (b *planBuilder) clientRampChecks() {
-	f := b.f
-	if f.clientShape == nil {
-		return
-	}
-	if rateOpen(f) {
-		// engine.Validate refuses it too, per scenario: reported once.
-		b.addOnce([]error{engine.ErrRampOpenLoop})
-	}
-}
-
-// printRampTimelines writes, for every scenario with a client ramp
-// (params.clients_shape), its timeline against the client count: one line
-// per interval with its end (t_s), the clients in force at its end and
-// their mean over it, ops/s, the operation's p99 and the interval's
-// efficiency (ops/s over min(clients_mean, locks) / mean hold; "-"
-// without a ceiling).
-func printRampTimelines(w io.Writer, scenarios []report.Scenario) {
-	for _, s := range scenarios {
-		shape := s.Params["clients_shape"]
-		if shape == "" || len(s.Timeline) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s: clients %s, per interval\n", s.Name(), shape)
-		fmt.Fprintf(w, "%8s %7s %8s %10s %9s %6s\n", "t_s", "clients", "mean", "ops/s", "p99_ms", "eff")
-		prev := 0.0
-		if d, err := time.ParseDuration(s.Params["warmup"]); err == nil {
-			prev = d.Seconds()
-		}
-		for _, e := range s.Timeline {
-			eff, p99 := "-", "-"
-			if e.Efficiency > 0 {
-				eff = fmt.Sprintf("%.2f", e.Efficiency)
-			}
-			if e.OpP99MS > 0 {
-				p99 = report.FormatMS(e.OpP99MS)
-			}
-			fmt.Fprintf(w, "%8.2f %7d %8.1f %10.0f %9s %6s\n", e.TS, e.Clients, e.ClientsMean, e.OpsPerSec(prev), p99, eff)
-			prev = e.TS
-		}
-	}
 }

@@ -98,7 +98,7 @@ func TestClientsRampFlag(t *testing.T) {
 	}
 }
 
-// rampLines are the per-interval lines printRampTimelines wrote in out
+// rampLines are the per-interval lines report.WriteRampTimelines wrote in out
 // (those after its header line of column names).
 func rampLines(out string) []string {
 	var lines []string

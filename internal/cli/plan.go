@@ -295,6 +295,21 @@ func (b *planBuilder) arrivals(s *scenarioSettings) {
 	b.shared("arrivals", "max-clients", "drop-after")
 }
 
+// clientRampChecks refuses what does not go with a client ramp: --rate
+// (an open loop: its arrivals decide the load; ramp them with --rate's
+// own shapes instead). --procs and --segment are refused by
+// parseSegment (the ramp runs in one process).
+func (b *planBuilder) clientRampChecks() {
+	f := b.f
+	if f.clientShape == nil {
+		return
+	}
+	if rateOpen(f) {
+		// engine.Validate refuses it too, per scenario: reported once.
+		b.addOnce([]error{engine.ErrRampOpenLoop})
+	}
+}
+
 // faultSpecs parses every --fault.
 func (b *planBuilder) faultSpecs() []faults.Spec {
 	var specs []faults.Spec

@@ -85,10 +85,10 @@ func termWidth(w io.Writer) int {
 // (report.FoldColumns) leave the table for an "every row:" line.
 //
 // With --format table, a scenario with a client ramp is followed by its
-// per-interval lines (printRampTimelines).
+// per-interval lines (report.WriteRampTimelines).
 func printResults(stdout io.Writer, format, columns string, width int, run *report.Run) error {
 	if format == "table" {
-		defer printRampTimelines(stdout, run.Scenarios)
+		defer report.WriteRampTimelines(stdout, run.Scenarios)
 	}
 	if format != "table" && format != "markdown" {
 		return report.Write(stdout, format, run)
