@@ -160,6 +160,7 @@ func (r *run) measure() error {
 		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(sc.Env.ClientOffset+i))}
 		ws.rng = *rand.New(&ws.pcg)
 		ws.obs.init(r.recs.Client(i), r.scratch.Client(i), &live[i], r.prom)
+		ws.obs.holds = ramp != nil
 		if sh := sc.SlowdownShare; sh > 0 && sh < 1 {
 			ws.obs.slow = sh / (1 - sh)
 		}

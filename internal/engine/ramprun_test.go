@@ -56,8 +56,10 @@ func TestClientRampRun(t *testing.T) {
 		if e.ClientsMean <= 0 || e.ClientsMean > float64(e.Clients)+1e-9 {
 			t.Errorf("entry %d: clients_mean %v, want above 0 and at most the end's %d (a rising ramp)", i, e.ClientsMean, e.Clients)
 		}
-		if e.Ops > 0 && e.Efficiency <= 0 {
-			t.Errorf("entry %d: %d ops and no efficiency", i, e.Ops)
+		// Own keys: an interval's ops/s is at most its clients / its own
+		// mean hold (the clients start a little after the shape's count).
+		if e.Ops > 0 && (e.Efficiency <= 0 || e.Efficiency > 1.05 || e.Holds == 0) {
+			t.Errorf("entry %d: %d ops, %d holds, efficiency %v: want 0 to 1.05", i, e.Ops, e.Holds, e.Efficiency)
 		}
 	}
 	if len(counts) < 9 || counts[0] != 3 || counts[len(counts)-1] != 8 {
@@ -97,7 +99,7 @@ func TestClientRampRun(t *testing.T) {
 		}
 	}
 	for i, e := range flat.Timeline {
-		if e.Clients != 0 || e.ClientsMean != 0 || e.Efficiency != 0 {
+		if e.Clients != 0 || e.ClientsMean != 0 || e.Efficiency != 0 || e.Holds != 0 || e.HoldMSSum != 0 {
 			t.Errorf("constant clients: entry %d has ramp fields %+v", i, e)
 		}
 	}

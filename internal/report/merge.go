@@ -104,6 +104,8 @@ func mergeTimeline(a, b []Second) []Second {
 		o.Dropped += e.Dropped
 		o.Clients += e.Clients
 		o.ClientsMean += e.ClientsMean
+		o.Holds += e.Holds
+		o.HoldMSSum += e.HoldMSSum
 	}
 	for i := range out { // percentiles do not add: no entry keeps its latency
 		o := &out[i]

@@ -10,7 +10,7 @@ import (
 // ran for different times), the ceiling counts the clients in force on
 // average (client_seconds / window) instead of the maximum, and each
 // timeline entry's efficiency is its ops/s over min(clients_mean, locks) /
-// the mean hold. Combined, client_seconds add up: side by side
+// its own mean hold (hold_ms_sum / holds). Combined, client_seconds add up: side by side
 // (Concurrent) the mean clients and each entry's clients double and the
 // ceiling with them; one after another (Sequential) the window doubles
 // too, and the ceiling stays. Without a ramp none of it changes a thing.
@@ -28,8 +28,8 @@ func TestClientRampDerive(t *testing.T) {
 	s.Params = map[string]string{"clients_shape": "ramp:from=1,to=4,over=2s", "warmup": "0s"}
 	s.Raw.ClientSeconds = 5 // 2.5 clients on average over 2 s
 	s.Timeline = []Second{
-		{TS: 1, Ops: 150, Clients: 3, ClientsMean: 1.5},
-		{TS: 2, Ops: 250, Clients: 4, ClientsMean: 3.5},
+		{TS: 1, Ops: 150, Clients: 3, ClientsMean: 1.5, Holds: 150, HoldMSSum: 750},  // 5 ms
+		{TS: 2, Ops: 250, Clients: 4, ClientsMean: 3.5, Holds: 250, HoldMSSum: 1500}, // 6 ms
 	}
 	if err := Derive(&s); err != nil {
 		t.Fatal(err)
@@ -46,8 +46,9 @@ func TestClientRampDerive(t *testing.T) {
 	if !near(s.CeilingOpsPerSec, 2.5/hold) || !near(s.Efficiency, 200/(2.5/hold)) {
 		t.Errorf("ramped: ceiling %v efficiency %v, want %v and %v", s.CeilingOpsPerSec, s.Efficiency, 2.5/hold, 200/(2.5/hold))
 	}
-	// 150 ops/s against 1.5 / 5 ms = 300; 250 against 3.5 / 5 ms = 700.
-	for i, want := range []float64{150 / (1.5 / hold), 250 / (3.5 / hold)} {
+	// Each entry against its own mean hold: 150 ops/s against 1.5 / 5 ms
+	// = 300; 250 against 3.5 / 6 ms.
+	for i, want := range []float64{150 / (1.5 / 0.005), 250 / (3.5 / 0.006)} {
 		if e := s.Timeline[i].Efficiency; !near(e, want) {
 			t.Errorf("entry %d: efficiency %v, want %v", i, e, want)
 		}
@@ -62,11 +63,11 @@ func TestClientRampDerive(t *testing.T) {
 		}
 		if mode == Concurrent {
 			e := c.Timeline[1]
-			if e.Clients != 8 || e.ClientsMean != 7 || !near(e.Efficiency, 500/(7/hold)) {
-				t.Errorf("side by side: entry 1 %+v, want clients 8, clients_mean 7, efficiency %v", e, 500/(7/hold))
+			if e.Clients != 8 || e.ClientsMean != 7 || e.Holds != 500 || !near(e.Efficiency, 500/(7/0.006)) {
+				t.Errorf("side by side: entry 1 %+v, want clients 8, clients_mean 7, 500 holds, efficiency %v", e, 500/(7/0.006))
 			}
-		} else if len(c.Timeline) != 4 || !near(c.Timeline[3].Efficiency, 250/(3.5/hold)) {
-			t.Errorf("one after another: timeline %+v, want 4 entries, the last's efficiency %v", c.Timeline, 250/(3.5/hold))
+		} else if len(c.Timeline) != 4 || !near(c.Timeline[3].Efficiency, 250/(3.5/0.006)) {
+			t.Errorf("one after another: timeline %+v, want 4 entries, the last's efficiency %v", c.Timeline, 250/(3.5/0.006))
 		}
 	}
 }

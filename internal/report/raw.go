@@ -256,7 +256,7 @@ func Derive(s *Scenario) error {
 		s.CeilingOpsPerSec = min(clients, float64(r.Locks)) / holdS
 		s.Efficiency = s.OpsPerSec / s.CeilingOpsPerSec
 	}
-	deriveTimeline(s.Timeline, s.Params, r.Locks, holdS)
+	deriveTimeline(s.Timeline, s.Params, r.Locks, holdS > 0)
 	// With think time each client makes at most one operation per mean
 	// think time plus mean hold, however fast the lock hands over.
 	s.ThinkBoundOpsPerSec = 0
@@ -272,11 +272,12 @@ func Derive(s *Scenario) error {
 
 // deriveTimeline sets, with a client ramp (entries with clients_mean),
 // each timeline entry's Efficiency: its ops/s over its own lock-bound
-// ceiling, min(clients_mean, locks) / the window's mean hold (holdS, s;
-// the timeline keeps no hold per interval); 0 (absent) without a ceiling
-// (holdS 0) or clients. The first entry's interval starts at
+// ceiling, min(clients_mean, locks) / its own mean hold (hold_ms_sum /
+// holds); 0 (absent) when the scenario has no ceiling (ceiling false),
+// or the entry no clients, no hold or a mean hold under
+// CeilingMinHoldMicros. The first entry's interval starts at
 // params.warmup.
-func deriveTimeline(tl []Second, params map[string]string, locks int, holdS float64) {
+func deriveTimeline(tl []Second, params map[string]string, locks int, ceiling bool) {
 	prev := 0.0
 	if w, err := time.ParseDuration(params["warmup"]); err == nil {
 		prev = w.Seconds()
@@ -284,7 +285,8 @@ func deriveTimeline(tl []Second, params map[string]string, locks int, holdS floa
 	for i := range tl {
 		e := &tl[i]
 		e.Efficiency = 0
-		if holdS > 0 && e.ClientsMean > 0 && locks > 0 {
+		if ceiling && e.ClientsMean > 0 && locks > 0 && e.Holds > 0 && e.HoldMSSum*1e3/float64(e.Holds) >= CeilingMinHoldMicros {
+			holdS := e.HoldMSSum / float64(e.Holds) / 1e3
 			e.Efficiency = e.OpsPerSec(prev) / (min(e.ClientsMean, float64(locks)) / holdS)
 		}
 		prev = e.TS
