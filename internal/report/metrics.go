@@ -92,7 +92,7 @@ func buildMetrics() []Metric {
 		Metric{"efficiency", "ops_per_sec / the lock-bound ceiling (not measured when there is no ceiling: no lock held, --work 0s, or a mean hold under 10 µs)",
 			func(s Scenario) float64 { return s.Efficiency }, Scenario.HasCeiling},
 		Metric{"acquire_p99_per_turn", "p99 acquire wait / one turn, a turn being clients / the lock-bound ceiling (on one hot key: clients x mean hold), the time for every client to hold the lock once; a FIFO lock at full load stays near 1 (not measured without a ceiling)",
-			func(s Scenario) float64 { return s.AcquireMS.P99 / 1000 / (float64(s.Clients) / s.CeilingOpsPerSec) }, Scenario.HasCeiling},
+			func(s Scenario) float64 { return s.AcquireMS.P99 / 1000 / (s.ClientsInForce() / s.CeilingOpsPerSec) }, Scenario.HasCeiling},
 		Metric{"jain", "Jain's fairness index over the clients' completed operations (1 = equal shares; not measured without operations, nor with a client ramp)",
 			func(s Scenario) float64 { return s.Fairness.JainIndex }, func(s Scenario) bool { return s.HasJain() }},
 		Metric{"errors", "Redis and other errors (counters.errors)",

@@ -17,6 +17,16 @@ func (s Scenario) Ramped() bool { return s.Params["clients_shape"] != "" }
 // their op counts measure the ramp, not fairness: Jain is absent there).
 func (s Scenario) HasJain() bool { return s.Ops > 0 && !s.Ramped() }
 
+// ClientsInForce is the clients the bounds count (the ceiling, the think
+// bound, a turn): clients, or with a client ramp the clients in force on
+// average over the window (raw.client_seconds / raw.window_s).
+func (s Scenario) ClientsInForce() float64 {
+	if r := s.Raw; r != nil && r.ClientSeconds > 0 && r.WindowS > 0 {
+		return r.ClientSeconds / r.WindowS
+	}
+	return float64(s.Clients)
+}
+
 // WriteRampTimelines writes, for every scenario with a client ramp
 // (params.clients_shape), its timeline against the client count: one line
 // per interval with its end (t_s), the clients in force at its end and

@@ -34,6 +34,9 @@ func TestClientRampDerive(t *testing.T) {
 	if err := Derive(&s); err != nil {
 		t.Fatal(err)
 	}
+	if s.ClientsInForce() != 2.5 {
+		t.Errorf("ramped: clients in force %v, want 5 client-seconds / 2 s = 2.5", s.ClientsInForce())
+	}
 	if s.HasJain() || s.Fairness.JainIndex != 0 {
 		t.Errorf("ramped: jain %v (has %v), want absent", s.Fairness.JainIndex, s.HasJain())
 	}

@@ -245,10 +245,7 @@ func Derive(s *Scenario) error {
 	s.ServerLoad = SummarizeLoad(r.LoadRates, r.LoadIntervalMS)
 	// The clients the bounds below count: clients, or with a client ramp
 	// the clients in force on average over the window.
-	clients := float64(s.Clients)
-	if r.ClientSeconds > 0 && r.WindowS > 0 {
-		clients = r.ClientSeconds / r.WindowS
-	}
+	clients := s.ClientsInForce()
 	s.CeilingOpsPerSec, s.Efficiency = 0, 0
 	holdS := 0.0 // the mean hold, s, when it bounds a ceiling
 	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
