@@ -15,7 +15,8 @@
 //     files read).
 //  2. output: print.go (the results and thresholds printed, --columns).
 //  3. flags: pluginflags.go (a flag per plugin parameter), completion.go,
-//     flags.go (runFlags), shared.go (the settings every scenario shares,
+//     flags.go (runFlags), clientramp.go (--clients: a count or a client
+//     ramp), shared.go (the settings every scenario shares,
 //     declared once: their flags, checks, completion and result keys).
 //  4. plan: pluginspec.go (NAME:param=value items), addr.go (the
 //     connection flags read), flagrules.go (flags that go together),

@@ -5,12 +5,14 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/internal/arrival"
 	"github.com/lockbench/lockbench/internal/registry"
 )
 
 type runFlags struct {
 	strategies, drivers, workloads, retries string
 	clients                                 int
+	clientShape                             *arrival.Shape // --clients ramp:..., stages:... (clientsValue); clients is its maximum
 	duration, warmup                        time.Duration
 	ttl                                     string
 	acquireTimeout                          time.Duration

@@ -64,6 +64,7 @@ func validate(f *runFlags) (*plan, error) {
 	b.add(connErrs...)
 	b.outputs()
 	b.arrivals(&s)
+	b.clientRampChecks()
 	s.faults = b.faultSpecs()
 	topo, nodesN := b.topology(s.faults)
 	s.interval = b.sampling()
@@ -296,6 +297,21 @@ func (b *planBuilder) arrivals(s *scenarioSettings) {
 	b.shared("arrivals", "max-clients", "drop-after")
 }
 
+// clientRampChecks refuses what does not go with a client ramp: --rate
+// (an open loop: its arrivals decide the load; ramp them with --rate's
+// own shapes instead). --procs and --segment are refused by
+// parseSegment (the ramp runs in one process).
+func (b *planBuilder) clientRampChecks() {
+	f := b.f
+	if f.clientShape == nil {
+		return
+	}
+	if rateOpen(f) {
+		// engine.Validate refuses it too, per scenario: reported once.
+		b.addOnce([]error{engine.ErrRampOpenLoop})
+	}
+}
+
 // faultSpecs parses every --fault.
 func (b *planBuilder) faultSpecs() []faults.Spec {
 	var specs []faults.Spec
@@ -477,7 +493,7 @@ func strategyPolicies(st string, pols []*retry.Policy) []*retry.Policy {
 func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.Policy, opts registry.Values) engine.Scenario {
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: st, Driver: d, Workload: wl, Retry: pol,
-		Clients: s.clients, Duration: f.duration, Warmup: f.warmup,
+		Clients: s.clients, ClientShape: f.clientShape, Duration: f.duration, Warmup: f.warmup,
 		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think, Background: s.background,
 		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
 		Liveness: s.liveness, ErrorStreak: s.streak,

@@ -85,8 +85,13 @@ func termWidth(w io.Writer) int {
 // (report.FoldColumns) leave the table for an "every row:" line.
 //
 // Below the table, a scenario that ran background traffic (--background)
-// has a line of its figures (report.BackgroundLines).
+// has a line of its figures (report.BackgroundLines); with --format
+// table, a scenario with a client ramp then has its per-interval lines
+// (report.WriteRampTimelines).
 func printResults(stdout io.Writer, format, columns string, width int, run *report.Run) error {
+	if format == "table" {
+		defer report.WriteRampTimelines(stdout, run.Scenarios)
+	}
 	if format != "table" && format != "markdown" {
 		return report.Write(stdout, format, run)
 	}

@@ -108,7 +108,8 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 		_ = fl.SetAnnotation("clients", listAnnotation, []string{"true"})
 		f.sweep = true
 	} else {
-		fl.IntVar(&f.clients, "clients", 50, "concurrent clients (closed-loop workers)")
+		f.clients = 50
+		fl.Var(clientsValue{f}, "clients", "concurrent clients (closed-loop workers); or a client ramp inside the run, "+clientRampForms+" (the clients over time, k6 ramping-vus; closed loop only; the timeline shows each interval's clients)")
 		fl.StringVar(&f.segment, "segment", "", "run execution segment i of N (1-based, e.g. 2/4; env LOCKBENCH_SEGMENT): this process's share of every scenario's clients and rate, with the others started alike (--run-id, --addr; docs/distributed.md)")
 		fl.IntVar(&f.segmentCount, "segment-count", 0, "run segment JOB_COMPLETION_INDEX+1 of N (Kubernetes Indexed Jobs set JOB_COMPLETION_INDEX, 0-based)")
 		fl.StringVar(&f.runID, "run-id", "", "the run's id, the key namespace lockbench:<run-id>: (required with --segment: the same in every segment; default random)")

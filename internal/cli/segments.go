@@ -81,6 +81,13 @@ func parseSegment(f *runFlags, p *plan) (*segPlan, error) {
 	if f.procs > 0 && seg != nil {
 		bad("--procs starts the segments itself: it does not go with %s", from)
 	}
+	if f.clientShape != nil && (f.procs > 0 || seg != nil) {
+		from := from
+		if f.procs > 0 {
+			from = "--procs"
+		}
+		bad("--clients %s: a client ramp runs in one process; it does not go with %s (give --clients a number)", f.clientShape, from)
+	}
 	if seg == nil {
 		errs = append(errs, procFaultsWithout(p, f.procs)...)
 		if len(errs) > 0 {

@@ -110,8 +110,16 @@ type Spec struct {
 	Workload string
 	Retry    *retry.Policy
 	// Clients is the number of concurrent workers (>= 1); in an open
-	// loop, the most operations in progress at once.
+	// loop, the most operations in progress at once. With ClientShape,
+	// the most clients the ramp reaches (MaxClientsOf).
 	Clients int
+	// ClientShape, when set, is a client ramp (--clients ramp:...,
+	// stages:...), closed loop only: the number of clients running
+	// operations over time, on the scenario's clock (warm-up included);
+	// worker i runs while ClientsAt(ClientShape, t) > i (ramp.go). The
+	// result's params record it as clients_shape, each timeline entry
+	// its clients, and Clients is its maximum. nil: Clients throughout.
+	ClientShape *arrival.Shape
 	// Duration is the measured window after the warm-up; the scenario may
 	// end earlier when the workload is done (stock sold out). Must be > 0.
 	Duration time.Duration
@@ -342,6 +350,9 @@ func (s Spec) ParamsMap() map[string]string {
 	}
 	if s.Shape != nil && s.Rate > 0 { // absent: a constant rate or a closed loop
 		m["rate_shape"] = s.Shape.String()
+	}
+	if s.ClientShape != nil { // absent: a constant client count
+		m["clients_shape"] = s.ClientShape.String()
 	}
 	if s.Params.Release == workloads.ReleaseCaller { // absent: detached
 		m["release"] = s.Params.Release

@@ -117,7 +117,7 @@ func benchLoop(b *testing.B, clients int, live bool) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			loop(ctx, bw, &ws.w, &ws.obs, time.Time{}, func() {}, &streak, func(error) {}, nil, nil, nil)
+			loop(ctx, bw, &ws.w, &ws.obs, time.Time{}, func() {}, &streak, func(error) {}, nil, nil, nil, nil)
 		}()
 	}
 	wg.Wait()

@@ -158,10 +158,16 @@ func (r *run) measure() error {
 	} else {
 		close(schedDone)
 	}
+	var ramp *clientRamp // nil: every client throughout
+	if sc.ClientShape != nil && sc.Rate <= 0 {
+		ramp = newClientRamp(sc.ClientShape, start)
+		go ramp.run(runCtx)
+	}
 	for i := 0; i < sc.Clients; i++ {
 		ws := &workerState{pcg: *rand.NewPCG(sc.Seed, uint64(sc.Env.ClientOffset+i))}
 		ws.rng = *rand.New(&ws.pcg)
 		ws.obs.init(r.recs.Client(i), r.scratch.Client(i), &live[i], r.prom)
+		ws.obs.holds = ramp != nil
 		if sh := sc.SlowdownShare; sh > 0 && sh < 1 {
 			ws.obs.slow = sh / (1 - sh)
 		}
@@ -193,7 +199,7 @@ func (r *run) measure() error {
 		go func(w *workloads.Worker, o *observer, think *thinker) {
 			defer wg.Done()
 			defer ccancel()
-			loop(wctx, r.wl, w, o, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs, think)
+			loop(wctx, r.wl, w, o, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs, think, ramp)
 		}(w, &ws.obs, think)
 	}
 	wg.Wait()
@@ -209,6 +215,9 @@ func (r *run) measure() error {
 	<-smpDone
 	r.timeline = smp.finish(r.end)
 	r.ivOp, r.ivAcq = smp.intervals()
+	if ramp != nil {
+		fillClients(r.timeline, sc.ClientShape, sc.Warmup.Seconds())
+	}
 	if sc.Rate > 0 {
 		// The arrivals due up to the scheduler's stop, and not the one due
 		// on the duration's last instant (never offered).

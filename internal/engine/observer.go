@@ -22,7 +22,10 @@ type observer struct {
 	rec  *metrics.Recorder // where figures go now: scratch, then real
 	real *metrics.Recorder
 	live *liveSlot
-	prom *export.Obs // nil: no Prometheus (its methods do nothing)
+	// holds: count each measured hold in live too (a client ramp: each
+	// timeline interval's own mean hold).
+	holds bool
+	prom  *export.Obs // nil: no Prometheus (its methods do nothing)
 	// slow is Scenario.SlowdownShare as a factor of an operation's time
 	// (share/(1-share)); owed is the wait not yet slept.
 	slow float64
@@ -75,6 +78,10 @@ func (o *observer) AcquireFailed(attempts int, wait time.Duration, stopping bool
 func (o *observer) Held(d time.Duration) {
 	o.rec.Held(d)
 	o.prom.Hold(d)
+	if o.holds && o.measured() {
+		o.live.holdNS.Add(int64(d))
+		o.live.holds.Add(1)
+	}
 }
 
 func (o *observer) Released(d time.Duration, notOwner bool) { o.rec.Released(d, notOwner) }

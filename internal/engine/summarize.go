@@ -74,6 +74,10 @@ func (r *run) summarize() *metrics.Recorder {
 		raw.Locks = r.env.Locks
 	}
 	raw.LockSpace = r.lockSpace()
+	if sc.ClientShape != nil && sc.Rate <= 0 {
+		from := measureStart.Sub(r.start).Seconds()
+		raw.ClientSeconds = clientSeconds(sc.ClientShape, from, from+window.Seconds())
+	}
 	if sc.Rate <= 0 {
 		raw.ThinkMS = float64(sc.Think.Mean()) / float64(time.Millisecond) // 0: none
 	}

@@ -35,7 +35,11 @@ const maxSettle = 100 * time.Millisecond
 // one.
 type liveSlot struct {
 	ops, errors, acqFail atomic.Int64
-	_                    [40]byte
+	// holdNS and holds are the measured critical sections' time (ns) and
+	// count, kept with a client ramp only (observer.holds), for each
+	// interval's own ceiling.
+	holdNS, holds atomic.Int64
+	_             [24]byte
 }
 
 // count adds one measured operation's outcome (classify) to the slot: one
@@ -101,6 +105,8 @@ func (s *sampler) totals() report.Second {
 		t.Ops += s.slots[i].ops.Load()
 		t.Errors += s.slots[i].errors.Load()
 		t.AcquireFailures += s.slots[i].acqFail.Load()
+		t.Holds += s.slots[i].holds.Load()
+		t.HoldMSSum += float64(s.slots[i].holdNS.Load()) / 1e6
 	}
 	if s.overlaps != nil {
 		t.Violations = s.overlaps()
@@ -116,7 +122,7 @@ func (s *sampler) diff() report.Second {
 	t := s.totals()
 	d := report.Second{Ops: t.Ops - s.last.Ops, Errors: t.Errors - s.last.Errors,
 		AcquireFailures: t.AcquireFailures - s.last.AcquireFailures, Violations: t.Violations - s.last.Violations,
-		Dropped: t.Dropped - s.last.Dropped}
+		Dropped: t.Dropped - s.last.Dropped, Holds: t.Holds - s.last.Holds, HoldMSSum: t.HoldMSSum - s.last.HoldMSSum}
 	s.last = t
 	return d
 }
@@ -126,7 +132,7 @@ func (s *sampler) diff() report.Second {
 func (s *sampler) begin(now time.Time) {
 	s.start, s.started = now, true
 	t := s.totals()
-	s.last = report.Second{Violations: t.Violations, Dropped: t.Dropped}
+	s.last = report.Second{Violations: t.Violations, Dropped: t.Dropped, Holds: t.Holds, HoldMSSum: t.HoldMSSum}
 	if s.recs != nil {
 		for i := range 2 {
 			s.cur[i], s.prev[i] = metrics.NewHistogram(), metrics.NewHistogram()
@@ -272,6 +278,8 @@ func (s *sampler) finish(end time.Time) []report.Second {
 		l.AcquireFailures += rest.AcquireFailures
 		l.Violations += rest.Violations
 		l.Dropped += rest.Dropped
+		l.Holds += rest.Holds
+		l.HoldMSSum += rest.HoldMSSum
 		l.TS = endTS
 		if s.recs != nil {
 			s.prev[0].Merge(s.cur[0])

@@ -53,7 +53,7 @@ func TestLoopCountsMeasuredOutcomes(t *testing.T) {
 		errors.New("READONLY"), workloads.ErrSkip, workloads.ErrRejected, nil}
 	run := func(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *observer, warmEnd time.Time) {
 		var streak errStreak
-		loop(ctx, wl, w, o, warmEnd, func() {}, &streak, func(error) {}, nil, nil, nil)
+		loop(ctx, wl, w, o, warmEnd, func() {}, &streak, func(error) {}, nil, nil, nil, nil)
 	}
 	slotCounts := func(s *liveSlot) [3]int64 { return [3]int64{s.ops.Load(), s.errors.Load(), s.acqFail.Load()} }
 
@@ -109,7 +109,7 @@ func TestLoopNextStartsAtLastEnd(t *testing.T) {
 	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Obs: o}
 	var streak errStreak
 	ctx := slowErr{context.Background(), gap}
-	loop(ctx, &finite{outcomes: outcomes}, w, o, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, nil)
+	loop(ctx, &finite{outcomes: outcomes}, w, o, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, nil, nil)
 	real.Flush()
 	if real.Ops != 4 || real.Op.TotalCount() != 4 {
 		t.Fatalf("%d ops, %d op times; want 4 and 4", real.Ops, real.Op.TotalCount())
@@ -137,7 +137,7 @@ func TestLoopFlushesBetweenOps(t *testing.T) {
 	o := newObserver(real, nil, &slot, nil)
 	w := &workloads.Worker{ID: 0, Env: &workloads.Env{}, Obs: o}
 	var streak errStreak
-	loop(context.Background(), &finite{outcomes: make([]error, ops)}, w, o, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, nil)
+	loop(context.Background(), &finite{outcomes: make([]error, ops)}, w, o, time.Now().Add(-time.Second), func() {}, &streak, func(error) {}, nil, nil, nil, nil)
 	flushed := real.Op.TotalCount()
 	if real.Ops != ops || flushed == 0 || real.Due() {
 		t.Fatalf("%d ops, %d values flushed by the loop, Due %v; want %d, some, false", real.Ops, flushed, real.Due(), ops)

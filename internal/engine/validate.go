@@ -113,6 +113,18 @@ func Validate(sc Scenario, l Layout) []error {
 	if sc.Rate > 0 && !sc.Think.IsZero() {
 		errs = append(errs, ErrThinkOpenLoop)
 	}
+	if sh := sc.ClientShape; sh != nil {
+		switch {
+		case sc.Rate > 0:
+			errs = append(errs, ErrRampOpenLoop)
+		case sc.Env.Sync != nil:
+			errs = append(errs, errors.New("a client ramp (--clients ramp:, stages:) runs in one process: not with execution segments (--segment, --procs)"))
+		case MaxClientsOf(sh) < 1:
+			errs = append(errs, fmt.Errorf("the client ramp %s never reaches one client", sh))
+		case sc.Clients != MaxClientsOf(sh):
+			errs = append(errs, fmt.Errorf("the client ramp %s reaches %d clients, and Clients is %d: set Clients to the ramp's maximum", sh, MaxClientsOf(sh), sc.Clients))
+		}
+	}
 	if sc.Slowdown > 0 && sc.Params.Work.Max() != sc.Params.Work.Mean() {
 		bad("the test slowdown needs a fixed --work, not %s", sc.Params.Work)
 	}

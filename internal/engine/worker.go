@@ -166,7 +166,11 @@ func (t *thinker) wait(ctx context.Context, o *observer) bool {
 // operation's outcome for the timeline. With jobs, each operation waits for its intended start time
 // from the scheduler; Op latency is then measured from that intended time
 // (coordinated omission corrected) and Service from the actual start.
-func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *observer, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time, think *thinker) {
+//
+// With ramp (a client ramp, closed loop only), the worker waits before
+// each operation until it is among the clients in force (clientRamp.active),
+// outside every figure.
+func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *observer, warmEnd time.Time, done func(), streak *errStreak, abort func(error), inj *faults.Injector, jobs <-chan time.Time, think *thinker, ramp *clientRamp) {
 	var pause time.Duration
 	// Timestamps are metrics.Now (one monotonic clock read each).
 	warm := metrics.Mono(warmEnd)
@@ -197,6 +201,15 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 				case <-ctx.Done():
 					return
 				}
+			}
+		}
+		if ramp != nil {
+			waited, ok := ramp.active(ctx, w.ID, o)
+			if !ok {
+				return
+			}
+			if waited {
+				next = 0 // the clock is read afresh after a wait
 			}
 		}
 		t0 := next

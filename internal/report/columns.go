@@ -86,8 +86,8 @@ var (
 		}
 		return FormatRate(s.CeilingOpsPerSec)
 	})
-	colJain = col("jain", "jain", "Jain's fairness index over the clients' operations (- without operations)", func(s Scenario) string {
-		if s.Ops == 0 {
+	colJain = col("jain", "jain", "Jain's fairness index over the clients' operations (- without operations, and with a client ramp)", func(s Scenario) string {
+		if !s.HasJain() {
 			return "-"
 		}
 		return fmt.Sprintf("%.2f", s.Fairness.JainIndex)

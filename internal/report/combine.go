@@ -103,6 +103,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		o.Background = bg
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
 		o.CostOps += r.CostOps
+		o.ClientSeconds += r.ClientSeconds
 		o.ClientCPUS += r.ClientCPUS
 		o.CPUBudgetS, o.Host, o.CPUBudgets = fold(addBudgets(budgetsOf(o), budgetsOf(r), mode))
 		switch mode {

@@ -110,7 +110,7 @@ func writeCSV(w io.Writer, scs []Scenario) error {
 			}
 			row = append(row, i(k.Of(s.Violations)))
 		}
-		row = append(row, i(s.Counters.Errors), known(s.RedisCost.CommandsPerOp > 0, s.RedisCost.CommandsPerOp), known(s.Ops > 0, s.Fairness.JainIndex),
+		row = append(row, i(s.Counters.Errors), known(s.RedisCost.CommandsPerOp > 0, s.RedisCost.CommandsPerOp), known(s.HasJain(), s.Fairness.JainIndex),
 			f(s.DurationS), s.StopReason, s.Topology, f(s.OfferedRate), i(s.Offered), i(s.Dropped))
 		for _, k := range params {
 			row = append(row, s.Params[k])

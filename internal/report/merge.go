@@ -102,6 +102,10 @@ func mergeTimeline(a, b []Second) []Second {
 		o.Violations += e.Violations
 		o.Offered += e.Offered
 		o.Dropped += e.Dropped
+		o.Clients += e.Clients
+		o.ClientsMean += e.ClientsMean
+		o.Holds += e.Holds
+		o.HoldMSSum += e.HoldMSSum
 	}
 	for i := range out { // percentiles do not add: no entry keeps its latency
 		o := &out[i]

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -47,6 +48,13 @@ type Raw struct {
 	// ThinkMS is the mean of the clients' think time (--think: the mean
 	// of its distribution), ms; 0: no think time.
 	ThinkMS float64 `json:"think_ms,omitempty"`
+	// ClientSeconds is, with a client ramp (params.clients_shape), the
+	// ramp's client count integrated over the measured window, s: the
+	// clients in force on average are ClientSeconds / WindowS, which the
+	// lock-bound ceiling and the think bound take instead of clients.
+	// Combined: summed (segments side by side, repeats one after
+	// another). 0, and absent, without a ramp.
+	ClientSeconds float64 `json:"client_seconds,omitempty"`
 	// LockSpace names where those locks live: the prefix of the keys the
 	// scenario wrote (lockbench:<run-id>:, the same in every segment of a
 	// run). Scenarios combined Concurrent on one lock space share their
@@ -208,7 +216,9 @@ func Derive(s *Scenario) error {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
 	}
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
-	if s.Ops > 0 {
+	if s.HasJain() {
+		// With a client ramp the clients ran for different times, so their
+		// op counts are no measure of fairness: Jain is left out (absent).
 		s.Fairness.JainIndex = metrics.Jain(r.ClientOps)
 	}
 	s.RedisCost = RedisCost{}
@@ -243,11 +253,17 @@ func Derive(s *Scenario) error {
 		return fmt.Errorf("%s: %w", s.Name(), err)
 	}
 	s.Background = bg
+	// The clients the bounds below count: clients, or with a client ramp
+	// the clients in force on average over the window.
+	clients := s.ClientsInForce()
 	s.CeilingOpsPerSec, s.Efficiency = 0, 0
+	holdS := 0.0 // the mean hold, s, when it bounds a ceiling
 	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
-		s.CeilingOpsPerSec = float64(min(s.Clients, r.Locks)) / (hold.Mean() / 1e6)
+		holdS = hold.Mean() / 1e6
+		s.CeilingOpsPerSec = min(clients, float64(r.Locks)) / holdS
 		s.Efficiency = s.OpsPerSec / s.CeilingOpsPerSec
 	}
+	deriveTimeline(s.Timeline, s.Params, r.Locks, holdS > 0)
 	// With think time each client makes at most one operation per mean
 	// think time plus mean hold, however fast the lock hands over.
 	s.ThinkBoundOpsPerSec = 0
@@ -256,9 +272,32 @@ func Derive(s *Scenario) error {
 		if hold != nil {
 			cycleMS += hold.Mean() / 1e3
 		}
-		s.ThinkBoundOpsPerSec = float64(s.Clients) / (cycleMS / 1e3)
+		s.ThinkBoundOpsPerSec = clients / (cycleMS / 1e3)
 	}
 	return nil
+}
+
+// deriveTimeline sets, with a client ramp (entries with clients_mean),
+// each timeline entry's Efficiency: its ops/s over its own lock-bound
+// ceiling, min(clients_mean, locks) / its own mean hold (hold_ms_sum /
+// holds); 0 (absent) when the scenario has no ceiling (ceiling false),
+// or the entry no clients, no hold or a mean hold under
+// CeilingMinHoldMicros. The first entry's interval starts at
+// params.warmup.
+func deriveTimeline(tl []Second, params map[string]string, locks int, ceiling bool) {
+	prev := 0.0
+	if w, err := time.ParseDuration(params["warmup"]); err == nil {
+		prev = w.Seconds()
+	}
+	for i := range tl {
+		e := &tl[i]
+		e.Efficiency = 0
+		if ceiling && e.ClientsMean > 0 && locks > 0 && e.Holds > 0 && e.HoldMSSum*1e3/float64(e.Holds) >= CeilingMinHoldMicros {
+			holdS := e.HoldMSSum / float64(e.Holds) / 1e3
+			e.Efficiency = e.OpsPerSec(prev) / (min(e.ClientsMean, float64(locks)) / holdS)
+		}
+		prev = e.TS
+	}
 }
 
 // SummarizeLoad turns per-interval command rates (commands/s) into a

@@ -57,6 +57,25 @@ type Second struct {
 	// --drop-after after their intended start). Warm-up drops are in the
 	// scenario's dropped but in no interval. Absent when none.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Clients is, with a client ramp (params.clients_shape), the clients
+	// in force at the interval's end: the ramp's value there rounded to
+	// the nearest whole count (halves up). ClientsMean is that count's
+	// mean over the interval. Efficiency is the interval's ops/s over its
+	// own lock-bound ceiling, min(clients_mean, raw.locks) / the
+	// interval's mean hold (HoldMSSum / Holds; Derive; absent without a
+	// ceiling: no lock, no hold, or a mean hold under
+	// CeilingMinHoldMicros). All three absent without a ramp. Combined side by side (lockbench merge), clients
+	// add up.
+	Clients     int     `json:"clients,omitempty"`
+	ClientsMean float64 `json:"clients_mean,omitempty"`
+	Efficiency  float64 `json:"efficiency,omitempty"`
+	// Holds and HoldMSSum are, with a client ramp, the critical sections
+	// that ended in the interval and their total time, ms: the interval's
+	// mean hold, for its own ceiling (the hold grows with contention, so
+	// the window's mean would not do). Absent without a ramp; added up
+	// when combined side by side.
+	Holds     int64   `json:"holds,omitempty"`
+	HoldMSSum float64 `json:"hold_ms_sum,omitempty"`
 }
 
 // IntervalHists are a scenario's interval histograms, one of each kind per

@@ -578,7 +578,8 @@ var offeredDash = []vg.Length{vg.Points(1.5), vg.Points(2.5)}
 // timeline draws ops/s per interval of the measured window for every
 // scenario with a timeline and, in open-loop runs (offered in the
 // timeline), the offered rate dotted in the same colour; the fault windows
-// shaded behind.
+// shaded behind. A scenario with a client ramp names its clients at the
+// first and last intervals in its legend.
 func timeline(ss []series) (*figure, error) {
 	p := newPlot("Throughput over time", "time since the scenario's start (s)", "ops/s")
 	var lines []plot.Plotter
@@ -612,6 +613,11 @@ func timeline(ss []series) (*figure, error) {
 		l.LineStyle = lineStyle(n)
 		lines = append(lines, l)
 		label := s.label
+		if s.s.Ramped() {
+			// A client ramp: the clients at the first and last entries'
+			// ends (the plot has one axis, for ops/s).
+			label += fmt.Sprintf(" (clients %d to %d)", tl[0].Clients, tl[len(tl)-1].Clients)
+		}
 		if open {
 			label += " (achieved)"
 		}

@@ -40,7 +40,7 @@ var sweepPanels = []sweepPanel{
 	{"Efficiency (ops/s / lock-bound ceiling)", "efficiency", false,
 		func(s report.Scenario) (float64, bool) { return s.Efficiency, s.HasCeiling() }},
 	{"Fairness (Jain's index over clients' ops)", "Jain index", false,
-		func(s report.Scenario) (float64, bool) { return s.Fairness.JainIndex, s.Ops > 0 }},
+		func(s report.Scenario) (float64, bool) { return s.Fairness.JainIndex, s.HasJain() }},
 	{"Acquire wait p99 (retries included)", "ms, log scale", true,
 		func(s report.Scenario) (float64, bool) { return s.AcquireMS.P99, s.AcquireMS.P99 > 0 }},
 	{"Operation latency p99 (acquire + work + release)", "ms, log scale", true,
