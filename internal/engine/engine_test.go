@@ -608,9 +608,23 @@ func TestOpenLoopTimelineLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkIntervalHistograms(t, res, sc.Clients, 6)
+	for i, e := range res.Timeline {
+		if e.Ops > int64(sc.Clients) && e.OpMaxMS == 0 {
+			t.Errorf("entry %d: %d ops and no op latency: %+v", i, e.Ops, e)
+		}
+	}
+}
+
+// checkIntervalHistograms checks that res's timeline has want entries,
+// each with its own operation-latency histogram holding its operations
+// within clients (the operations in progress at its end), and that the
+// histograms together hold the run's operations.
+func checkIntervalHistograms(t *testing.T, res report.Scenario, clients, want int) {
+	t.Helper()
 	tl, iv := res.Timeline, res.Intervals
-	if iv == nil || len(iv.Op) != len(tl) || len(tl) != 6 {
-		t.Fatalf("%d timeline entries, interval histograms %+v: want 6, one histogram each", len(tl), iv)
+	if iv == nil || len(iv.Op) != len(tl) || len(tl) != want {
+		t.Fatalf("%d timeline entries, interval histograms %+v: want %d, one histogram each", len(tl), iv, want)
 	}
 	var total int64
 	for i, e := range tl {
@@ -619,11 +633,8 @@ func TestOpenLoopTimelineLatency(t *testing.T) {
 			t.Fatal(err)
 		}
 		total += h.TotalCount()
-		if d := h.TotalCount() - e.Ops; d < -int64(sc.Clients) || d > int64(sc.Clients) {
-			t.Errorf("entry %d: %d ops, %d op latencies; want within %d (the operations in progress at its end)", i, e.Ops, h.TotalCount(), sc.Clients)
-		}
-		if e.Ops > int64(sc.Clients) && e.OpMaxMS == 0 {
-			t.Errorf("entry %d: %d ops and no op latency: %+v", i, e.Ops, e)
+		if d := h.TotalCount() - e.Ops; d < -int64(clients) || d > int64(clients) {
+			t.Errorf("entry %d: %d ops, %d op latencies; want within %d (the operations in progress at its end)", i, e.Ops, h.TotalCount(), clients)
 		}
 	}
 	if total != res.Ops {
