@@ -51,15 +51,8 @@ func checkOffered(t *testing.T, s report.Scenario, sh *arrival.Shape, warmup, en
 func TestRampOfferedAndAchieved(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ramp.json")
 	const spec = "ramp:from=200,to=800,over=4s"
-	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
+	_, run := runAndRead(t, out, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
 		"--work", "0s", "--clients", "40", "--drop-after", "1s", "--rate", spec, "--duration", "5s", "--out", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	run, err := report.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := run.Scenarios[0]
 	sh, err := arrival.Parse(spec)
 	if err != nil {
@@ -126,14 +119,7 @@ duration: 3s
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "r.json")
-	r := lockbench(t, "run", "-q", "-f", path, "--out", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	run, err := report.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, run := runAndRead(t, out, "run", "-q", "-f", path, "--out", out)
 	s := run.Scenarios[0]
 	const spec = "stages:start=50,1s=150,500ms=150,500ms=60"
 	sh, err := arrival.Parse(spec)

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/lockbench/lockbench/internal/report"
 )
 
 // --background runs on a real redis-server: the result records it in
@@ -18,15 +16,8 @@ import (
 func TestBackgroundFlag(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	r := lockbench(t, "run", "--strategy", "atomic", "--driver", "goredis", "--workload", "lock-cycle", "--own-keys",
+	r, run := runAndRead(t, out, "run", "--strategy", "atomic", "--driver", "goredis", "--workload", "lock-cycle", "--own-keys",
 		"--clients", "2", "--duration", "500ms", "--background", "get=400/s,set=100/s,conns=2", "--out", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	run, err := report.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := run.Scenarios[0]
 	if s.Params["background"] != "get=400/s,set=100/s,keys=10000,size=64,conns=2" || s.Background == nil || s.Background.Done == 0 {
 		t.Fatalf("params %v, background %+v", s.Params, s.Background)
@@ -46,9 +37,7 @@ func TestBackgroundFlag(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("scenario file: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if run, err = report.ReadFile(out); err != nil {
-		t.Fatal(err)
-	}
+	run = readRun(t, out)
 	s = run.Scenarios[0]
 	if s.Params["background"] != "incr=200/s,hget=100/s,hset=100/s,keys=10000,size=64,conns=8" || s.Background == nil ||
 		len(s.Background.Commands) != 3 || s.Background.Errors != 0 || s.Background.Done == 0 {
@@ -63,9 +52,7 @@ func TestBackgroundFlag(t *testing.T) {
 	if strings.Contains(r.stdout, "background") {
 		t.Errorf("a line on background traffic without --background:\n%s", r.stdout)
 	}
-	if run, err = report.ReadFile(out); err != nil {
-		t.Fatal(err)
-	}
+	run = readRun(t, out)
 	if s := run.Scenarios[0]; s.Background != nil || s.Raw.Background != nil {
 		t.Errorf("without --background: %+v, raw %+v", s.Background, s.Raw.Background)
 	}

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/lockbench/lockbench/internal/report"
 )
 
 // --clients ramp:from=2,to=8,over=2s runs on a real redis-server: the
@@ -20,15 +18,8 @@ import (
 func TestClientsRampFlag(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
+	r, run := runAndRead(t, out, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
 		"--work", "1ms", "--ttl", "1s", "--clients", "ramp:from=2,to=8,over=2s", "--duration", "2500ms", "--interval", "250ms", "--out", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	run, err := report.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := run.Scenarios[0]
 	if s.Clients != 8 || s.Params["clients_shape"] != "ramp:from=2,to=8,over=2s" {
 		t.Fatalf("clients %d, params %v: want 8 and clients_shape=ramp:from=2,to=8,over=2s", s.Clients, s.Params)
@@ -61,9 +52,7 @@ func TestClientsRampFlag(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("scenario file: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if run, err = report.ReadFile(out); err != nil {
-		t.Fatal(err)
-	}
+	run = readRun(t, out)
 	if s := run.Scenarios[0]; s.Params["clients_shape"] != "stages:start=1,200ms=3" || s.Clients != 3 || s.Ops == 0 {
 		t.Fatalf("scenario file clients: stages: params %v, clients %d, %d ops", s.Params, s.Clients, s.Ops)
 	}

@@ -57,6 +57,27 @@ func lockbench(t *testing.T, args ...string) result {
 	return lockbenchEnv(t, nil, args...)
 }
 
+// runAndRead runs lockbench with args, which write the result file out,
+// fails the test unless it exits 0, and returns its output and the file.
+func runAndRead(t *testing.T, out string, args ...string) (result, *report.Run) {
+	t.Helper()
+	r := lockbench(t, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	return r, readRun(t, out)
+}
+
+// readRun reads the result file at path, failing the test on an error.
+func readRun(t *testing.T, path string) *report.Run {
+	t.Helper()
+	run, err := report.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 // lockbenchEnv runs lockbench with env added to the test's environment.
 func lockbenchEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()

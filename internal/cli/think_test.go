@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/lockbench/lockbench/internal/report"
 )
 
 // --think runs on a real redis-server and is recorded in the result's
@@ -17,15 +15,8 @@ import (
 func TestThinkFlag(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
-	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
+	r, run := runAndRead(t, out, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
 		"--clients", "2", "--duration", "500ms", "--think", "20ms", "--out", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	run, err := report.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := run.Scenarios[0]
 	if s.Params["think"] != "20ms" {
 		t.Fatalf("params %v: want think=20ms", s.Params)
@@ -45,9 +36,7 @@ func TestThinkFlag(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("scenario file: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if run, err = report.ReadFile(out); err != nil {
-		t.Fatal(err)
-	}
+	run = readRun(t, out)
 	if s := run.Scenarios[0]; s.Params["think"] != "exp:mean=10ms" || s.Ops == 0 {
 		t.Fatalf("scenario file think: exp:mean=10ms: params %v, %d ops", s.Params, s.Ops)
 	}
