@@ -109,6 +109,14 @@ type Run struct {
 	// Sweep makes the run with `lockbench sweep` (Args give --clients a
 	// list of counts): every count in one process, on one set of servers.
 	Sweep bool
+	// Variants, when set, make each making of the run one `lockbench
+	// run` per variant, with the variant's flags appended last (after the
+	// quick ones; a later flag wins), and join their scenarios into one
+	// result: for a setting that a sweep cannot vary with the client
+	// count (P2's think time). Execute names each variant's run
+	// NAME-V<i> (from 1) for the runner, which writes a result file per
+	// variant. Not with Pooled.
+	Variants [][]string
 	// Reported marks a run whose figures a performance row reports beside
 	// its rule without judging them (P2's spin and pubsub policies): it is
 	// made once, not once per repeat, and not at all in --quick mode.
@@ -274,7 +282,7 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 		if r.Pooled && repeated(r) {
 			return min(times(r), 1)
 		}
-		return times(r)
+		return times(r) * max(1, len(r.Variants))
 	}
 	// total is how many runs the claims make in all (each shared run
 	// once), for the progress lines.
@@ -326,7 +334,11 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 			count := times(r)
 			pooled := r.Pooled && repeated(r)
 			reps := []*report.Run{}
-			for k := 0; k < processes(r); k++ {
+			variants := r.Variants
+			if len(variants) == 0 {
+				variants = [][]string{nil}
+			}
+			for k := 0; k < processes(r)/len(variants); k++ {
 				args := append(append([]string{}, r.args(o.Quick)...), o.Extra...)
 				if o.Quick {
 					args = append(args, r.Quick...)
@@ -341,18 +353,32 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 					args = append(args, "--seed", fmt.Sprint(k+1))
 					what = fmt.Sprintf("%s, repeat %d of %d", name, k+1, count)
 				}
-				started++
-				if o.Progress != nil {
-					o.Progress(fmt.Sprintf("%s: run %s (run %d of %d)", which, what, started, total))
-				}
-				res, err := run(ctx, rk, args)
-				if ctx.Err() != nil {
-					// Ctrl-C: the claim is not judged (neither failed nor
-					// counted); the rows so far are returned.
-					return rows
-				}
-				if err == nil && res.Interrupted {
-					err = errors.New("interrupted")
+				var res *report.Run
+				var err error
+				for vi, v := range variants {
+					rv, whatV := rk, what
+					if len(r.Variants) > 0 {
+						rv.Name = fmt.Sprintf("%s-v%d", name, vi+1)
+						whatV = fmt.Sprintf("%s (%s)", what, strings.Join(v, " "))
+					}
+					started++
+					if o.Progress != nil {
+						o.Progress(fmt.Sprintf("%s: run %s (run %d of %d)", which, whatV, started, total))
+					}
+					var part *report.Run
+					part, err = run(ctx, rv, append(append([]string{}, args...), v...))
+					if ctx.Err() != nil {
+						// Ctrl-C: the claim is not judged (neither failed
+						// nor counted); the rows so far are returned.
+						return rows
+					}
+					if err == nil && part.Interrupted {
+						err = errors.New("interrupted")
+					}
+					if err != nil {
+						break
+					}
+					res = join(res, part)
 				}
 				if err == nil && pooled {
 					var split []*report.Run
@@ -407,6 +433,17 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 	return rows
 }
 
+// join is acc with part's scenarios appended (part itself when acc is
+// nil): the variants of one making of a run as one result.
+func join(acc, part *report.Run) *report.Run {
+	if acc == nil {
+		return part
+	}
+	out := *acc
+	out.Scenarios = append(append([]report.Scenario{}, acc.Scenarios...), part.Scenarios...)
+	return &out
+}
+
 // makings returns how many times Execute makes each run with o: n times
 // (the repeats) a run that a performance row of the Table judges, which
 // is repeated; none in quick mode, else once, a reported run
@@ -457,6 +494,22 @@ func missingStrategies(names []string) []string {
 // quick ones appended in quick mode. Servers' start-up is not in it, and
 // a flash-sale scenario that sells out ends earlier.
 func (r Run) planned(quick bool) (time.Duration, error) {
+	if len(r.Variants) > 0 {
+		var total time.Duration
+		for _, v := range r.Variants {
+			one := r
+			one.Variants, one.Quick = nil, append(append([]string{}, r.Quick...), v...)
+			if !quick {
+				one.Args = append(append([]string{}, r.Args...), v...)
+			}
+			d, err := one.planned(quick)
+			if err != nil {
+				return 0, err
+			}
+			total += d
+		}
+		return total, nil
+	}
 	args := append([]string{}, r.args(quick)...)
 	if quick {
 		args = append(args, r.Quick...)

@@ -327,9 +327,13 @@ func TestExecuteReportedRuns(t *testing.T) {
 		return func(_ context.Context, r Run, args []string) (*report.Run, error) {
 			*calls = append(*calls, fmt.Sprintf("%s/%d", r.Name, r.Repeat))
 			a := strings.Join(args, " ")
+			// One run per client count (variant v1, v2, v3), its think
+			// time scaled with the count, its flags last.
+			vi := strings.LastIndex(r.Name, "-v")
+			n := retryClients[int(r.Name[vi+2]-'1')]
 			if r.Reported != strings.Contains(a, "--retry spin,pubsub") || r.Reported && r.Repeat != 0 ||
-				!r.Sweep || !strings.Contains(a, "--clients 10,100,500") {
-				t.Errorf("%s/%d args %v (sweep %v)", r.Name, r.Repeat, args, r.Sweep)
+				!strings.HasSuffix(a, fmt.Sprintf("--clients %d --think exp:mean=%v", n, retryThink(n))) {
+				t.Errorf("%s/%d args %v", r.Name, r.Repeat, args)
 			}
 			var ss []report.Scenario
 			pols := []string{"fixed:interval=100ms", "backoff:base=1ms"}
@@ -337,7 +341,7 @@ func TestExecuteReportedRuns(t *testing.T) {
 				pols = []string{"spin", "pubsub"}
 			}
 			for _, pol := range pols {
-				for _, n := range retryClients {
+				for _, n := range []int{n} {
 					ss = append(ss, sc("atomic", func(s *report.Scenario) {
 						s.Retry, s.Clients, s.OpsPerSec, s.Fairness.JainIndex = pol, n, 150, 0.5
 						if strings.HasPrefix(pol, "backoff") {
@@ -358,15 +362,16 @@ func TestExecuteReportedRuns(t *testing.T) {
 		}
 		once := 0
 		for _, c := range calls {
-			if strings.HasPrefix(c, "retry-spin-pubsub/") {
+			if strings.HasPrefix(c, "retry-spin-pubsub-") {
 				once++
-				if c != "retry-spin-pubsub/0" {
+				if !strings.HasSuffix(c, "/0") {
 					t.Errorf("quick %v: %s, want a reported run made once, without a repeat", quick, c)
 				}
 			}
 		}
-		if len(calls) != n+reported || once != reported {
-			t.Errorf("quick %v: runs %v, want the judged sweep %d times and %d reported sweep once", quick, calls, n, reported)
+		counts := len(retryClients)
+		if len(calls) != (n+reported)*counts || once != reported*counts {
+			t.Errorf("quick %v: runs %v, want the judged runs (one per client count) %d times and %d reported ones once", quick, calls, n, reported)
 		}
 		row := rows[0]
 		_, hasSpin := row.Figures["ops_per_s_spin_100"]
@@ -374,7 +379,8 @@ func TestExecuteReportedRuns(t *testing.T) {
 			t.Errorf("quick %v: %s (%s), spin figure %v, intervals %v: want reproduced, spin reported in full mode only, not as an interval",
 				quick, row.Verdict, row.Measured, hasSpin, row.Intervals["ops_per_s_spin_100"])
 		}
-		first, last := fmt.Sprintf("claim 1 of 1 (P2): run retry, repeat 1 of %d (run 1 of %d)", n, len(calls)), "claim 1 of 1 (P2): reproduced"
+		first := fmt.Sprintf("claim 1 of 1 (P2): run retry, repeat 1 of %d (--clients 10 --think exp:mean=62.5ms) (run 1 of %d)", n, len(calls))
+		last := "claim 1 of 1 (P2): reproduced"
 		if len(progress) != len(calls)+1 || progress[0] != first || progress[len(progress)-1] != last {
 			t.Errorf("quick %v: progress %q, want %q first and %q last", quick, progress, first, last)
 		}
@@ -385,7 +391,7 @@ func TestExecuteReportedRuns(t *testing.T) {
 	bad := runner(&calls)
 	rows := Execute(context.Background(), cs, Options{}, func(ctx context.Context, r Run, args []string) (*report.Run, error) {
 		res, err := bad(ctx, r, args)
-		if r.Name == "retry-spin-pubsub" {
+		if r.Name == "retry-spin-pubsub-v3" {
 			res.Scenarios = res.Scenarios[:len(res.Scenarios)-1] // no pubsub at 500 clients
 		}
 		return res, err
@@ -402,11 +408,13 @@ func TestP6EtcdReported(t *testing.T) {
 	cs, _ := Select([]string{"P6"})
 	mk := func(withEtcd bool) []Results {
 		var rs []Results
-		etcd := &report.Run{Scenarios: []report.Scenario{sc("etcd", func(s *report.Scenario) { s.OpsPerSec = 4000 })}}
+		etcd := &report.Run{Scenarios: []report.Scenario{sc("etcd", func(s *report.Scenario) { s.OpsPerSec, s.RedisCost.ServerCPUMSPer1kOps = 4000, 150 })}}
 		for k := range 3 {
 			r := Results{
-				"zk":       {Scenarios: []report.Scenario{sc("zk", func(s *report.Scenario) { s.OpsPerSec = 2000 + float64(k) })}},
-				"zk-redis": {Scenarios: []report.Scenario{sc("atomic", func(s *report.Scenario) { s.OpsPerSec = 14000 })}},
+				"zk": {Scenarios: []report.Scenario{sc("zk", func(s *report.Scenario) {
+					s.OpsPerSec, s.RedisCost.ServerCPUMSPer1kOps = 2000+float64(k), 200
+				})}},
+				"zk-redis": {Scenarios: []report.Scenario{sc("atomic", func(s *report.Scenario) { s.OpsPerSec, s.RedisCost.ServerCPUMSPer1kOps = 14000, 25 })}},
 			}
 			if withEtcd {
 				r["zk-etcd"] = etcd
@@ -420,7 +428,7 @@ func TestP6EtcdReported(t *testing.T) {
 		t.Fatalf("full %s (%s), quick %s (%s): want reproduced", full.Verdict, full.Measured, quick.Verdict, quick.Measured)
 	}
 	if full.Figures["etcd_ops_per_s"] != 4000 || full.Figures["redis_over_etcd"] != 3.5 || full.Intervals["etcd_ops_per_s"].N != 0 ||
-		!strings.Contains(full.Measured, "etcd 4000 ops/s (one run), redis/etcd 3.5x") {
+		!strings.Contains(full.Measured, "etcd 4000 cycles/s, 150 µs of server CPU per cycle (one run); redis/etcd 3.5x") {
 		t.Errorf("full: %s, figures %v: want etcd as one run's figure", full.Measured, full.Figures)
 	}
 	if _, ok := quick.Figures["etcd_ops_per_s"]; ok || !strings.Contains(quick.Measured, "etcd not run") {
@@ -449,9 +457,9 @@ func TestExecutePooledRepeats(t *testing.T) {
 		}
 		if r.Name == "sql" {
 			add("sql-rowlock", 10, []int64{600, 620, 640})
-			add("sql-rowlock", 200, []int64{200, 250, 300})
+			add("sql-rowlock", 2000, []int64{200, 250, 300})
 		} else {
-			add("atomic", 200, []int64{600, 600, 600})
+			add("atomic", 2000, []int64{600, 600, 600})
 		}
 		return &report.Run{Scenarios: ss}, nil
 	}
@@ -460,9 +468,9 @@ func TestExecutePooledRepeats(t *testing.T) {
 		t.Fatalf("runs %v, want each made once with --repeat 3", calls)
 	}
 	r := rows[0]
-	hi := r.Intervals["rowlock_ops_per_s_200"]
+	hi := r.Intervals["rowlock_ops_per_s_2000"]
 	if r.Verdict != Reproduced || hi.N != 3 || !slices.Equal(hi.Values, []float64{200, 250, 300}) {
-		t.Errorf("P5: %s (%s), 200-client rates %v: want reproduced on each repeat's second second", r.Verdict, r.Measured, hi.Values)
+		t.Errorf("P5: %s (%s), 2000-client rates %v: want reproduced on each repeat's second second", r.Verdict, r.Measured, hi.Values)
 	}
 	// A result without a sample per repeat is refused.
 	if _, err := Split(&report.Run{Scenarios: []report.Scenario{sc("atomic", nil)}}, 3); err == nil || !strings.Contains(err.Error(), "0 samples") {

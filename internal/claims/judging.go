@@ -66,6 +66,34 @@ func (j *judging) reported(run, strategy, retry string, clients int) *report.Sce
 	return s
 }
 
+// tried is s for a scenario whose collapse to no work at all is the
+// finding (P5's row lock at 2,000 clients: every client waits and none is
+// granted in the window): it needs only that its clients tried
+// (acquire attempts > 0), so a run that never started still fails.
+func (j *judging) tried(run, strategy string, clients int) *report.Scenario {
+	s, err := j.r.Find(run, strategy, "", clients)
+	if err != nil {
+		j.fail(err)
+		return &report.Scenario{Figures: map[string]int64{}, StrategyStats: map[string]float64{}}
+	}
+	if s.Counters.Attempts == 0 {
+		return j.lookup(run, strategy, "", clients, true)
+	}
+	return s
+}
+
+// cpuPerOp is s's servers' CPU time per operation, µs (its
+// redis_cost.server_cpu_ms_per_1k_ops: for a Redis strategy the Redis
+// servers' INFO cpu, for a baseline the server process lockbench
+// started); not measured fails the judging.
+func (j *judging) cpuPerOp(run string, s *report.Scenario) float64 {
+	if s.Ops > 0 && s.RedisCost.ServerCPUMSPer1kOps <= 0 {
+		j.fail(fmt.Errorf("claims: run %q, %s has no server CPU per operation (redis_cost.server_cpu_ms_per_1k_ops not measured)", run, describe(s)))
+		return 0
+	}
+	return s.RedisCost.ServerCPUMSPer1kOps
+}
+
 func (j *judging) lookup(run, strategy, retry string, clients int, needOps bool) *report.Scenario {
 	empty := &report.Scenario{Figures: map[string]int64{}, StrategyStats: map[string]float64{}}
 	s, err := j.r.Find(run, strategy, retry, clients)
@@ -269,6 +297,17 @@ func (p *perf) once(run string, f func(j *judging)) bool {
 	return true
 }
 
+// present reports whether every repeat's run has the scenario of
+// strategy at clients (a count that only full mode makes).
+func (p *perf) present(run, strategy string, clients int) bool {
+	for _, r := range p.rs {
+		if _, err := r.Find(run, strategy, "", clients); err != nil {
+			return false
+		}
+	}
+	return len(p.rs) > 0
+}
+
 // ratio records num/den taken repeat by repeat (pairedRatios) as name.
 func (p *perf) ratio(name string, num, den Interval) Interval {
 	return p.record(name, pairedRatios(num.Values, den.Values))
@@ -349,6 +388,23 @@ func poissonUpper(k, conf float64) float64 {
 		}
 	}
 	return (lo + hi) / 2
+}
+
+// poissonTail is P(X >= k) for X Poisson with mean lambda: how likely k or
+// more failures are when the failure rate is the one claimed (1 for k <= 0).
+func poissonTail(k, lambda float64) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if lambda <= 0 {
+		return 0
+	}
+	below := 0.0
+	for i := 0.0; i < k; i++ {
+		lg, _ := math.Lgamma(i + 1)
+		below += math.Exp(-lambda + i*math.Log(lambda) - lg)
+	}
+	return max(0, 1-below)
 }
 
 // scaled is iv with every bound multiplied by k (for percentages).
