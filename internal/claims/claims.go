@@ -552,16 +552,30 @@ func Split(res *report.Run, n int) ([]*report.Run, error) {
 		out[k] = &r
 	}
 	for i, s := range res.Scenarios {
-		if len(s.Samples) != n || len(s.Timeline)%n != 0 {
-			return nil, fmt.Errorf("claims: scenario %d (%s) has %d samples and %d timeline seconds, want %d repeats of each",
-				i+1, describe(&s), len(s.Samples), len(s.Timeline), n)
+		// Each repeat's share of the timeline: its sample's count of
+		// entries (a repeat that waited for its clients to stop has more),
+		// or, in files without the counts, an equal share.
+		bounds, at := make([]int, n+1), 0
+		counted := len(s.Samples) == n
+		for k := 0; counted && k < n; k++ {
+			at += s.Samples[k].TimelineEntries
+			bounds[k+1] = at
+			counted = s.Samples[k].TimelineEntries > 0
 		}
-		per := len(s.Timeline) / n
+		if !counted || at != len(s.Timeline) {
+			if len(s.Samples) != n || len(s.Timeline)%n != 0 {
+				return nil, fmt.Errorf("claims: scenario %d (%s) has %d samples and %d timeline seconds, want %d repeats of each",
+					i+1, describe(&s), len(s.Samples), len(s.Timeline), n)
+			}
+			for k := range bounds {
+				bounds[k] = k * len(s.Timeline) / n
+			}
+		}
 		for k := range out {
 			sk := s
 			smp := s.Samples[k]
 			sk.OpsPerSec, sk.Ops, sk.Samples, sk.Repeats = smp.OpsPerSec, smp.Ops, []report.Sample{smp}, nil
-			sk.Timeline = s.Timeline[k*per : (k+1)*per]
+			sk.Timeline = s.Timeline[bounds[k]:bounds[k+1]]
 			if smp.Ops == 0 {
 				sk.AcquireMS.Count = 0
 			}

@@ -477,3 +477,31 @@ func TestExecutePooledRepeats(t *testing.T) {
 		t.Errorf("Split without samples: %v", err)
 	}
 }
+
+// Pooled repeats whose timelines differ in length (a 2,000-client repeat
+// that waited for its clients to stop has more entries) split by each
+// sample's count of entries, not into equal shares.
+func TestSplitUnevenTimeline(t *testing.T) {
+	s := sc("sql-rowlock", func(s *report.Scenario) {
+		s.Clients = 2000
+		for k, n := range []int{3, 2, 2} {
+			for i := range n {
+				s.Timeline = append(s.Timeline, report.Second{TS: float64(10*k + i + 1), Ops: int64(100*k + i)})
+			}
+			s.Samples = append(s.Samples, report.Sample{Ops: int64(k), TimelineEntries: n})
+		}
+	})
+	out, err := Split(&report.Run{Scenarios: []report.Scenario{s}}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range [][]int64{{0, 1, 2}, {100, 101}, {200, 201}} {
+		var got []int64
+		for _, sec := range out[k].Scenarios[0].Timeline {
+			got = append(got, sec.Ops)
+		}
+		if !slices.Equal(got, want) || out[k].Scenarios[0].Ops != int64(k) {
+			t.Errorf("repeat %d: timeline ops %v ops %d, want %v and %d", k+1, got, out[k].Scenarios[0].Ops, want, k)
+		}
+	}
+}

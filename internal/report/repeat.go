@@ -62,13 +62,19 @@ type Sample struct {
 	// (the Redis servers' CPU, ms per 1,000 operations); absent when not
 	// measured.
 	ServerCPUMSPer1kOps float64 `json:"server_cpu_ms_per_1k_ops,omitempty"`
+	// TimelineEntries is how many entries the run's timeline has: pooled
+	// repeats' timelines follow each other in the scenario's timeline,
+	// and these counts split it back into runs (a run that outlasts its
+	// window, waiting for its clients to stop, has more than its window's
+	// seconds). Absent in files written before it existed.
+	TimelineEntries int `json:"timeline_entries,omitempty"`
 }
 
 // SampleOf is s's own figures as one Sample.
 func SampleOf(s Scenario) Sample {
 	return Sample{OpsPerSec: s.OpsPerSec, P50MS: s.LatencyMS.P50, P99MS: s.LatencyMS.P99, P999MS: s.LatencyMS.P999,
 		AcquireP99MS: s.AcquireMS.P99, Violations: s.Violations.Total(), Ops: s.Ops, CommandsPerOp: s.RedisCost.CommandsPerOp,
-		CPUMicrosPerOp: s.ClientCPU.CPUMicrosPerOp, ServerCPUMSPer1kOps: s.RedisCost.ServerCPUMSPer1kOps}
+		CPUMicrosPerOp: s.ClientCPU.CPUMicrosPerOp, ServerCPUMSPer1kOps: s.RedisCost.ServerCPUMSPer1kOps, TimelineEntries: len(s.Timeline)}
 }
 
 // NewSpread computes the median, the range and MedianCI's 95 % interval
