@@ -365,8 +365,12 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 					if o.Progress != nil {
 						o.Progress(fmt.Sprintf("%s: run %s (run %d of %d)", which, whatV, started, total))
 					}
+					all := append(append([]string{}, args...), v...)
+					// A sweep of one client count (P5's Redis lock in quick
+					// mode) is a lockbench run: sweep refuses one count.
+					rv.Sweep = rv.Sweep && strings.Contains(lastFlag(all, "--clients"), ",")
 					var part *report.Run
-					part, err = run(ctx, rv, append(append([]string{}, args...), v...))
+					part, err = run(ctx, rv, all)
 					if ctx.Err() != nil {
 						// Ctrl-C: the claim is not judged (neither failed
 						// nor counted); the rows so far are returned.
@@ -431,6 +435,18 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// lastFlag is the value of the last flag named name in args ("" when
+// absent): the one lockbench uses.
+func lastFlag(args []string, name string) string {
+	v := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			v = args[i+1]
+		}
+	}
+	return v
 }
 
 // join is acc with part's scenarios appended (part itself when acc is

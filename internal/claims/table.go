@@ -181,7 +181,7 @@ func Runs() []Run {
 			"--work", "5ms", "--retry", "none,fixed", "--clients", "50", "--warmup", settled, "--duration", perfDuration}, Quick: settledQuick},
 		{Name: "sql", Args: sqlFlags("sql-rowlock", sqlClients), Quick: append([]string{"--clients", joinInts(lowHigh)}, sqlQuick...),
 			Sweep: true, Pooled: true},
-		{Name: "sql-redis", Args: sqlFlags("atomic", lowHigh), Quick: append([]string{"--clients", fmt.Sprint(lowHigh[1])}, sqlQuick...),
+		{Name: "sql-redis", Args: sqlFlags("atomic", lowHigh), QuickArgs: sqlFlags("atomic", lowHigh[1:]), Quick: sqlQuick,
 			Sweep: true, Pooled: true},
 		{Name: "zk", Args: cycles("zk", zkWarmup), Quick: perfQuick},
 		{Name: "zk-redis", Args: cycles("atomic", serverWarmup), Quick: perfQuick},
