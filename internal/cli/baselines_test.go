@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
 )
 
@@ -135,5 +137,63 @@ func TestBaselineUsage(t *testing.T) {
 		if !strings.Contains(r.stdout, "  "+st+" ") {
 			t.Errorf("list lacks %s:\n%s", st, r.stdout)
 		}
+	}
+}
+
+// zk and etcd run with --repeat 2: each row's raw.cost has an entry of
+// the server lockbench started (its process CPU, no command counts)
+// beside the Redis node's; redis_cost.server_cpu_ms is their sum, > 0,
+// and server_cpu_ms_per_1k_ops derives from it over raw.cost_ops exactly.
+// Each repeat's sample has its own figure, and the repeats' CPU (figure x
+// ops) adds up to the row's. The file matches results/schema.json
+// (LOCKBENCH_CHECK_SCHEMA, set by TestMain).
+func TestBaselineServerCPURepeat(t *testing.T) {
+	t.Parallel()
+	if !topology.HaveZooKeeper() || !topology.HaveEtcd() {
+		t.Skip("zk and etcd need their servers: apt-get install zookeeper etcd-server (make test does it as root)")
+	}
+	out := filepath.Join(t.TempDir(), "cpu.json")
+	_, run := runAndRead(t, out, "run", "--strategy", "zk,etcd", "--workload", "lock-cycle", "--keys", "100",
+		"--clients", "4", "--work", "1ms", "--duration", "1s", "--driver", "rueidis",
+		"--repeat", "2", "--out", out, "-q")
+	if len(run.Scenarios) != 2 {
+		t.Fatalf("%d scenarios, want 2", len(run.Scenarios))
+	}
+	names := map[string]string{"zk": "zookeeper ", "etcd": "etcd "}
+	for _, s := range run.Scenarios {
+		var server *report.ServerCost
+		sum := 0.0
+		for i, c := range s.Raw.Cost {
+			sum += c.CPUMS
+			if strings.HasPrefix(c.Servers, names[s.Strategy]) {
+				server = &s.Raw.Cost[i]
+			}
+		}
+		if server == nil || server.CPUMS <= 0 || server.ByCommand != nil {
+			t.Fatalf("%s: raw.cost %+v: want an entry %q... with CPU and no command counts", s.Strategy, s.Raw.Cost, names[s.Strategy])
+		}
+		c := s.RedisCost
+		if c.ServerCPUMS <= 0 || c.ServerCPUMS != sum {
+			t.Fatalf("%s: server_cpu_ms %v, want the raw entries' sum %v", s.Strategy, c.ServerCPUMS, sum)
+		}
+		if want := c.ServerCPUMS * 1000 / float64(s.Raw.CostOps); s.Raw.CostOps <= 0 || c.ServerCPUMSPer1kOps != want {
+			t.Fatalf("%s: server_cpu_ms_per_1k_ops %v, want %v*1000/%d = %v", s.Strategy, c.ServerCPUMSPer1kOps, c.ServerCPUMS, s.Raw.CostOps, want)
+		}
+		if len(s.Samples) != 2 {
+			t.Fatalf("%s: %d samples, want 2", s.Strategy, len(s.Samples))
+		}
+		ops, cpu := int64(0), 0.0
+		for _, x := range s.Samples {
+			if x.ServerCPUMSPer1kOps <= 0 {
+				t.Fatalf("%s: a repeat's server_cpu_ms_per_1k_ops %v, want > 0", s.Strategy, x.ServerCPUMSPer1kOps)
+			}
+			ops += x.Ops
+			cpu += x.ServerCPUMSPer1kOps * float64(x.Ops) / 1000
+		}
+		// No warm-up: each repeat's cost window is its measured window.
+		if ops != s.Raw.CostOps || math.Abs(cpu-c.ServerCPUMS) > 1e-6*c.ServerCPUMS {
+			t.Fatalf("%s: the repeats' %d ops and %v ms, want the row's %d and %v", s.Strategy, ops, cpu, s.Raw.CostOps, c.ServerCPUMS)
+		}
+		t.Logf("%s: %s %.0f ms, servers %.1f ms over %d ops: %.1f ms per 1k ops", s.Strategy, server.Servers, server.CPUMS, c.ServerCPUMS, s.Raw.CostOps, c.ServerCPUMSPer1kOps)
 	}
 }

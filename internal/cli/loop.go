@@ -143,7 +143,7 @@ func (r *scenarioLoop) skip(i int, sc engine.Scenario, skip errSkip) {
 func (r *scenarioLoop) measure(ctx context.Context, i int, sc engine.Scenario, lay layout) (report.Scenario, engine.Scenario, error) {
 	nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
 	sc.Env.Topology, sc.Env.Servers, sc.Env.ReplLink = name, servers, lay.link
-	sc.Env.Backends = lay.backends
+	sc.Env.Backends, sc.Env.BackendServer = lay.backends, lay.backend
 	sc.Env.Prom, sc.Env.Number = r.prom, i+1
 	r.touched = r.sp == nil || r.sp.seg.Leader() // the leader deletes the keys of a run of segments
 	sc.Env.History = r.hist

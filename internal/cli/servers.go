@@ -41,30 +41,30 @@ func (e errSkip) Error() string { return e.err.Error() }
 func (e errSkip) Unwrap() error { return e.err }
 
 // backendsFor starts (once) the server the scenario's strategy needs
-// besides Redis and returns the Backends to put in the scenario. A server
-// that is not installed gives errSkip.
-func (t *topologies) backendsFor(ctx context.Context, sc engine.Scenario) (strategies.Backends, error) {
+// besides Redis and returns it (nil for none) with the Backends to put in
+// the scenario. A server that is not installed gives errSkip.
+func (t *topologies) backendsFor(ctx context.Context, sc engine.Scenario) (*topology.Server, strategies.Backends, error) {
 	var b strategies.Backends
 	kind := strategies.InfoOf(sc.Strategy).Backend
 	if kind == strategies.NoBackend {
-		return b, nil
+		return nil, b, nil
 	}
 	if t.backends == nil {
 		t.backends = map[strategies.Backend]backend{}
 	}
 	if be, ok := t.backends[kind]; ok {
-		return be.b, nil
+		return be.s, be.b, nil
 	}
 	s, b, err := engine.StartBackend(ctx, kind)
 	if engine.Missing(err) {
-		return b, errSkip{err}
+		return nil, b, errSkip{err}
 	}
 	if err != nil {
-		return b, err
+		return nil, b, err
 	}
 	t.backends[kind] = backend{s, b}
 	t.border = append(t.border, kind)
-	return b, nil
+	return s, b, nil
 }
 
 // backend is a started baseline server and what clients use to reach it.
@@ -96,8 +96,11 @@ type layout struct {
 	link    *faults.ReplLink   // the replica's link on a Sentinel layout with a failover
 	name    string
 	release func() // call after the scenario
-	// backends are the baseline strategies' servers besides Redis.
+	// backends are the baseline strategies' servers besides Redis;
+	// backend is the one lockbench started for the scenario's strategy
+	// (its process CPU is measured: engine.Env.BackendServer), nil: none.
 	backends strategies.Backends
+	backend  *topology.Server
 }
 
 // layoutFor starts or reuses the scenario's layout.
@@ -109,7 +112,7 @@ func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout,
 		link = faults.NewReplLink(sc.Faults)
 	}
 	t.linker = link.Linker()
-	backends, err := t.backendsFor(ctx, sc)
+	backend, backends, err := t.backendsFor(ctx, sc)
 	if err != nil {
 		return layout{release: func() {}}, err
 	}
@@ -118,7 +121,7 @@ func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout,
 		link.Close()
 		link = nil
 	}
-	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link, backends: backends}
+	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link, backends: backends, backend: backend}
 	if link != nil {
 		l.release = func() { release(); link.Close() }
 	}

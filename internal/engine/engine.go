@@ -243,6 +243,13 @@ type Env struct {
 	// topology.StartMariaDB, StartZooKeeper and StartEtcd start them;
 	// strategies.InfoOf(name).Backend says which a strategy needs.
 	Backends strategies.Backends
+	// BackendServer is the server of Backends the scenario's strategy uses
+	// when lockbench started it (StartBackend): its process's CPU time
+	// (user + system) is read at the start and end of the cost window,
+	// beside the Redis nodes' INFO cpu, into one raw.cost entry of its
+	// own (report.ServerCost without command counts). nil: a server
+	// lockbench did not start, whose CPU it cannot read (not measured).
+	BackendServer *topology.Server
 	// KeepKeys leaves the scenario's keys in Redis after the run.
 	KeepKeys bool
 	// Prom, when set, publishes the scenario's figures as it runs.

@@ -15,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/redisadmin"
+	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -27,10 +28,11 @@ var (
 )
 
 // measure runs the clocked part of the scenario: it takes the servers'
-// command counts and lockbench's CPU time before and after, and in
-// between runs the warm-up and the measured window: the run context
-// (stopped by the duration's timer, the workload running out of work,
-// MaxConsecutiveErrors / MaxErrorStreak, or ctx), the grace period
+// command counts, the baseline server's process CPU time (when lockbench
+// started it: Env.BackendServer) and lockbench's CPU time before and
+// after, and in between runs the warm-up and the measured window: the run
+// context (stopped by the duration's timer, the workload running out of
+// work, MaxConsecutiveErrors / MaxErrorStreak, or ctx), the grace period
 // after it, the load sampler, the fault injector, the timeline's sampler,
 // the open loop's scheduler, and one goroutine per client, which it waits
 // for. It fills the fields under "measure" in run. Errors: the first INFO
@@ -63,6 +65,7 @@ func (r *run) measure() error {
 		return fmt.Errorf("INFO commandstats: %w", err)
 	}
 	r.before = before
+	r.procBefore, r.procErr = backendCPU(sc.Env.BackendServer)
 	if r.live != nil {
 		r.live.Start(r.bg)
 	}
@@ -235,7 +238,22 @@ func (r *run) measure() error {
 		r.live.Stop() // its reads are left out of the cost below
 	}
 	r.after, r.afterErr = commandStats(r.bg, ds)
+	if r.procErr == nil {
+		r.procAfter, r.procErr = backendCPU(sc.Env.BackendServer)
+	}
 	return nil
+}
+
+// errNoBackendServer: Env.BackendServer is nil, so no baseline server's
+// CPU is read.
+var errNoBackendServer = errors.New("no baseline server of lockbench's")
+
+// backendCPU reads s's process CPU time (errNoBackendServer for nil).
+func backendCPU(s *topology.Server) (topology.ProcCPU, error) {
+	if s == nil {
+		return topology.ProcCPU{}, errNoBackendServer
+	}
+	return s.CPU()
 }
 
 // injector returns the scenario's fault injector (nil without faults),

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -65,6 +66,11 @@ type run struct {
 	offered, dropped    int64
 	undecided           int64 // open loop: arrivals due, neither handed over nor dropped at the stop
 	faultWindows        []faults.Window
+
+	// the baseline server's process CPU over the cost window
+	// (Env.BackendServer); procErr: not measured
+	procBefore, procAfter topology.ProcCPU
+	procErr               error
 
 	// history (nil: none kept): the workers' sections and the server
 	// clock's offset before the run

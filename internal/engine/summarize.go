@@ -101,6 +101,17 @@ func (r *run) summarize() *metrics.Recorder {
 		slices.Sort(addrs)
 		raw.Cost = []report.ServerCost{{Servers: strings.Join(addrs, ","), ByCommand: c.ByCommand, Own: sampler, CPUMS: c.ServerCPUMS}}
 	}
+	// The baseline server lockbench started (zk: ZooKeeper's JVM, etcd,
+	// sql-*: MariaDB), read over the same window: its process's CPU, in an
+	// entry of its own without command counts (ByCommand nil: not
+	// counted, so it adds nothing to commands/op). Not measured (no
+	// entry): a server lockbench did not start, or one whose process
+	// could not be read or was not the same at both ends.
+	if kind := strategies.InfoOf(sc.Strategy).Backend; kind != strategies.NoBackend && r.procErr == nil {
+		if cpu, ok := r.procAfter.Since(r.procBefore); ok {
+			raw.Cost = append(raw.Cost, report.ServerCost{Servers: string(kind) + " " + sc.Env.BackendServer.Addr, CPUMS: cpu})
+		}
+	}
 	// Client side: lockbench's own CPU over the run (warm-up included).
 	raw.ClientCPUS = (rusageCPU(r.ruAfter) - rusageCPU(r.ruBefore)).Seconds()
 	raw.CPUBudgetS = r.cpuWall.Seconds() * float64(runtime.GOMAXPROCS(0))

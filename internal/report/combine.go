@@ -292,16 +292,27 @@ func (c ServerCost) commands() int64 {
 	return n
 }
 
-// widest keeps, per set of servers, the delta with the most commands (a
-// delta of the same servers read by another process over nearly the same
-// window); sets only one side has are kept.
+// wider reports whether c is a wider delta of the same servers than x:
+// more commands, or for entries without command counts (a baseline
+// server's process CPU) more CPU.
+func (c ServerCost) wider(x ServerCost) bool {
+	if c.ByCommand == nil && x.ByCommand == nil {
+		return c.CPUMS > x.CPUMS
+	}
+	return c.commands() > x.commands()
+}
+
+// widest keeps, per set of servers, the widest delta (a delta of the same
+// servers read by another process over nearly the same window: the most
+// commands, or without command counts the most CPU); sets only one side
+// has are kept.
 func widest(a, b []ServerCost) []ServerCost {
 	for _, y := range b {
 		i := slices.IndexFunc(a, func(x ServerCost) bool { return x.Servers == y.Servers })
 		switch {
 		case i < 0:
 			a = append(a, y)
-		case y.commands() > a[i].commands():
+		case y.wider(a[i]):
 			own := addCounts(a[i].Own, y.Own)
 			a[i] = y
 			a[i].Own = own

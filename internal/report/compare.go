@@ -86,9 +86,9 @@ type CostFigure struct {
 
 // CostFigures are the cost figures Compare gates, in the order it prints
 // them: Redis commands per operation (redis_cost.commands_per_op), the
-// client's CPU per operation (client_cpu.cpu_us_per_op, µs) and the Redis
+// client's CPU per operation (client_cpu.cpu_us_per_op, µs) and the
 // servers' CPU per 1,000 operations (redis_cost.server_cpu_ms_per_1k_ops,
-// ms). A figure either side did not measure is not compared ("n/a").
+// ms: the Redis nodes', and for a baseline strategy its server's too). A figure either side did not measure is not compared ("n/a").
 var CostFigures = []CostFigure{
 	{"cmds/op", false, func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }, func(x Sample) float64 { return x.CommandsPerOp }},
 	{"client_us/op", true, func(s Scenario) float64 { return s.ClientCPU.CPUMicrosPerOp }, func(x Sample) float64 { return x.CPUMicrosPerOp }},

@@ -69,8 +69,11 @@ type Raw struct {
 	// client CPU were read over (warm-up included).
 	CostOps int64 `json:"cost_ops"`
 	// Cost is the servers' cost: INFO commandstats and INFO cpu deltas,
-	// one entry per set of servers measured. Absent when they could not be
-	// read (a server went away): commands/op is then not measured.
+	// one entry per set of servers measured, and for a baseline strategy
+	// (zk, etcd, sql-*) whose server lockbench started, an entry of that
+	// server's process CPU time (no command counts). Absent when they
+	// could not be read (a server went away): commands/op is then not
+	// measured.
 	Cost []ServerCost `json:"cost,omitempty"`
 	// ClientCPUS is lockbench's CPU time (user + sys) over the cost window,
 	// s; CPUBudgetS the CPU time it could have had (wall time x
@@ -101,20 +104,27 @@ type Raw struct {
 
 // ServerCost is one set of servers' cost over a cost window.
 type ServerCost struct {
-	// Servers names the servers measured: their addresses, sorted and
-	// joined by commas.
+	// Servers names the servers measured: the Redis nodes' addresses,
+	// sorted and joined by commas; a baseline strategy's server, its kind
+	// and address ("zookeeper 127.0.0.1:PORT", "etcd …", "mariadb …").
 	Servers string `json:"servers"`
 	// ByCommand counts the commands executed per command name (lower case)
 	// over the window, lockbench's INFO snapshots and connection set-up
 	// left out: every client's commands, of this process and of any other
 	// that ran at the same time (segments), their instrumentation included.
+	// Null (nil) for a baseline server's entry: its commands are not
+	// counted (only its CPU is measured), and it adds nothing to
+	// commands/op; an empty object is Redis nodes that executed none.
 	ByCommand map[string]int64 `json:"by_command"`
 	// Own are the commands in ByCommand that lockbench's own samplers sent
 	// (the liveness oracle's reads) and its background traffic
 	// (--background), per command name: the workload's cost is ByCommand
 	// less the Own of every process combined.
 	Own map[string]int64 `json:"own,omitempty"`
-	// CPUMS is the servers' CPU time (user + sys), ms.
+	// CPUMS is the servers' CPU time (user + sys), ms: Redis nodes' from
+	// INFO cpu (used_cpu_sys + used_cpu_user), a baseline server's from
+	// its process (/proc/<pid>/stat utime + stime, every thread; 10 ms
+	// ticks).
 	CPUMS float64 `json:"cpu_ms"`
 }
 
@@ -223,8 +233,14 @@ func Derive(s *Scenario) error {
 	}
 	s.RedisCost = RedisCost{}
 	if len(r.Cost) > 0 {
-		c := RedisCost{ByCommand: map[string]int64{}, Ops: r.CostOps}
+		// Every entry's CPU adds up (the Redis nodes' and a baseline
+		// server's); commands only from the entries that counted them
+		// (ByCommand not nil): with none, commands/op is not measured.
+		c := RedisCost{Ops: r.CostOps}
 		for _, sc := range r.Cost {
+			if sc.ByCommand != nil && c.ByCommand == nil {
+				c.ByCommand = map[string]int64{}
+			}
 			for k, v := range sc.ByCommand {
 				if n := v - sc.Own[k]; n > 0 {
 					c.ByCommand[k] += n
@@ -234,7 +250,9 @@ func Derive(s *Scenario) error {
 			c.ServerCPUMS += sc.CPUMS
 		}
 		if r.CostOps > 0 && !r.Segment {
-			c.CommandsPerOp = float64(c.Commands) / float64(r.CostOps)
+			if c.ByCommand != nil {
+				c.CommandsPerOp = float64(c.Commands) / float64(r.CostOps)
+			}
 			c.ServerCPUMSPer1kOps = c.ServerCPUMS * 1000 / float64(r.CostOps)
 		}
 		s.RedisCost = c

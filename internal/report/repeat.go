@@ -59,7 +59,8 @@ type Sample struct {
 	// own CPU, µs per operation); absent when not measured.
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	// ServerCPUMSPer1kOps is the run's redis_cost.server_cpu_ms_per_1k_ops
-	// (the Redis servers' CPU, ms per 1,000 operations); absent when not
+	// (the servers' CPU, ms per 1,000 operations: the Redis nodes', and a
+	// baseline strategy's server lockbench started); absent when not
 	// measured.
 	ServerCPUMSPer1kOps float64 `json:"server_cpu_ms_per_1k_ops,omitempty"`
 	// TimelineEntries is how many entries the run's timeline has: pooled

@@ -301,8 +301,10 @@ type RedisCost struct {
 	// ByCommand counts per command name (lower case, e.g. "set", "evalsha").
 	ByCommand map[string]int64 `json:"by_command"`
 	// ServerCPUMS is the servers' CPU time (user + sys, all nodes) over the
-	// run, ms, from INFO cpu; ServerCPUMSPer1kOps divides it per 1,000 ops.
-	// (absent without operations).
+	// run, ms, from INFO cpu; for a baseline strategy (zk, etcd, sql-*)
+	// whose server lockbench started, that server's process CPU time is
+	// added (raw.cost has an entry per server). ServerCPUMSPer1kOps
+	// divides it per 1,000 ops (absent without operations).
 	ServerCPUMS         float64 `json:"server_cpu_ms"`
 	ServerCPUMSPer1kOps float64 `json:"server_cpu_ms_per_1k_ops,omitzero"`
 }

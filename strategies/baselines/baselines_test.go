@@ -27,6 +27,8 @@ var (
 	missing  = map[strategies.Backend]string{} // backend -> why it is not installed (the tests skip)
 	broken   = map[strategies.Backend]error{}  // backend -> why it is installed but did not start (the tests fail)
 	servers  []*topology.Server
+	// started are the servers of backends by kind (engine.Env.BackendServer).
+	started = map[strategies.Backend]*topology.Server{}
 )
 
 // startBackend starts one baseline server with start. A server that is not
@@ -67,6 +69,7 @@ func TestMain(m *testing.M) {
 			missing[b] = skip
 		default:
 			servers = append(servers, s)
+			started[b] = s
 			set(s)
 		}
 	}
