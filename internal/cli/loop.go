@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,7 +96,14 @@ func (r *scenarioLoop) scenario(ctx context.Context, i int, sc engine.Scenario) 
 		}
 		return true, err
 	}
+	r.touched = r.sp == nil || r.sp.seg.Leader() // the leader deletes the keys of a run of segments
 	res, sc, err := r.measure(ctx, i, sc, lay)
+	return r.settle(ctx, i, sc, res, err)
+}
+
+// settle records scenario i's result res, or its error err: stop
+// and err as scenario's.
+func (r *scenarioLoop) settle(ctx context.Context, i int, sc engine.Scenario, res report.Scenario, err error) (stop bool, _ error) {
 	if errors.Is(err, engine.ErrAborted) {
 		// The failure-streak guard stopped it: its figures are kept
 		// (stop_reason aborted), the run goes on, and exits 1.
@@ -145,7 +153,6 @@ func (r *scenarioLoop) measure(ctx context.Context, i int, sc engine.Scenario, l
 	sc.Env.Topology, sc.Env.Servers, sc.Env.ReplLink = name, servers, lay.link
 	sc.Env.Backends, sc.Env.BackendServer = lay.backends, lay.backend
 	sc.Env.Prom, sc.Env.Number = r.prom, i+1
-	r.touched = r.sp == nil || r.sp.seg.Leader() // the leader deletes the keys of a run of segments
 	sc.Env.History = r.hist
 	var res report.Scenario
 	var err error
@@ -194,6 +201,9 @@ func (r *scenarioLoop) record(i int, sc engine.Scenario, res report.Scenario) {
 		r.run.Interrupted = true
 	}
 	res.HistoryFile = historyRef(r.hist, r.p.out)
+	if i < len(r.p.labels) {
+		res.Label = r.p.labels[i]
+	}
 	r.run.Scenarios = append(r.run.Scenarios, res)
 	r.publish()
 }
@@ -243,4 +253,73 @@ func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, p
 		}
 	}
 	return pool()
+}
+
+// together runs the plan's scenarios all at once (a scenario file with
+// concurrent: true): each placed on the one layout they share, then
+// measured in its own goroutine under its own key prefix, and recorded
+// in the plan's order once all have ended.
+func (r *scenarioLoop) together(ctx context.Context) error {
+	n := len(r.p.scenarios)
+	lays := make([]*layout, n)
+	scs := slices.Clone(r.p.scenarios) // with what progress sets on them
+	defer func() {
+		for _, lay := range lays {
+			if lay != nil {
+				lay.release()
+			}
+		}
+	}()
+	for i := range scs {
+		sc := &scs[i]
+		r.prog.start(i, sc, sc.Warmup+sc.Duration)
+		lay, err := r.place(ctx, *sc)
+		var skip errSkip
+		if errors.As(err, &skip) {
+			r.skip(i, *sc, skip)
+			continue
+		}
+		if err == nil {
+			err = r.versions.probe(ctx, sc.Driver, lay.nodes, &r.run.Meta)
+		}
+		if err != nil {
+			r.prog.stopped(i, "failed")
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		}
+		lays[i] = &lay
+	}
+	type outcome struct {
+		res report.Scenario
+		sc  engine.Scenario
+		err error
+	}
+	outs := make([]outcome, n)
+	var wg sync.WaitGroup
+	r.touched = true
+	for i, sc := range scs {
+		if lays[i] == nil {
+			continue
+		}
+		lay := *lays[i]
+		lay.release = func() {} // after every scenario (the deferred release above)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, sc, err := r.measure(ctx, i, sc, lay)
+			outs[i] = outcome{res, sc, err}
+		}()
+	}
+	wg.Wait()
+	for i, o := range outs {
+		if lays[i] == nil {
+			continue
+		}
+		if stop, err := r.settle(ctx, i, o.sc, o.res, o.err); err != nil || stop {
+			return err
+		}
+	}
+	return nil
 }

@@ -31,9 +31,18 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	return runPlan(parent, f, p, stdout, stderr)
+}
+
+// runPlan is runMatrix on the plan p: a matrix's, or a scenario file's
+// scenarios: list (multiPlan).
+func runPlan(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Writer) error {
 	sp, err := parseSegment(f, p)
 	if err != nil {
 		return err
+	}
+	if sp != nil && len(p.labels) > 0 {
+		return usageError{fmt.Errorf("%s: a file with scenarios: runs in one process: $LOCKBENCH_SEGMENT does not go with it", f.file)}
 	}
 	if checkOnly(parent) {
 		return nil // CheckArgs: the line is valid; nothing is started
@@ -96,7 +105,11 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 		defer leave()
 	}
 	r.ran.Store(true)
-	if err := r.loop(ctx); err != nil {
+	loop := r.loop
+	if p.concurrent {
+		loop = r.together
+	}
+	if err := loop(ctx); err != nil {
 		return err
 	}
 	return r.finish(ctx)

@@ -50,6 +50,12 @@ type plan struct {
 	// under lockbench:<segRunID>: (the barrier, the leader's data) do not
 	// make a database non-empty.
 	segRunID string
+	// labels and lines are, for a file with scenarios:, each scenario's
+	// name: ("" for none) and its item's line; concurrent: they run at
+	// once (concurrent: true).
+	labels     []string
+	lines      []int
+	concurrent bool
 }
 
 // validate checks every flag and returns all problems at once: the plan

@@ -42,7 +42,10 @@ type liveProgress struct {
 	mu   sync.Mutex
 	bars []*scenarioBar
 	cur  *scenarioBar // started last (start)
-	once sync.Once
+	// byIndex are the bars by scenario index (scenarios run at once:
+	// each ends on its own bar).
+	byIndex map[int]*scenarioBar
+	once    sync.Once
 }
 
 // newLiveProgress draws on w; opts are extra mpb options (tests render to
@@ -303,22 +306,29 @@ func (lp *liveProgress) start(i int, sc *engine.Scenario, planned time.Duration)
 	sc.Env.OnSecond = b.second
 	lp.mu.Lock()
 	lp.cur = b
+	if lp.byIndex == nil {
+		lp.byIndex = map[int]*scenarioBar{}
+	}
+	lp.byIndex[i] = b
 	lp.mu.Unlock()
 }
 
 // skipped leaves the bar as it is (close marks it "stopped").
 func (lp *liveProgress) skipped(int) {}
 
-func (lp *liveProgress) stopped(_ int, why string) { lp.current().finish(why) }
+func (lp *liveProgress) stopped(i int, why string) { lp.current(i).finish(why) }
 
-func (lp *liveProgress) done(_ int, res report.Scenario) {
-	lp.current().finishShort(scenarioSummary(res), shortSummary(res))
+func (lp *liveProgress) done(i int, res report.Scenario) {
+	lp.current(i).finishShort(scenarioSummary(res), shortSummary(res))
 }
 
-// current is the bar of the scenario started last.
-func (lp *liveProgress) current() *scenarioBar {
+// current is scenario i's bar, else the bar of the scenario started last.
+func (lp *liveProgress) current(i int) *scenarioBar {
 	lp.mu.Lock()
 	defer lp.mu.Unlock()
+	if b, ok := lp.byIndex[i]; ok {
+		return b
+	}
 	return lp.cur
 }
 

@@ -73,12 +73,21 @@ Exit codes: ` + exitCodesDoc,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.cli = changedFlags(cmd.Flags())
+			var multi *multiFile
 			if f.file != "" {
-				if err := applyFile(cmd.Flags(), scratchRunFlags(), f.file); err != nil {
+				var err error
+				if multi, err = applyRunFile(cmd.Flags(), f.file); err != nil {
 					return err
 				}
 			}
 			f.changed = changedFlags(cmd.Flags())
+			if multi != nil {
+				p, err := multiPlan(f, cmd.Flags(), multi)
+				if err != nil {
+					return err
+				}
+				return runPlan(cmd.Context(), f, p, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			return runMatrix(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}

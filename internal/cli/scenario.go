@@ -44,12 +44,18 @@ func applyFile(fs, scratch *pflag.FlagSet, path string) error {
 	if err != nil {
 		return err
 	}
+	return applyFields(fs, scratch, path, root.Content)
+}
+
+// applyFields is applyFile on the fields of a mapping, content its key
+// and value nodes in turn.
+func applyFields(fs, scratch *pflag.FlagSet, path string, content []*yaml.Node) error {
 	s := &fileApplier{fs: fs, scratch: scratch, path: path, names: fileFieldNames(fs),
 		changed: map[string]bool{}, seen: map[string]bool{}}
 	// Flags the command line set, before this file sets any.
 	fs.Visit(func(f *pflag.Flag) { s.changed[f.Name] = true })
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
+	for i := 0; i+1 < len(content); i += 2 {
+		k, v := content[i], content[i+1]
 		if v.Kind == yaml.AliasNode && v.Alias != nil {
 			v = v.Alias
 		}

@@ -293,6 +293,12 @@ type Env struct {
 	// before that fault's SIGKILL.
 	Proc       int
 	BeforeKill func()
+	// Shared marks a scenario run at the same time as others on the same
+	// servers in this process (a concurrent scenario file): its result's
+	// cost is marked shared (report.Raw.SharedCost: no cost per operation)
+	// and its measured window's wall-clock times are recorded
+	// (report.Scenario.MeasuredAt).
+	Shared bool
 }
 
 // Sync is how one execution segment meets the other processes of its

@@ -82,6 +82,10 @@ func (r *run) summarize() *metrics.Recorder {
 		raw.ThinkMS = float64(sc.Think.Mean()) / float64(time.Millisecond) // 0: none
 	}
 	raw.Segment = sc.Env.Sync != nil
+	if sc.Env.Shared {
+		raw.SharedCost = true
+		out.MeasuredAt = &report.WallWindow{Start: measureStart.UTC().Format(time.RFC3339Nano), End: r.end.UTC().Format(time.RFC3339Nano)}
+	}
 	if r.background != nil {
 		raw.Background = r.background.raw()
 	}

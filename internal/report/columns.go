@@ -75,7 +75,12 @@ func col(key, header, doc string, cell func(Scenario) string) Column {
 
 // Shared columns of the run and sweep tables.
 var (
-	colStrategy = col("strategy", "strategy", "the lock strategy", func(s Scenario) string { return s.Strategy })
+	colStrategy = col("strategy", "strategy", "the lock strategy (after the scenario's name and a colon when it has one: a scenario file's scenarios: list)", func(s Scenario) string {
+		if s.Label != "" {
+			return s.Label + ": " + s.Strategy
+		}
+		return s.Strategy
+	})
 	colDriver   = col("driver", "driver", "the Redis driver", func(s Scenario) string { return s.Driver })
 	colWorkload = col("workload", "workload", "the workload", func(s Scenario) string { return s.Workload })
 	colRetry    = col("retry", "retry", "the retry policy's name (its whole spec where two rows of one strategy, driver and workload share the name; the parameters are in the result file)", func(s Scenario) string { return shortRetry(s.Retry) })

@@ -103,6 +103,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		o.Background = bg
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
 		o.CostOps += r.CostOps
+		o.SharedCost = o.SharedCost || r.SharedCost
 		o.ClientSeconds += r.ClientSeconds
 		o.ClientCPUS += r.ClientCPUS
 		o.CPUBudgetS, o.Host, o.CPUBudgets = fold(addBudgets(budgetsOf(o), budgetsOf(r), mode))

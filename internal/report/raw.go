@@ -92,6 +92,14 @@ type Raw struct {
 	// merge of every segment of the run derives it (Merge clears it when
 	// no segment is missing). Absent (false) elsewhere.
 	Segment bool `json:"segment,omitempty"`
+	// SharedCost is set on a scenario that ran at the same time as others
+	// on the same servers, in the same process (a scenario file with
+	// concurrent: true): its servers' cost and its client CPU cover every
+	// one of them, so no cost per operation is derived from it
+	// (commands_per_op, server_cpu_ms_per_1k_ops and cpu_us_per_op are
+	// absent); the totals are the run's, not this scenario's. Absent
+	// (false) elsewhere.
+	SharedCost bool `json:"shared_cost,omitempty"`
 	// LoadIntervalMS and LoadRates are --load-sample's samples: the
 	// servers' commands/s over each interval of the measured window.
 	LoadIntervalMS float64   `json:"load_interval_ms,omitempty"`
@@ -249,7 +257,7 @@ func Derive(s *Scenario) error {
 			}
 			c.ServerCPUMS += sc.CPUMS
 		}
-		if r.CostOps > 0 && !r.Segment {
+		if r.CostOps > 0 && !r.Segment && !r.SharedCost {
 			if c.ByCommand != nil {
 				c.CommandsPerOp = float64(c.Commands) / float64(r.CostOps)
 			}
@@ -258,7 +266,7 @@ func Derive(s *Scenario) error {
 		s.RedisCost = c
 	}
 	s.ClientCPU = ClientCPU{CPUSeconds: r.ClientCPUS}
-	if r.CostOps > 0 {
+	if r.CostOps > 0 && !r.SharedCost {
 		s.ClientCPU.CPUMicrosPerOp = r.ClientCPUS * 1e6 / float64(r.CostOps)
 	}
 	if r.CPUBudgetS > 0 {

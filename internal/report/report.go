@@ -112,6 +112,9 @@ type ServerInfo struct {
 
 // Scenario is one cell of the matrix.
 type Scenario struct {
+	// Label is the scenario's name: in a scenario file's scenarios: list,
+	// its name: field (absent when none was given, and elsewhere).
+	Label    string            `json:"name,omitempty"`
 	Strategy string            `json:"strategy"`
 	Driver   string            `json:"driver"`
 	Workload string            `json:"workload"`
@@ -227,6 +230,11 @@ type Scenario struct {
 	// histories ("4 histories, same host: exact", "3 histories on 2 hosts:
 	// offset uncertainty up to 0.30 ms"); set with violations.cross_overlap.
 	CrossCheck string `json:"cross_check,omitempty"`
+	// MeasuredAt is the measured window's wall-clock start and end, for a
+	// scenario that ran at the same time as others (a scenario file with
+	// concurrent: true; raw.shared_cost): their windows overlap. Absent
+	// elsewhere.
+	MeasuredAt *WallWindow `json:"measured_at,omitempty"`
 	// Intervals are the timeline's interval histograms, for the .hlog file
 	// (nil when the engine kept none, and in a file read back).
 	Intervals *IntervalHists `json:"-"`
@@ -235,6 +243,13 @@ type Scenario struct {
 	// from it by Derive, for one run and for any combination of runs
 	// (Combine). Absent in files written before it existed.
 	Raw *Raw `json:"raw,omitempty"`
+}
+
+// WallWindow is a span of wall-clock time, RFC 3339 in UTC with
+// nanoseconds.
+type WallWindow struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
 }
 
 // FaultWindow is when a fault acted. Times are ms since the scenario's
