@@ -286,10 +286,18 @@ func (m *multiFile) sameLayout(p *plan, lays []engine.Layout) []error {
 	for i := 1; i < len(lays); i++ {
 		if lays[i].Kind != lays[0].Kind || lays[i].Servers != lays[0].Servers {
 			errs = append(errs, fmt.Errorf("%s:%d: scenario %d (%s) runs on %s, scenario 1 (%s) on %s: the scenarios of a concurrent file share one set of servers, so they must need the same layout (run them one after another without concurrent: true)",
-				m.path, p.lines[i], i+1, p.scenarios[i].Strategy, layoutName(lays[i]), p.scenarios[0].Strategy, layoutName(lays[0])))
+				m.path, p.lines[i], i+1, p.nameOf(i), layoutName(lays[i]), p.nameOf(0), layoutName(lays[0])))
 		}
 	}
 	return errs
+}
+
+// nameOf is scenario i's name: (its strategy when it has none).
+func (p *plan) nameOf(i int) string {
+	if p.labels[i] != "" {
+		return p.labels[i]
+	}
+	return p.scenarios[i].Strategy
 }
 
 // layoutName names a layout as the result's topology does.

@@ -190,6 +190,9 @@ func (r *scenarioLoop) fail(i int, sc engine.Scenario, err error) error {
 
 // record adds scenario i's result to the run, with its warnings.
 func (r *scenarioLoop) record(i int, sc engine.Scenario, res report.Scenario) {
+	if i < len(r.p.labels) {
+		res.Label = r.p.labels[i]
+	}
 	r.prog.done(i, res)
 	if res.VerifyError != "" {
 		fmt.Fprintf(r.prog, "lockbench: warning: scenario %d: no end check after its faults: %s\n", i+1, res.VerifyError)
@@ -201,9 +204,6 @@ func (r *scenarioLoop) record(i int, sc engine.Scenario, res report.Scenario) {
 		r.run.Interrupted = true
 	}
 	res.HistoryFile = historyRef(r.hist, r.p.out)
-	if i < len(r.p.labels) {
-		res.Label = r.p.labels[i]
-	}
 	r.run.Scenarios = append(r.run.Scenarios, res)
 	r.publish()
 }
@@ -261,6 +261,9 @@ func runRepeated(ctx context.Context, sc engine.Scenario, nodes []engine.Node, p
 // in the plan's order once all have ended.
 func (r *scenarioLoop) together(ctx context.Context) error {
 	n := len(r.p.scenarios)
+	if pp, ok := r.prog.(plainProgress); ok {
+		r.prog = linesProgress{plainProgress: pp}
+	}
 	lays := make([]*layout, n)
 	scs := slices.Clone(r.p.scenarios) // with what progress sets on them
 	defer func() {

@@ -366,3 +366,26 @@ func (quietProgress) skipped(int)                                {}
 func (quietProgress) stopped(int, string)                        {}
 func (quietProgress) done(int, report.Scenario)                  {}
 func (quietProgress) close()                                     {}
+
+// linesProgress is plainProgress for scenarios that run at once
+// (scenarioLoop.together): one whole line as each starts and one as
+// each ends, named, since their ends do not follow their starts.
+type linesProgress struct{ plainProgress }
+
+func (lp linesProgress) start(i int, sc *engine.Scenario, _ time.Duration) {
+	fmt.Fprintf(lp.w, "[%d/%d] %s started\n", i+1, lp.n, scenarioName(sc))
+}
+
+func (lp linesProgress) skipped(i int) { fmt.Fprintf(lp.w, "[%d/%d] skipped\n", i+1, lp.n) }
+
+func (lp linesProgress) stopped(i int, why string) {
+	fmt.Fprintf(lp.w, "[%d/%d] %s\n", i+1, lp.n, why)
+}
+
+func (lp linesProgress) done(i int, res report.Scenario) {
+	name := res.Name()
+	if res.Label != "" {
+		name = res.Label + " (" + name + ")"
+	}
+	fmt.Fprintf(lp.w, "[%d/%d] %s: %s\n", i+1, lp.n, name, scenarioSummary(res))
+}

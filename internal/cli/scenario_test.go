@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,6 +38,35 @@ func fileList(t *testing.T, doc map[string]any, name string) []string {
 		t.Fatalf("field %s: %T", name, v)
 	}
 	return nil
+}
+
+// exampleWant are the scenarios (strategy/driver/workload) of the
+// example doc: its matrix, or with a scenarios: list each item's, its
+// fields over the top level's.
+func exampleWant(t *testing.T, doc map[string]any) []string {
+	t.Helper()
+	var want []string
+	if items, ok := doc["scenarios"].([]any); ok {
+		for _, it := range items {
+			m := maps.Clone(doc)
+			delete(m, "scenarios")
+			maps.Copy(m, it.(map[string]any))
+			want = append(want, exampleWant(t, m)...)
+		}
+		return want
+	}
+	strats, drvs, wls := fileList(t, doc, "strategy"), fileList(t, doc, "driver"), fileList(t, doc, "workload")
+	retries := splitRetry(strings.Join(fileList(t, doc, "retry"), ","))
+	for _, wl := range wls {
+		for _, st := range strats {
+			for range retries {
+				for _, d := range drvs {
+					want = append(want, st+"/"+d+"/"+wl)
+				}
+			}
+		}
+	}
+	return want
 }
 
 // exampleEffects holds, for every example in scenarios/, the duration it
@@ -207,6 +237,30 @@ var exampleEffects = map[string]struct {
 	// the stages recorded, each second offering their integral, and the
 	// arrivals above 500/s dropped (the third second offers 1,150), every
 	// drop in the timeline.
+	// "Two scenarios at once on one redis-server ... each under its own
+	// key prefix, with its own figures, timeline and end check ... Their
+	// measured windows overlap (measured_at); ... neither has commands per
+	// operation (raw.shared_cost)."
+	"concurrent.yaml": {"1s", func(t *testing.T, run *report.Run) {
+		if len(run.Scenarios) != 2 || len(run.Meta.Servers) != 1 {
+			t.Fatalf("%d scenarios on %d servers, want 2 on 1", len(run.Scenarios), len(run.Meta.Servers))
+		}
+		a, b := run.Scenarios[0], run.Scenarios[1]
+		if a.Label != "checkout" || b.Label != "reports" || a.Raw.LockSpace == b.Raw.LockSpace {
+			t.Errorf("names %q %q, lock spaces %q %q", a.Label, b.Label, a.Raw.LockSpace, b.Raw.LockSpace)
+		}
+		if a.MeasuredAt == nil || b.MeasuredAt == nil || !(a.MeasuredAt.Start < b.MeasuredAt.End && b.MeasuredAt.Start < a.MeasuredAt.End) {
+			t.Fatalf("measured windows %v, %v: want them overlapping", a.MeasuredAt, b.MeasuredAt)
+		}
+		for _, sc := range run.Scenarios {
+			if sc.Ops == 0 || sc.Violations.Total() != 0 || len(sc.Timeline) == 0 || !sc.Raw.SharedCost || sc.RedisCost.CommandsPerOp != 0 {
+				t.Errorf("%s: %d ops, %d violations, %d timeline entries, shared cost %v, commands/op %v", sc.Label, sc.Ops, sc.Violations.Total(), len(sc.Timeline), sc.Raw.SharedCost, sc.RedisCost.CommandsPerOp)
+			}
+		}
+		if a.Figures["sold"] != a.Figures["acked_orders"] || a.Figures["missing_keys"] != 0 || b.Figures["counter_sum"] != b.Figures["increments"] {
+			t.Errorf("figures %v, %v: want the end checks exact", a.Figures, b.Figures)
+		}
+	}},
 	"stages.yaml": {"3s", func(t *testing.T, run *report.Run) {
 		const spec = "stages:start=100,1s=100,2s=1500"
 		sh, err := arrival.Parse(spec)
@@ -348,18 +402,8 @@ func TestScenarioExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want, got []string
-			strats, drvs, wls := fileList(t, doc, "strategy"), fileList(t, doc, "driver"), fileList(t, doc, "workload")
-			retries := splitRetry(strings.Join(fileList(t, doc, "retry"), ","))
-			for _, wl := range wls {
-				for _, st := range strats {
-					for range retries {
-						for _, d := range drvs {
-							want = append(want, st+"/"+d+"/"+wl)
-						}
-					}
-				}
-			}
+			var got []string
+			want := exampleWant(t, doc)
 			for _, sc := range run.Scenarios {
 				got = append(got, sc.Strategy+"/"+sc.Driver+"/"+sc.Workload)
 				if ttl, ok := doc["ttl"].(string); ok && sc.Params["ttl"] != mustDuration(t, ttl).String() {

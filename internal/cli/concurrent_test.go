@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/internal/topology"
+)
+
+// A concurrent file of two scenarios (atomic on a flash sale, fencing on
+// a hot key) runs both at once on the one server: their measured windows
+// overlap, each sold or counted exactly with no violation, each wrote its
+// keys under its own prefix (seen while they ran), none is left after,
+// their cost is marked shared (no commands/op), and the table and the
+// file carry their names.
+func TestConcurrentFile(t *testing.T) {
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Stop()
+	s := topo.Servers[0]
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	body := `concurrent: true
+duration: 1500ms
+driver: rueidis
+ttl: 5s
+scenarios:
+  - name: checkout
+    strategy: atomic
+    workload: flash-sale
+    clients: 8
+    stock: 400
+    work: 2ms
+  - name: reports
+    strategy: fencing
+    workload: hot-key
+    clients: 6
+    think: exp:mean=2ms
+`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the keys' prefixes while the scenarios run
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if k, err := topology.Command(s.Addr, s.Password, time.Second, "RANDOMKEY"); err == nil && k != "" {
+				seen[keyPrefix(k)] = true
+			}
+		}
+	}()
+	out := filepath.Join(dir, "r.json")
+	r, run := runAndRead(t, out, "run", "-f", path, "--run-id", "conc1", "--out", out,
+		"--addr", "redis://:"+s.Password+"@"+s.Addr)
+	close(stop)
+	wg.Wait()
+	if len(run.Scenarios) != 2 {
+		t.Fatalf("%d scenarios, want 2\n%s", len(run.Scenarios), r.stdout)
+	}
+	for _, want := range []string{"checkout: atomic", "reports: fencing"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("table without %q:\n%s", want, r.stdout)
+		}
+	}
+	co, rep := run.Scenarios[0], run.Scenarios[1]
+	if co.Label != "checkout" || co.Strategy != "atomic" || co.Workload != "flash-sale" || rep.Label != "reports" || rep.Strategy != "fencing" || rep.Workload != "hot-key" {
+		t.Fatalf("scenarios %s (%s), %s (%s)", co.Label, co.Name(), rep.Label, rep.Name())
+	}
+	if co.Figures["sold"] != 400 || co.Figures["final_stock"] != 0 || co.Ops == 0 {
+		t.Errorf("checkout: figures %v, %d ops: want the 400 sold exactly", co.Figures, co.Ops)
+	}
+	if rep.Ops == 0 || rep.Figures["counter_sum"] != rep.Figures["increments"] {
+		t.Errorf("reports: %d ops, figures %v: want the counter exact", rep.Ops, rep.Figures)
+	}
+	for _, sc := range run.Scenarios {
+		if sc.Violations.Total() != 0 {
+			t.Errorf("%s: violations %+v", sc.Label, sc.Violations)
+		}
+		if !sc.Raw.SharedCost || sc.RedisCost.CommandsPerOp != 0 || sc.ClientCPU.CPUMicrosPerOp != 0 || sc.RedisCost.ServerCPUMSPer1kOps != 0 {
+			t.Errorf("%s: shared_cost %v, commands/op %v, cpu/op %v: want the cost shared, no figure per op", sc.Label, sc.Raw.SharedCost, sc.RedisCost.CommandsPerOp, sc.ClientCPU.CPUMicrosPerOp)
+		}
+		if sc.MeasuredAt == nil || len(sc.Timeline) == 0 {
+			t.Fatalf("%s: measured_at %v, %d timeline entries", sc.Label, sc.MeasuredAt, len(sc.Timeline))
+		}
+	}
+	// The windows overlap: each starts before the other ends.
+	a, b := co.MeasuredAt, rep.MeasuredAt
+	if !(a.Start < b.End && b.Start < a.End) {
+		t.Errorf("windows %v and %v do not overlap", *a, *b)
+	}
+	if co.Raw.LockSpace != "lockbench:conc1:0:" || rep.Raw.LockSpace != "lockbench:conc1:1:" {
+		t.Errorf("lock spaces %q, %q", co.Raw.LockSpace, rep.Raw.LockSpace)
+	}
+	for p := range seen {
+		if p != "lockbench:conc1:0:" && p != "lockbench:conc1:1:" {
+			t.Errorf("a key under %q while the scenarios ran", p)
+		}
+	}
+	if !seen["lockbench:conc1:0:"] || !seen["lockbench:conc1:1:"] {
+		t.Errorf("prefixes seen while running: %v; want both scenarios'", seen)
+	}
+	if n := dbsize(t, s.Addr, s.Password); n != "0" {
+		t.Errorf("DBSIZE after the run = %s, want 0", n)
+	}
+}
+
+// keyPrefix is lockbench:<run-id>:<scenario>: of key k.
+func keyPrefix(k string) string {
+	parts := strings.SplitN(k, ":", 4)
+	if len(parts) < 4 {
+		return k
+	}
+	return strings.Join(parts[:3], ":") + ":"
+}
+
+// Bad concurrent files: exit 2, each problem at its file:line.
+func TestConcurrentFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, body, want string }{
+		{"list in an item", "concurrent: true\ndriver: rueidis\nscenarios:\n  - strategy: atomic\n  - strategy: [atomic, naive]\n", "f.yaml:5: scenario 2 is 2 scenarios (strategy atomic,naive)"},
+		{"default drivers", "concurrent: true\nscenarios:\n  - strategy: atomic\n", "f.yaml:3: scenario 1 is 2 scenarios (driver goredis,rueidis)"},
+		{"topologies", "concurrent: true\ndriver: rueidis\nscenarios:\n  - strategy: atomic\n  - name: rl\n    strategy: redlock\n", "f.yaml:5: scenario 2 (rl) runs on masters (5 servers), scenario 1 (atomic) on standalone"},
+		{"unknown field", "concurrent: true\ndriver: rueidis\nscenarios:\n  - strategy: atomic\n    clientz: 3\n", `f.yaml:5: unknown field "clientz"`},
+		{"bad value", "concurrent: true\ndriver: rueidis\nscenarios:\n  - strategy: atomic\n    clients: ten\n", "f.yaml:5: clients:"},
+		{"concurrent alone", "concurrent: true\nstrategy: atomic\n", "f.yaml:1: concurrent goes with scenarios:"},
+		{"run-level in an item", "concurrent: true\ndriver: rueidis\nscenarios:\n  - strategy: atomic\n    out: x.json\n", "f.yaml:5: out is the run's, not a scenario's"},
+		{"fault in an item", "concurrent: true\ndriver: rueidis\nscenarios:\n  - strategy: atomic\n    fault: node-kill\n", "f.yaml:5: fault: a concurrent file injects no faults"},
+		{"fault at the top", "concurrent: true\ndriver: rueidis\nfault: node-kill\nscenarios:\n  - strategy: atomic\n", "f.yaml:3: fault: a concurrent file injects no faults"},
+		{"not a list", "concurrent: true\nscenarios: atomic\n", "f.yaml:2: scenarios: want a list"},
+		{"same name", "concurrent: true\ndriver: rueidis\nscenarios:\n  - {name: a, strategy: atomic}\n  - {name: a, strategy: naive}\n", `f.yaml:5: name "a" is given to two scenarios`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, "f.yaml")
+			if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := lockbench(t, "run", "-q", "-f", path, "--duration", "100ms", "--out", filepath.Join(dir, "r.json"))
+			if r.code != 2 || !strings.Contains(r.stderr, path[:len(path)-len("f.yaml")]+c.want) {
+				t.Fatalf("exit %d, stderr:\n%s\nwant exit 2 and %q", r.code, r.stderr, c.want)
+			}
+		})
+	}
+}
+
+// scenarios: without concurrent: true runs them one after another, each
+// item's fields over the top level's; the command line wins over both.
+func TestScenariosListSequential(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	body := "driver: rueidis\nclients: 3\nduration: 2s\nscenarios:\n  - {name: one, strategy: atomic, clients: 2}\n  - {name: two, strategy: naive, workload: hot-key}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	_, run := runAndRead(t, out, "run", "-q", "-f", path, "--duration", "300ms", "--out", out)
+	if len(run.Scenarios) != 2 {
+		t.Fatalf("%d scenarios, want 2", len(run.Scenarios))
+	}
+	one, two := run.Scenarios[0], run.Scenarios[1]
+	if one.Label != "one" || one.Clients != 2 || one.Workload != "flash-sale" || two.Label != "two" || two.Clients != 3 || two.Workload != "hot-key" {
+		t.Errorf("scenarios %s %s %d, %s %s %d", one.Label, one.Workload, one.Clients, two.Label, two.Workload, two.Clients)
+	}
+	for _, sc := range run.Scenarios {
+		if sc.Params["duration"] != "300ms" || sc.Raw.SharedCost || sc.MeasuredAt != nil {
+			t.Errorf("%s: duration %s, shared %v: want the command line's 300ms, not shared", sc.Label, sc.Params["duration"], sc.Raw.SharedCost)
+		}
+	}
+}
