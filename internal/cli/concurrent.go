@@ -36,17 +36,21 @@ type multiFile struct {
 	concurrent bool
 	items      []*yaml.Node          // each a mapping of one scenario's fields
 	top        map[string]*yaml.Node // the top-level fields' keys, by name
+	// fresh makes a new set of the run flags and the runFlags it parses
+	// into (run.go's newRunCmdFlags).
+	fresh func() (*pflag.FlagSet, *runFlags)
 }
 
 // applyRunFile is lockbench run's applyFile: the top-level fields set
 // fs's flags as applyFile does; a scenarios: list (and concurrent:) is
-// returned (nil: none, a file of one matrix as before).
-func applyRunFile(fs *pflag.FlagSet, path string) (*multiFile, error) {
+// returned (nil: none, a file of one matrix as before). fresh makes new
+// sets of the run flags (multiFile.fresh).
+func applyRunFile(fs *pflag.FlagSet, path string, fresh func() (*pflag.FlagSet, *runFlags)) (*multiFile, error) {
 	root, err := readScenarioFile(path)
 	if err != nil {
 		return nil, err
 	}
-	m := &multiFile{path: path, top: map[string]*yaml.Node{}}
+	m := &multiFile{path: path, top: map[string]*yaml.Node{}, fresh: fresh}
 	var top []*yaml.Node
 	var list, conc, concKey *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -65,7 +69,8 @@ func applyRunFile(fs *pflag.FlagSet, path string) (*multiFile, error) {
 		}
 	}
 	errs := m.read(list, conc, concKey)
-	if err := applyFields(fs, scratchRunFlags(), path, top); err != nil {
+	scratch, _ := fresh()
+	if err := applyFields(fs, scratch, path, top); err != nil {
 		errs = append(errs, inner(err))
 	}
 	if len(errs) > 0 {
@@ -181,13 +186,13 @@ func (m *multiFile) runChecks(f *runFlags) []error {
 // layout it runs on and its name.
 func (m *multiFile) itemPlan(main *pflag.FlagSet, cli map[string]bool, i int) (*plan, engine.Layout, string, error) {
 	item := m.items[i]
-	cmd, fi := newRunCmdFlags()
-	fs := cmd.Flags()
+	fs, fi := m.fresh()
+	scratch, _ := m.fresh()
 	for name := range cli {
 		copyFlag(fs, main.Lookup(name))
 	}
 	content, label, errs := m.itemFields(item)
-	if err := applyFields(fs, scratchRunFlags(), m.path, content); err != nil {
+	if err := applyFields(fs, scratch, m.path, content); err != nil {
 		errs = append(errs, inner(err))
 	}
 	main.Visit(func(fl *pflag.Flag) {

@@ -22,7 +22,8 @@
 //     connection flags read), flagrules.go (flags that go together),
 //     scenario.go (scenario files), sweeplist.go (sweep's client counts),
 //     plan.go (validate: the plan builder, flags to typed values and
-//     checked scenarios).
+//     checked scenarios), concurrent.go (a scenario file's scenarios:
+//     list, one after another or at once: its plan).
 //  5. scenario loop: progress.go, procfaults.go, segments.go, history.go,
 //     servers.go (layouts started), leftkeys.go, provenance.go, loop.go
 //     (each scenario placed, measured, recorded, skipped or failed).

@@ -76,7 +76,7 @@ Exit codes: ` + exitCodesDoc,
 			var multi *multiFile
 			if f.file != "" {
 				var err error
-				if multi, err = applyRunFile(cmd.Flags(), f.file); err != nil {
+				if multi, err = applyRunFile(cmd.Flags(), f.file, freshRunFlags); err != nil {
 					return err
 				}
 			}
@@ -95,6 +95,13 @@ Exit codes: ` + exitCodesDoc,
 	registerNameCompletions(cmd)
 	registerSharedCompletions(cmd)
 	return cmd, f
+}
+
+// freshRunFlags is a new set of the run flags and the runFlags it
+// parses into.
+func freshRunFlags() (*pflag.FlagSet, *runFlags) {
+	cmd, f := newRunCmdFlags()
+	return cmd.Flags(), f
 }
 
 // scratchRunFlags is a fresh set of the run flags, for checking values
