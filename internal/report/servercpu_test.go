@@ -129,3 +129,37 @@ func TestCombineBaselineServerCPU(t *testing.T) {
 		t.Fatalf("concurrent, two servers: %+v; want 172 ms over 80 ops, 10 commands", c)
 	}
 }
+
+// A scenario run at the same time as others on the same servers
+// (raw.shared_cost) keeps the totals but derives no cost per operation:
+// commands/op, server CPU per 1k ops and client CPU per op are absent
+// from the JSON, as for a segment; a repeat of it (Combine) stays shared.
+func TestDeriveSharedCost(t *testing.T) {
+	s := Scenario{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Clients: 1,
+		Raw: &Raw{WindowS: 1, Runs: 1, CostOps: 50, Cost: []ServerCost{redisEntry(10, 2)}, ClientCPUS: 0.5, SharedCost: true}}
+	if err := Derive(&s); err != nil {
+		t.Fatal(err)
+	}
+	c := s.RedisCost
+	if c.Commands != 10 || c.ServerCPUMS != 2 || c.CommandsPerOp != 0 || c.ServerCPUMSPer1kOps != 0 || s.ClientCPU.CPUSeconds != 0.5 || s.ClientCPU.CPUMicrosPerOp != 0 {
+		t.Fatalf("redis cost %+v, client cpu %+v: want the totals, nothing per op", c, s.ClientCPU)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"commands_per_op"`, `"server_cpu_ms_per_1k_ops"`, `"cpu_us_per_op"`} {
+		if strings.Contains(string(b), key) {
+			t.Errorf("%s in %s", key, b)
+		}
+	}
+	plain := s
+	plain.Raw = &Raw{WindowS: 1, Runs: 1, CostOps: 50, Cost: []ServerCost{redisEntry(10, 2)}}
+	both, err := Combine(Sequential, []Scenario{plain, s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !both.Raw.SharedCost || both.RedisCost.CommandsPerOp != 0 {
+		t.Fatalf("combined: shared %v, commands/op %v", both.Raw.SharedCost, both.RedisCost.CommandsPerOp)
+	}
+}
