@@ -134,7 +134,7 @@ func registerRunFlags(fl *pflag.FlagSet, f *runFlags, sweep bool) {
 	}
 	registerShared(fl, f)
 	connFlags(fl, f)
-	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win)")
+	fl.StringVarP(&f.file, "file", "f", "", "read flags from a YAML scenario file (field names = flag names; flags given on the command line win; scenarios: a list of scenarios, run at once with concurrent: true)")
 	fl.StringVar(&f.out, "out", "", "result file (default results/<UTC timestamp>.json); an existing file is refused unless --force")
 	fl.StringVar(&f.history, "history", "", "write this process's critical-section history (gzip'd JSON lines, e.g. results/a.history.jsonl.gz) for lockbench merge's cross-process check (docs/distributed.md); the result's scenarios name it in history_file")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file (and its .hgrm and .hlog files) and --history file")
