@@ -158,3 +158,30 @@ func TestPlainAndQuietProgress(t *testing.T) {
 		t.Errorf("quiet progress: %q, want %q", buf.String(), want)
 	}
 }
+
+// Scenarios run at once (concurrent: true): each ends on its own bar,
+// whichever started last; the plain lines name each scenario as it ends.
+func TestProgressTogether(t *testing.T) {
+	buf := &syncBuffer{}
+	refresh := make(chan any)
+	lp := newLiveProgress(buf, 2, mpb.WithManualRefresh(refresh), mpb.WithWidth(200))
+	a := engine.Scenario{Spec: engine.Spec{Strategy: "atomic", Driver: "rueidis", Workload: "flash-sale", Retry: retry.Library(), Clients: 5}}
+	b := a
+	b.Strategy, b.Workload = "fencing", "hot-key"
+	lp.start(0, &a, time.Second)
+	lp.start(1, &b, time.Second)
+	if lp.current(0) == lp.current(1) || lp.current(1) != lp.cur {
+		t.Fatal("the scenarios share a bar")
+	}
+	lp.close()
+
+	var w strings.Builder
+	pp := linesProgress{plainProgress{w: &w, n: 2}}
+	pp.start(0, &a, time.Second)
+	pp.start(1, &b, time.Second)
+	pp.done(1, report.Scenario{Label: "reports", Strategy: "fencing", Driver: "rueidis", Workload: "hot-key", Retry: "fixed"})
+	if got := w.String(); !strings.Contains(got, "[1/2] atomic rueidis flash-sale") || !strings.Contains(got, "started\n[2/2] fencing") ||
+		!strings.Contains(got, "[2/2] reports (fencing/rueidis/hot-key/fixed): ") {
+		t.Errorf("plain lines:\n%s", got)
+	}
+}
