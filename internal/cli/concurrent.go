@@ -7,6 +7,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -144,6 +145,7 @@ func multiPlan(f *runFlags, main *pflag.FlagSet, m *multiFile) (*plan, error) {
 		lays = append(lays, lay)
 	}
 	if len(errs) == 0 {
+		errs = append(errs, m.unusedTop(f, p)...)
 		errs = append(errs, m.sameLayout(p, lays)...)
 		errs = append(errs, p.fileThresholds(f)...)
 	}
@@ -195,15 +197,22 @@ func (m *multiFile) itemPlan(main *pflag.FlagSet, cli map[string]bool, i int) (*
 	if err := applyFields(fs, scratch, m.path, content); err != nil {
 		errs = append(errs, inner(err))
 	}
+	var fromTop []string
 	main.Visit(func(fl *pflag.Flag) {
 		if !fs.Changed(fl.Name) {
 			copyFlag(fs, fl) // the top level's, where the item sets none
+			fromTop = append(fromTop, fl.Name)
 		}
 	})
 	if len(errs) > 0 {
 		return nil, engine.Layout{}, "", errors.Join(errs...)
 	}
 	fi.cli, fi.changed, fi.failOn = cli, changedFlags(fs), nil // thresholds: on every scenario (fileThresholds)
+	for _, name := range fromTop {
+		// A top-level parameter need not go with every scenario's plugins:
+		// with one at least (unusedTop).
+		delete(fi.pluginSet, name)
+	}
 	what := fmt.Sprintf("scenario %d", i+1)
 	if label != "" {
 		what += " (" + label + ")"
@@ -279,6 +288,25 @@ func fieldKey(item *yaml.Node, name string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// unusedTop refuses a strategy or workload parameter given at the top
+// level (not on the command line) that no scenario's strategy or
+// workload takes.
+func (m *multiFile) unusedTop(f *runFlags, p *plan) []error {
+	var errs []error
+	for _, pp := range pluginParams() {
+		k, ok := m.top[pp.Name]
+		if !ok || f.cli[pp.Name] {
+			continue
+		}
+		if !slices.ContainsFunc(p.scenarios, func(sc engine.Scenario) bool {
+			return slices.Contains(pp.users, sc.Strategy) || slices.Contains(pp.users, sc.Workload)
+		}) {
+			errs = append(errs, fmt.Errorf("%s:%d: %s goes with %s, and no scenario of the file has one", m.path, k.Line, pp.Name, strings.Join(pp.users, ", ")))
+		}
+	}
+	return errs
 }
 
 // sameLayout refuses, in a concurrent file, scenarios that need different

@@ -142,6 +142,7 @@ func TestConcurrentFileErrors(t *testing.T) {
 		{"fault in an item", "concurrent: true\ndriver: rueidis\nscenarios:\n  - strategy: atomic\n    fault: node-kill\n", "f.yaml:5: fault: a concurrent file injects no faults"},
 		{"fault at the top", "concurrent: true\ndriver: rueidis\nfault: node-kill\nscenarios:\n  - strategy: atomic\n", "f.yaml:3: fault: a concurrent file injects no faults"},
 		{"not a list", "concurrent: true\nscenarios: atomic\n", "f.yaml:2: scenarios: want a list"},
+		{"top-level parameter no one takes", "concurrent: true\ndriver: rueidis\nskus: 3\nscenarios:\n  - {strategy: atomic, workload: hot-key}\n", "f.yaml:3: skus goes with flash-sale"},
 		{"same name", "concurrent: true\ndriver: rueidis\nscenarios:\n  - {name: a, strategy: atomic}\n  - {name: a, strategy: naive}\n", `f.yaml:5: name "a" is given to two scenarios`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
