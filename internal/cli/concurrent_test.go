@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -181,4 +183,37 @@ func TestScenariosListSequential(t *testing.T) {
 			t.Errorf("%s: duration %s, shared %v: want the command line's 300ms, not shared", sc.Label, sc.Params["duration"], sc.Raw.SharedCost)
 		}
 	}
+}
+
+// Ctrl-C during a concurrent run stops every scenario: exit 130, both
+// recorded with what they measured, marked interrupted, the server gone.
+func TestConcurrentInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "i.json")
+	cmd := exec.Command(bin, "run", "-f", "../../scenarios/concurrent.yaml", "--duration", "60s", "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, stderr, "[2/2]") // both started
+	time.Sleep(700 * time.Millisecond)
+	_ = cmd.Process.Signal(os.Interrupt)
+	if !waitExit(cmd, 30*time.Second) {
+		t.Fatal("lockbench did not stop within 30 s of Ctrl-C")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130", code)
+	}
+	run := readRun(t, out)
+	if !run.Interrupted || len(run.Scenarios) != 2 {
+		t.Fatalf("interrupted %v, %d scenarios; want both, interrupted", run.Interrupted, len(run.Scenarios))
+	}
+	for _, sc := range run.Scenarios {
+		if sc.Ops == 0 || sc.StopReason != "interrupted" || sc.Violations.Total() != 0 {
+			t.Errorf("%s: %d ops, stop %q, %d violations", sc.Label, sc.Ops, sc.StopReason, sc.Violations.Total())
+		}
+	}
+	doc := readDoc(t, out)
+	assertServersGone(t, doc["meta"].(map[string]any))
 }
