@@ -183,7 +183,7 @@ func TestScenariosListSequential(t *testing.T) {
 func TestConcurrentInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "i.json")
-	cmd := exec.Command(bin, "run", "-f", "../../scenarios/concurrent.yaml", "--duration", "60s", "--out", out)
+	cmd := exec.Command(bin, "run", "-f", "../../scenarios/concurrent.yaml", "--duration", "60s", "--ttl", "5s", "--out", out)
 	stderr, _ := cmd.StderrPipe()
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
