@@ -800,7 +800,7 @@ func TestCompareExitCodes(t *testing.T) {
 // Two real runs of one scenario with --repeat 5 compare without a
 // regression; halving one file's ops/s samples is a significant drop that
 // compare reports (exit 1), and its benchstat output has a line per run.
-func TestCompareRepeatedRuns(t *testing.T) {
+func TestCompareRepeatedRunsTimed(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1000",
 		"--work", "0s", "--clients", "4", "--retry", "none", "--duration", "400ms", "--repeat", "5", "--ttl", "5s"}
@@ -993,7 +993,7 @@ func TestHarnessInterrupt(t *testing.T) {
 // on the same driver in the same round) and against redis-benchmark; rounds
 // of 300 ms on a shared 2-core machine have seen 0.3 and 4.4 (a unit or
 // formula slip would be off by 1000). No figure is compared with a speed.
-func TestHarnessLines(t *testing.T) {
+func TestHarnessLinesTimed(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
 	}
@@ -1110,7 +1110,7 @@ func TestHarnessLines(t *testing.T) {
 // threshold and significance): two runs of the same matrix pass,
 // and a real slowdown of one strategy (5 ms more in each of its critical
 // sections, not recorded in the params) fails with exit 1.
-func TestRegressGate(t *testing.T) {
+func TestRegressGateTimed(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "-q", "--strategy", "atomic,segmented", "--driver", "rueidis", "--workload", "flash-sale",
 		"--stock", "300", "--clients", "20", "--retry", "backoff:start=1ms,cap=20ms,tries=1000", "--repeat", "4", "--ttl", "5s"}

@@ -252,7 +252,7 @@ func TestCommandStatsExact(t *testing.T) {
 // machine, where one client once managed only 40 ops/s under the race
 // detector): every arrival of the stall waits for its end. The stall is a node-pause fault, timed from
 // the scenario's start like the pacer, not from before the setup.
-func TestOpenLoopStall(t *testing.T) {
+func TestOpenLoopStallTimed(t *testing.T) {
 	topo, err := topology.Start(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
