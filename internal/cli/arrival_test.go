@@ -99,6 +99,7 @@ func TestRampOfferedAndAchievedTimed(t *testing.T) {
 // integral, the last target held after the stages end; the command line's
 // --rate wins over the file's stages.
 func TestStagesFromFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stages.yaml")
 	body := `strategy: atomic

@@ -591,6 +591,7 @@ func TestSecondInterrupt(t *testing.T) {
 // exits 1 with a clear message and partial results, and no server of the
 // run is left.
 func TestServerDiesMidRun(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "e.json")
 	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "rueidis", "--stock", "100000000",
 		"--duration", "60s", "--clients", "4", "--retry", "fixed:interval=1ms", "--out", out)
@@ -627,6 +628,7 @@ func TestServerDiesMidRun(t *testing.T) {
 
 // Every fault runs from the CLI and its window lands in the JSON.
 func TestFaultsFromCLI(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "f.json")
 	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--topology", "replica",
 		"--stock", "100000", "--duration", "2s", "--clients", "4", "--ttl", "200ms", "--work", "5ms",
@@ -659,6 +661,7 @@ func TestFaultsFromCLI(t *testing.T) {
 // rejected, nothing lost: every other holder keeps its 1 s lease), and
 // the JSON records fence there and none on lock-cycle, which has no data.
 func TestGuardsFromCLI(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "g.json")
 	r := lockbench(t, "run", "-q", "--strategy", "fencing", "--driver", "rueidis", "--workload", "hot-key,flash-sale,lock-cycle",
 		"--keys", "1", "--stock", "1000000", "--duration", "1800ms", "--clients", "6", "--ttl", "1s", "--work", "5ms",
@@ -959,6 +962,7 @@ func TestResultsSurviveClosedStdout(t *testing.T) {
 // figures of a cut round are not results), not with the error of a
 // measurement that the cancellation cut short.
 func TestHarnessInterrupt(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
 	}
