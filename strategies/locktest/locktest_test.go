@@ -207,6 +207,8 @@ func TestWatchdogOutlivesTTL(t *testing.T) {
 	for _, d := range drivers.Names() {
 		for strategy, wantOverlap := range map[string]bool{"watchdog": false, "reentrant-watchdog": false, "atomic": true} {
 			t.Run(strategy+"/"+d, func(t *testing.T) {
+				// Own keys (run: the test's name); 1.5 s sections, a 667 ms renewal margin.
+				t.Parallel()
 				stock := int64(2) // two sections for the watchdogs; one shows atomic's overlap
 				if wantOverlap {
 					stock = 1
