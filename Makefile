@@ -31,22 +31,30 @@ run: servers build
 # these tests assert behaviour and exact counts, never a speed, and must
 # hold beside another package's servers (a JVM, mariadb-install-db) on a
 # machine as loaded as two busy loops. Lane 2, the timing lane: the tests
-# whose names end in Timed (TIMED), one package at a time (-p 1), each
-# package alone on the machine: their verdicts compare measured rates or
-# latencies (ops/s ratios, ab and compare gates, an open loop's achieved
-# rate, an uncorrected p99), which another package's CPU use would move.
+# whose names end in Timed (TIMED), one package at a time (-p 1) and none
+# t.Parallel, so each runs alone: their verdicts compare measured rates or
+# latencies (ab and compare gates, an open loop's achieved rate, harness
+# ratios, commands per order, an uncorrected p99) or hang on a few tens of
+# milliseconds or on which of two woken goroutines runs first (a renewal
+# every 17 ms, a fault's phase against the holders' turns, a write racing
+# its loss report), which another package's CPU use would move.
 # A test joins the timing lane by its name alone; TIMED_PKGS are the
 # packages that declare one (internal/cli's TestTimingLane checks that no
-# Timed test is t.Parallel and that this target keeps the two lanes).
+# Timed test calls t.Parallel and that this target keeps the two lanes).
+# docs/development.md, Tests, lists the lane.
 # LOCKBENCH_CHECK_SCHEMA=1: every result file written, by the lockbench
 # processes the tests start too, is checked against results/schema.json.
+# TEST_FIRST: the longest packages of lane 1, started first so that the
+# last packages to start are short ones (go test starts the packages in
+# the order given, and runs each once).
+TEST_FIRST := ./internal/cli ./strategies/locktest ./internal/engine ./internal/faults ./strategies/baselines
 TIMED := Timed$$
 TIMED_PKGS = $(sort $(dir $(shell grep -rlE --include='*_test.go' '^func Test[A-Za-z0-9_]*Timed.t [*]testing[.]T' .)))
 TEST_PARALLELISM := 4
 
 test: servers lint
 	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
-	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 2 -parallel $(TEST_PARALLELISM) -timeout 25m -skip '$(TIMED)' ./...
+	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 2 -parallel $(TEST_PARALLELISM) -timeout 25m -skip '$(TIMED)' $(TEST_FIRST) ./...
 	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 1 -timeout 25m -run '$(TIMED)' $(TIMED_PKGS)
 
 # go vet, gofmt and staticcheck (fetched through the Go module proxy).
