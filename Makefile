@@ -50,7 +50,7 @@ run: servers build
 TEST_FIRST := ./internal/cli ./strategies/locktest ./internal/engine ./internal/faults ./strategies/baselines
 TIMED := Timed$$
 TIMED_PKGS = $(sort $(dir $(shell grep -rlE --include='*_test.go' '^func Test[A-Za-z0-9_]*Timed.t [*]testing[.]T' .)))
-TEST_PARALLELISM := 4
+TEST_PARALLELISM := 2
 
 test: servers lint
 	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
