@@ -109,7 +109,6 @@ func TestProcKill(t *testing.T) {
 // (counters.rejected > 0) and no update is lost. All three in one run:
 // the fault acts in each scenario.
 func TestProcPause(t *testing.T) {
-	t.Parallel()
 	out := filepath.Join(t.TempDir(), "pause.json")
 	r := lockbench(t, "run", "--procs", "2", "--strategy", "atomic,watchdog,fencing", "--driver", "goredis", "--workload", "hot-key",
 		"--keys", "16", "--zipf", "0", "--clients", "8", "--ttl", "1s", "--work", "100ms", "--duration", "2500ms",
