@@ -21,7 +21,7 @@ var abScenario = []string{"--", "--strategy", "atomic", "--driver", "rueidis", "
 // the build against itself is never worse (exit 0: same, or undecided
 // when the rounds run out first on a loaded machine). Each run's result
 // file is kept with --keep.
-func TestAB(t *testing.T) {
+func TestABTimed(t *testing.T) {
 	dir := t.TempDir()
 	r := lockbench(t, append([]string{"ab", "self", "self:--test-slowdown atomic=50%", "--run-duration", "300ms", "--budget", "60s",
 		"--keep", dir, "--seed", "7"}, abScenario...)...)

@@ -92,6 +92,7 @@ var actionTestInputs = []string{"INPUT_SCENARIOS=lockbench/*.yaml", "INPUT_REPEA
 // committed baseline; a threshold that cannot hold exits 3 (the result
 // still compared, here with the baseline artifact a stand-in gh fetches).
 func TestAction(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server is not installed (apt-get install redis-server)")
 	}

@@ -20,6 +20,7 @@ import (
 // table, show --format benchstat, compare and the JSON give one ops/s,
 // p99 and commands/op.
 func TestProcsRepeat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "pr.json")
 	// A children's directory left by a --procs run killed with SIGKILL

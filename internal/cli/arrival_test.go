@@ -48,7 +48,7 @@ func checkOffered(t *testing.T, s report.Scenario, sh *arrival.Shape, warmup, en
 // than drops them. 2 % of the first second's 275 arrivals is 5: the
 // sampler may read a few ms late, shifting a few operations into the
 // interval before.
-func TestRampOfferedAndAchieved(t *testing.T) {
+func TestRampOfferedAndAchievedTimed(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ramp.json")
 	const spec = "ramp:from=200,to=800,over=4s"
 	_, run := runAndRead(t, out, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",
@@ -99,6 +99,7 @@ func TestRampOfferedAndAchieved(t *testing.T) {
 // integral, the last target held after the stages end; the command line's
 // --rate wins over the file's stages.
 func TestStagesFromFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stages.yaml")
 	body := `strategy: atomic

@@ -16,7 +16,11 @@ import (
 // not built in), and the safety claims whose outcome is exact on any
 // machine — S1, S2, S3, S5 and S10 — are reproduced. Every performance
 // row ran its experiment 3 times and shows the interval it was judged on.
+// It asserts no speed (a performance row's verdict may be any of them), so
+// it runs beside the package's other parallel tests: its lockbench process
+// starts servers of its own.
 func TestClaimsQuick(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every claim experiment, the performance ones 3 times (at most 150 s: 134 s on an idle 2-core machine, 2026-12-04)")
 	}

@@ -54,6 +54,7 @@ func docLayers(t *testing.T) map[string]int {
 // (a function, type, variable, constant, method or field declared in the
 // package) only to files listed before it.
 func TestFileLayers(t *testing.T) {
+	t.Parallel()
 	rank := docLayers(t)
 	// The export data of the imports, from the build cache of this test
 	// binary's build (with -race when it is built with -race).

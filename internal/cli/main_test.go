@@ -591,6 +591,7 @@ func TestSecondInterrupt(t *testing.T) {
 // exits 1 with a clear message and partial results, and no server of the
 // run is left.
 func TestServerDiesMidRun(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "e.json")
 	cmd := exec.Command(bin, "run", "--strategy", "atomic", "--driver", "rueidis", "--stock", "100000000",
 		"--duration", "60s", "--clients", "4", "--retry", "fixed:interval=1ms", "--out", out)
@@ -627,6 +628,7 @@ func TestServerDiesMidRun(t *testing.T) {
 
 // Every fault runs from the CLI and its window lands in the JSON.
 func TestFaultsFromCLI(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "f.json")
 	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--topology", "replica",
 		"--stock", "100000", "--duration", "2s", "--clients", "4", "--ttl", "200ms", "--work", "5ms",
@@ -659,6 +661,7 @@ func TestFaultsFromCLI(t *testing.T) {
 // rejected, nothing lost: every other holder keeps its 1 s lease), and
 // the JSON records fence there and none on lock-cycle, which has no data.
 func TestGuardsFromCLI(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "g.json")
 	r := lockbench(t, "run", "-q", "--strategy", "fencing", "--driver", "rueidis", "--workload", "hot-key,flash-sale,lock-cycle",
 		"--keys", "1", "--stock", "1000000", "--duration", "1800ms", "--clients", "6", "--ttl", "1s", "--work", "5ms",
@@ -800,7 +803,7 @@ func TestCompareExitCodes(t *testing.T) {
 // Two real runs of one scenario with --repeat 5 compare without a
 // regression; halving one file's ops/s samples is a significant drop that
 // compare reports (exit 1), and its benchstat output has a line per run.
-func TestCompareRepeatedRuns(t *testing.T) {
+func TestCompareRepeatedRunsTimed(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1000",
 		"--work", "0s", "--clients", "4", "--retry", "none", "--duration", "400ms", "--repeat", "5", "--ttl", "5s"}
@@ -959,6 +962,7 @@ func TestResultsSurviveClosedStdout(t *testing.T) {
 // figures of a cut round are not results), not with the error of a
 // measurement that the cancellation cut short.
 func TestHarnessInterrupt(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
 	}
@@ -993,7 +997,7 @@ func TestHarnessInterrupt(t *testing.T) {
 // on the same driver in the same round) and against redis-benchmark; rounds
 // of 300 ms on a shared 2-core machine have seen 0.3 and 4.4 (a unit or
 // formula slip would be off by 1000). No figure is compared with a speed.
-func TestHarnessLines(t *testing.T) {
+func TestHarnessLinesTimed(t *testing.T) {
 	if _, err := exec.LookPath("redis-benchmark"); err != nil {
 		t.Skip("redis-benchmark (Debian's redis-tools) is not installed")
 	}
@@ -1110,7 +1114,7 @@ func TestHarnessLines(t *testing.T) {
 // threshold and significance): two runs of the same matrix pass,
 // and a real slowdown of one strategy (5 ms more in each of its critical
 // sections, not recorded in the params) fails with exit 1.
-func TestRegressGate(t *testing.T) {
+func TestRegressGateTimed(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"run", "-q", "--strategy", "atomic,segmented", "--driver", "rueidis", "--workload", "flash-sale",
 		"--stock", "300", "--clients", "20", "--retry", "backoff:start=1ms,cap=20ms,tries=1000", "--repeat", "4", "--ttl", "5s"}

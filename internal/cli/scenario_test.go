@@ -358,14 +358,19 @@ var exampleEffects = map[string]struct {
 // file's parameters, showing the effect its comment header documents.
 // external-tls.yaml runs against a TLS server the test starts, its address
 // and CA given on the command line; the server holds no key after the run,
-// and a database holding one is refused.
+// and a database holding one is refused. Each example runs in a lockbench
+// process with servers of its own (the TLS server is the subtest's), and
+// the effects checked are counts and fault windows, not speeds: the
+// examples run in parallel, beside the package's other parallel tests.
 func TestScenarioExamples(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../../scenarios/*.yaml")
 	if err != nil || len(files) < 5 {
 		t.Fatalf("examples: %v, %v", files, err)
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
 			raw, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)

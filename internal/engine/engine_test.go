@@ -63,6 +63,7 @@ func policy(t *testing.T, spec string) *retry.Policy {
 func TestAtomicSellsExactly(t *testing.T) {
 	for _, drv := range driverNames {
 		t.Run(drv, func(t *testing.T) {
+			t.Parallel() // the drivers at once: own keys (the test's name), exact counts
 			sc := engine.Scenario{Spec: engine.Spec{
 				Strategy: "atomic", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=2ms"), Clients: 50,
@@ -109,6 +110,7 @@ func TestAtomicSellsExactly(t *testing.T) {
 func TestNaiveShortLeaseViolates(t *testing.T) {
 	for _, drv := range driverNames {
 		t.Run(drv, func(t *testing.T) {
+			t.Parallel() // the drivers at once: own keys (the test's name), exact counts
 			sc := engine.Scenario{Spec: engine.Spec{
 				Strategy: "naive", Driver: drv, Workload: "flash-sale",
 				Retry: policy(t, "fixed:interval=1ms"), Clients: 50,
@@ -252,7 +254,7 @@ func TestCommandStatsExact(t *testing.T) {
 // machine, where one client once managed only 40 ops/s under the race
 // detector): every arrival of the stall waits for its end. The stall is a node-pause fault, timed from
 // the scenario's start like the pacer, not from before the setup.
-func TestOpenLoopStall(t *testing.T) {
+func TestOpenLoopStallTimed(t *testing.T) {
 	topo, err := topology.Start(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)

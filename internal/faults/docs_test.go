@@ -15,6 +15,7 @@ import (
 // in its params column (the trigger, at and after, is described above the
 // table once for all).
 func TestDocsFaultTable(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../docs/workloads-and-faults.md")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestProxyLatency(t *testing.T) {
+	t.Parallel()
 	topo, err := topology.Start(context.Background(), 1)
 	if errors.Is(err, topology.ErrNoRedisServer) {
 		t.Fatal(err)
@@ -121,6 +122,7 @@ func TestProxyLatency(t *testing.T) {
 }
 
 func TestProxyStartErrors(t *testing.T) {
+	t.Parallel()
 	if p, err := StartProxies([]string{"127.0.0.1:6379", "no-port"}); err == nil {
 		p.Close()
 		t.Fatal("StartProxies accepted an upstream without a port")

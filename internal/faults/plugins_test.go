@@ -25,12 +25,14 @@ import (
 // after= it does not take, an unknown parameter, no --procs for a process
 // fault); and on real redis-server processes its window opens and closes.
 func TestEveryFault(t *testing.T) {
+	t.Parallel()
 	es := faults.Entries()
 	if len(es) == 0 {
 		t.Fatal("no fault registered")
 	}
 	for _, e := range es {
 		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel() // each on servers (and a proxy) of its own
 			def, err := faults.Parse(e.Name)
 			if err != nil {
 				t.Fatalf("its defaults: %v", err)

@@ -55,6 +55,7 @@ func openVia(t *testing.T, driver, addr, password string, o drivers.Options) dri
 // connection's ConnWriteTimeout, and as a per-call deadline below it),
 // and a dropped reply (delay=0).
 func TestReplyLoss(t *testing.T) {
+	t.Parallel()
 	srv, p := proxiedServer(t)
 	cases := []struct {
 		name, driver string
@@ -132,6 +133,7 @@ func TestReplyLoss(t *testing.T) {
 // connection is accepted and then hangs (not refused), and after the
 // blackhole what was sent meanwhile reaches the server.
 func TestBlackhole(t *testing.T) {
+	t.Parallel()
 	srv, p := proxiedServer(t)
 	ds := map[string]drivers.Driver{}
 	for _, name := range []string{"goredis", "rueidis"} {

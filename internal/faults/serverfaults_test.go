@@ -49,6 +49,7 @@ func inject(t *testing.T, topo *topology.Topology, spec string, run time.Duratio
 // A key with PX 10000 is gone after a +20s clock jump and there without
 // it; a longer one loses 20 s; clock-jump:count=2 acts on two of three.
 func TestClockJump(t *testing.T) {
+	t.Parallel()
 	topo := start(t, 3)
 	cmd := func(i int, args ...string) string {
 		s := topo.Servers[i]
@@ -84,45 +85,51 @@ func TestClockJump(t *testing.T) {
 }
 
 // CLIENT PAUSE WRITE: a SET waits for the pause while a GET does not.
+// The drivers take turns (not each: they share the server, its key and
+// its pause).
 func TestClientPause(t *testing.T) {
+	t.Parallel()
 	topo := start(t, 1)
 	s := topo.Servers[0]
-	each(t, func(t *testing.T, name string) {
-		d, err := drivers.Open(name, drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}, PoolSize: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		ctx := context.Background()
-		if _, err := d.Do(ctx, "PING"); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan faults.Window)
-		go func() { done <- inject(t, topo, "client-pause:at=0s,for=600ms", 800*time.Millisecond) }()
-		time.Sleep(100 * time.Millisecond)
-		t0 := time.Now()
-		if _, err := d.Do(ctx, "GET", "cp"); err != nil {
-			t.Fatal(err)
-		}
-		if took := time.Since(t0); took > 300*time.Millisecond {
-			t.Errorf("GET took %v under CLIENT PAUSE WRITE", took)
-		}
-		t0 = time.Now()
-		if _, err := d.SetNX(ctx, "cp", "v", time.Second); err != nil {
-			t.Fatal(err)
-		}
-		if took := time.Since(t0); took < 300*time.Millisecond {
-			t.Errorf("SET NX took %v under a 600ms CLIENT PAUSE WRITE, want it to wait for the pause", took)
-		}
-		if w := <-done; !strings.Contains(w.Note, "CLIENT PAUSE WRITE") {
-			t.Errorf("note %q", w.Note)
-		}
-	})
+	for _, name := range drivers.Names() {
+		t.Run(name, func(t *testing.T) {
+			d, err := drivers.Open(name, drivers.Options{Endpoint: drivers.Endpoint{Addr: s.Addr, Password: s.Password}, PoolSize: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			ctx := context.Background()
+			if _, err := d.Do(ctx, "PING"); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan faults.Window)
+			go func() { done <- inject(t, topo, "client-pause:at=0s,for=600ms", 800*time.Millisecond) }()
+			time.Sleep(100 * time.Millisecond)
+			t0 := time.Now()
+			if _, err := d.Do(ctx, "GET", "cp"); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(t0); took > 300*time.Millisecond {
+				t.Errorf("GET took %v under CLIENT PAUSE WRITE", took)
+			}
+			t0 = time.Now()
+			if _, err := d.SetNX(ctx, "cp", "v", time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(t0); took < 300*time.Millisecond {
+				t.Errorf("SET NX took %v under a 600ms CLIENT PAUSE WRITE, want it to wait for the pause", took)
+			}
+			if w := <-done; !strings.Contains(w.Note, "CLIENT PAUSE WRITE") {
+				t.Errorf("note %q", w.Note)
+			}
+		})
+	}
 }
 
 // SCRIPT FLUSH every 100 ms under atomic (a Lua release): every release
 // after a flush finds NOSCRIPT, falls back to EVAL, and no call fails.
 func TestScriptFlushFault(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, d string) {
 		res := scenario(t, "atomic", d, "flash-sale", "", 200*time.Millisecond, "1ms", "script-flush:at=100ms,every=100ms", 8, time.Second)
 		if res.Counters.Errors != 0 || res.Counters.NotOwner != 0 || !strings.Contains(res.Faults[0].Note, "times, every 100ms") {
@@ -146,6 +153,7 @@ func TestScriptFlushFault(t *testing.T) {
 // split the free masters between them and neither reaches a majority
 // before the holder's work ends: no overlap, and the test failed once.)
 func TestClockJumpRedlock(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, d string) {
 		for _, c := range []struct {
 			count   int

@@ -211,6 +211,7 @@ func TestHandoffFaults(t *testing.T) {
 	for _, d := range drivers.Names() {
 		for _, spec := range []string{"crash-after-setnx:at=200ms", "pause:for=500ms,at=200ms"} {
 			t.Run(d+"/"+spec, func(t *testing.T) {
+				t.Parallel() // own keys (run: the test's name), client-side faults, exact counts
 				sp, err := faults.Parse(spec)
 				if err != nil {
 					t.Fatal(err)

@@ -20,7 +20,10 @@ import (
 // of the loss before it writes: the data stays exact, and that is asserted
 // (lost updates and oversell 0 — the strategy's watched lease at work).
 // The correct side: a 50 ms lease through 150 ms of work, renewed.
-func TestOraclePausedRenewal(t *testing.T) {
+// In the timing lane: a renewal every TTL/3 (17 ms) late by 33 ms loses
+// that lease, and one did (lost_leases 1 on goredis) at load 24 with
+// another package's tests beside it.
+func TestOraclePausedRenewalTimed(t *testing.T) {
 	for _, d := range drivers.Names() {
 		t.Run("reentrant-watchdog/"+d, func(t *testing.T) {
 			sc := oracleScenario("reentrant-watchdog", d, 100*time.Millisecond, 5*time.Millisecond, 1_000_000, 1200*time.Millisecond)

@@ -31,6 +31,7 @@ func TestRedlockExtend(t *testing.T) {
 	for _, d := range drivers.Names() {
 		for _, mode := range []string{"off", "on", "unchecked"} {
 			t.Run(mode+"/"+d, func(t *testing.T) {
+				t.Parallel() // own key (the test's name); 1 s sleeps inside a 2 s lease
 				ds := open(t, d, "redlock")
 				rec := newRecorder()
 				// 2 s: the sleeps and round trips below must stay well
