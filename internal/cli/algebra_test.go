@@ -129,7 +129,7 @@ func TestSegmentsByHandMerge(t *testing.T) {
 	addr, _ := segServer(t)
 	dir := t.TempDir()
 	base := []string{"run", "-q", "--addr", addr, "--run-id", "byhand", "--barrier-timeout", "10s",
-		"--strategy", "atomic", "--driver", "goredis", "--workload", "flash-sale", "--stock", "100000", "--clients", "6", "--duration", "1s"}
+		"--strategy", "atomic", "--driver", "goredis", "--workload", "flash-sale", "--stock", "100000", "--clients", "6", "--duration", "1s", "--ttl", "10s"}
 	follower := exec.Command(bin, append(base, "--segment", "2/2", "--out", filepath.Join(dir, "b.json"))...)
 	var ferr, fout bytes.Buffer
 	follower.Stderr, follower.Stdout = &ferr, &fout

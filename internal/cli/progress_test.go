@@ -107,7 +107,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		t.Skip("script(1) is not installed; the renderer is tested by TestProgressRenderer")
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmdline := "stty cols 200 rows 40; " + bin + " run --strategy atomic --driver rueidis --clients 4 --stock 1000000 --duration 2500ms --work 0 --out " + out
+	cmdline := "stty cols 200 rows 40; " + bin + " run --strategy atomic --driver rueidis --clients 4 --stock 1000000 --duration 2500ms --work 0 --ttl 10s --out " + out
 	c := exec.Command(script, "-qec", cmdline, "/dev/null")
 	var tty bytes.Buffer
 	c.Stdout, c.Stderr = &tty, &tty
