@@ -457,9 +457,9 @@ func TestExecutePooledRepeats(t *testing.T) {
 		}
 		if r.Name == "sql" {
 			add("sql-rowlock", 10, []int64{600, 620, 640})
-			add("sql-rowlock", 2000, []int64{200, 250, 300})
+			add("sql-rowlock", 500, []int64{200, 250, 300})
 		} else {
-			add("atomic", 2000, []int64{600, 600, 600})
+			add("atomic", 500, []int64{600, 600, 600})
 		}
 		return &report.Run{Scenarios: ss}, nil
 	}
@@ -468,9 +468,9 @@ func TestExecutePooledRepeats(t *testing.T) {
 		t.Fatalf("runs %v, want each made once with --repeat 3", calls)
 	}
 	r := rows[0]
-	hi := r.Intervals["rowlock_ops_per_s_2000"]
+	hi := r.Intervals["rowlock_ops_per_s_500"]
 	if r.Verdict != Reproduced || hi.N != 3 || !slices.Equal(hi.Values, []float64{200, 250, 300}) {
-		t.Errorf("P5: %s (%s), 2000-client rates %v: want reproduced on each repeat's second second", r.Verdict, r.Measured, hi.Values)
+		t.Errorf("P5: %s (%s), 500-client rates %v: want reproduced on each repeat's second second", r.Verdict, r.Measured, hi.Values)
 	}
 	// A result without a sample per repeat is refused.
 	if _, err := Split(&report.Run{Scenarios: []report.Scenario{sc("atomic", nil)}}, 3); err == nil || !strings.Contains(err.Error(), "0 samples") {
