@@ -439,7 +439,7 @@ func Table() []Claim {
 					tests = append(tests, and(atLeast(r, 1.1), below(d, 0)))
 					parts = append(parts, fmt.Sprintf("%d clients: %s, Jain %s", n, r.Format(fx(2)), d.Format(f("%+.2f"))))
 				}
-				return atLeastOf(2, tests...), "backoff/fixed ops/s and Jain backoff - fixed " + p.note() + ": " + strings.Join(parts, "; ")
+				return atLeastOf(2, tests...), "backoff/fixed ops/s (rule >= 1.10x) and Jain backoff - fixed (rule < 0: backoff less fair), at >= 2 of 3 counts " + p.note() + ": " + strings.Join(parts, "; ")
 			})},
 		{ID: "P3", Claim: "lockstep polling makes Redis load spike when all waiters retry together", Seeds: "000",
 			Article: "thundering herd", Scaling: "the P2 runs (clients thinking between operations, after their 1 s warm-up), servers' command rate sampled every 10 ms over the measured window",

@@ -49,9 +49,9 @@ Safety rows are judged on the violation counts of one run. Each performance
 row's runs are made 6 times (3 with --quick) and the row is judged on an
 interval of the median of the figure its rule uses (a ratio is taken per
 repeat): reproduced when the whole interval meets the rule, not reproduced
-when none of it does, inconclusive otherwise. With 6 runs the interval is a
-95 % order-statistic interval (as benchstat's); with 3 it is [min, max],
-a 75 % interval, and the table says so.
+when none of it does, inconclusive otherwise. With 6 runs the interval is
+an order-statistic interval of at least 95 % (96.9 % for 6, as benchstat's);
+with 3 it is [min, max], a 75 % interval, and the table says so.
 
 It prints a table and writes results/claims-<UTC>.json and .md, plus the
 result file of every run behind them in results/claims-<UTC>/.
