@@ -147,6 +147,7 @@ func multiPlan(f *runFlags, main *pflag.FlagSet, m *multiFile) (*plan, error) {
 	if len(errs) == 0 {
 		errs = append(errs, m.unusedTop(f, p)...)
 		errs = append(errs, m.sameLayout(p, lays)...)
+		errs = append(errs, m.clientsTogether(p)...)
 		errs = append(errs, p.fileThresholds(f)...)
 	}
 	if len(errs) > 0 {
@@ -323,6 +324,23 @@ func (m *multiFile) sameLayout(p *plan, lays []engine.Layout) []error {
 		}
 	}
 	return errs
+}
+
+// clientsTogether refuses concurrent scenarios whose clients add up to
+// more than one run may have (maxClients): they all run in this process
+// at once.
+func (m *multiFile) clientsTogether(p *plan) []error {
+	if !m.concurrent {
+		return nil
+	}
+	total := 0
+	for _, sc := range p.scenarios {
+		total += sc.Clients
+	}
+	if total > maxClients {
+		return []error{fmt.Errorf("%s: the scenarios' clients add up to %d: concurrent scenarios run in one process at once, and a run has at most %d clients", m.path, total, maxClients)}
+	}
+	return nil
 }
 
 // nameOf is scenario i's name: (its strategy when it has none).

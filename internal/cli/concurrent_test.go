@@ -139,6 +139,7 @@ func TestConcurrentFileErrors(t *testing.T) {
 		{"not a list", "concurrent: true\nscenarios: atomic\n", "f.yaml:2: scenarios: want a list"},
 		{"top-level parameter no one takes", "concurrent: true\ndriver: rueidis\nskus: 3\nscenarios:\n  - {strategy: atomic, workload: hot-key}\n", "f.yaml:3: skus goes with flash-sale"},
 		{"same name", "concurrent: true\ndriver: rueidis\nscenarios:\n  - {name: a, strategy: atomic}\n  - {name: a, strategy: naive}\n", `f.yaml:5: name "a" is given to two scenarios`},
+		{"clients together", "concurrent: true\ndriver: rueidis\nscenarios:\n  - {strategy: atomic, clients: 60000}\n  - {strategy: naive, clients: 40001}\n", "f.yaml: the scenarios' clients add up to 100001"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(dir, "f.yaml")
