@@ -239,9 +239,7 @@ func window(t *testing.T, e registry.Entry[faults.Info]) {
 		defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
 		pe := faults.ParentEnv{Signal: child.Process.Signal, Exited: func() bool { return false },
 			Start: time.Now(), TTL: 100 * time.Millisecond, Stop: make(chan struct{})}
-		if w, ok := sp.ChildStarted(pe); ok {
-			done = append(done, w)
-		}
+		done = append(done, sp.ChildStarted(pe)...)
 		if w, ok := sp.ChildKilled(pe, time.Now()); ok {
 			done = append(done, w)
 		}
