@@ -24,7 +24,8 @@ import (
 // round trip takes hundreds of ms with the defaults), not stopped: a
 // renewal can still land inside the window, late. Code that runs outside
 // the Go scheduler (cgo, the kernel's socket buffers, the servers) is not
-// starved. No cgroup CPU limit is used (it would need a writable cgroup
+// starved. The window's own timer is starved too: a window can outlast
+// D. No cgroup CPU limit is used (it would need a writable cgroup
 // v2 hierarchy); for a full stop use proc-pause.
 func init() {
 	Register("cpu-starve", Info{
@@ -65,9 +66,10 @@ func (f cpuStarve) Act(ctx context.Context, a *Action) {
 	a.Begin()
 	n, total := 0, time.Duration(0)
 	cut := false
+	first := time.Now()
 	for {
 		began := time.Now()
-		next := began.Add(f.every)
+		next := first.Add(time.Duration(n+1) * f.every) // no drift from late wake-ups
 		cut = f.starve(ctx, d)
 		total += time.Since(began)
 		n++
@@ -89,7 +91,6 @@ func (f cpuStarve) Act(ctx context.Context, a *Action) {
 // ends; it reports whether ctx ended first.
 func (f cpuStarve) starve(ctx context.Context, d time.Duration) (ended bool) {
 	starveProcs(f.procs)
-	defer unstarveProcs()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for range f.busy {
@@ -101,6 +102,7 @@ func (f cpuStarve) starve(ctx context.Context, d time.Duration) (ended bool) {
 	}
 	ended = Wait(ctx, d)
 	stop.Store(true)
+	unstarveProcs() // before the spinners have stopped: the others run at once
 	wg.Wait()
 	return ended
 }
