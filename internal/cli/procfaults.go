@@ -159,7 +159,7 @@ func (pf *procFaulter) read(i int, r io.Reader) {
 					pf.wg.Add(1)
 					go func(f faults.Spec) {
 						defer pf.wg.Done()
-						if w, ok := f.ChildStarted(pf.parentEnv(i, n, t)); ok {
+						for _, w := range f.ChildStarted(pf.parentEnv(i, n, t)) {
 							pf.record(n, w)
 						}
 					}(f)
@@ -189,6 +189,7 @@ func (pf *procFaulter) parentEnv(i, n int, start time.Time) faults.ParentEnv {
 		Signal: func(sig os.Signal) error { return pf.procs[i].Signal(sig) },
 		Exited: func() bool { return pf.gone(i) },
 		Start:  start, TTL: pf.p.scenarios[n].TTL, Stop: pf.stop,
+		End: start.Add(pf.p.scenarios[n].Warmup + pf.p.scenarios[n].Duration),
 	}
 }
 

@@ -156,3 +156,42 @@ func TestProcPause(t *testing.T) {
 		}
 	}
 }
+
+// proc-pause with every=: process 2 of 2 is stopped for 200ms at 300ms
+// after the common start and again every 800ms until the scenario's end
+// (3s): at 300, 1100, 1900 and 2700 ms, four stops (the next, at 3500,
+// is past the end), each its own window in the merged result. The count
+// is fixed by the schedule, not measured: the parent starts no stop at or
+// after the end, and the child (whose clock runs on while it is stopped)
+// is still in its scenario at 2700 ms.
+func TestProcPauseEvery(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "every.json")
+	r := lockbench(t, "run", "--procs", "2", "--strategy", "atomic", "--driver", "goredis", "--workload", "hot-key",
+		"--keys", "16", "--zipf", "0", "--clients", "4", "--ttl", "1s", "--work", "20ms", "--duration", "3s",
+		"--fault", "proc-pause:proc=2,at=300ms,for=200ms,every=800ms", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	run, err := report.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Scenarios) != 1 {
+		t.Fatalf("%d scenarios, want 1", len(run.Scenarios))
+	}
+	var ws []report.FaultWindow
+	for _, w := range run.Scenarios[0].Faults {
+		if strings.HasPrefix(w.Fault, "proc-pause") {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) != 4 {
+		t.Fatalf("%d proc-pause windows, want 4 (at 300, 1100, 1900, 2700 ms): %+v", len(ws), ws)
+	}
+	for i, w := range ws {
+		want := float64(300 + 800*i)
+		if !strings.Contains(w.Note, "stopped (SIGSTOP)") || w.ArmedMS != want || w.StartMS < want || w.EndMS-w.StartMS < 200 {
+			t.Errorf("window %d: %+v; want a stop of 200ms armed at %v ms", i+1, w, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -77,6 +78,9 @@ func guardedScenario(t *testing.T, guard, strategy, driver, workload string, kin
 		t.Fatal(err)
 	}
 	pol, _ := retry.Parse("fixed:interval=5ms")
+	if strategies.InfoOf(strategy).OwnsRetry { // a lock library's own loop
+		pol = retry.Library()
+	}
 	w, err := workloads.ParseDist(work)
 	if err != nil {
 		t.Fatal(err)

@@ -26,9 +26,10 @@ type ProcFault interface {
 	InChild() bool
 	// ChildStarted runs in the parent when child Proc reported the
 	// scenario's common start, in a goroutine of its own; it may act on
-	// the child until pe.Stop is closed. It returns the window to add to
-	// the merged result (Fault is filled in for it), false for none.
-	ChildStarted(pe ParentEnv) (Window, bool)
+	// the child until pe.Stop is closed. It returns the windows to add to
+	// the merged result (Fault is filled in for them), one per time it
+	// acted (a repeating fault's several); none: nothing to record.
+	ChildStarted(pe ParentEnv) []Window
 	// ChildKilled runs in the parent when child Proc announced, at t,
 	// that it kills itself; it returns the window to record, false for
 	// none.
@@ -47,6 +48,10 @@ type ParentEnv struct {
 	Start time.Time
 	// TTL is the scenario's lease (for default lengths).
 	TTL time.Duration
+	// End is when the scenario's measured window ends (Start + warm-up +
+	// duration): a repeating fault starts no repetition from then on.
+	// Zero: unknown (only Stop and the child's exit end the repetitions).
+	End time.Time
 	// Stop is closed when the run stops: a fault still waiting gives up,
 	// one acting ends at once.
 	Stop <-chan struct{}
@@ -104,16 +109,18 @@ func (s Spec) CheckProcs(n int) error {
 	return nil
 }
 
-// ChildStarted is ProcFault.ChildStarted with the window's Fault filled
-// in; false for any other fault.
-func (s Spec) ChildStarted(pe ParentEnv) (Window, bool) {
+// ChildStarted is ProcFault.ChildStarted with the windows' Fault filled
+// in; none for any other fault.
+func (s Spec) ChildStarted(pe ParentEnv) []Window {
 	pf, ok := s.fault.(ProcFault)
 	if !ok {
-		return Window{}, false
+		return nil
 	}
-	w, ok := pf.ChildStarted(pe)
-	w.Fault = s.String()
-	return w, ok
+	ws := pf.ChildStarted(pe)
+	for i := range ws {
+		ws[i].Fault = s.String()
+	}
+	return ws
 }
 
 // ChildKilled is ProcFault.ChildKilled with the window's Fault filled

@@ -72,7 +72,7 @@ func (k procKill) CheckProcs(n int) error {
 	return errors.New("process 1 is the leading segment, which writes the data, checks it at the end and deletes it: kill a follower (" + follower + ")")
 }
 
-func (procKill) ChildStarted(ParentEnv) (Window, bool) { return Window{}, false }
+func (procKill) ChildStarted(ParentEnv) []Window { return nil }
 
 // ChildKilled records the kill the child announced at t.
 func (k procKill) ChildKilled(pe ParentEnv, t time.Time) (Window, bool) {
