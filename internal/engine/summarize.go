@@ -142,6 +142,12 @@ func (r *run) summarize() *metrics.Recorder {
 		}
 		out.Liveness = &report.Liveness{NotMeasured: why, DeadlineOvershoots: all.Overshoots}
 	}
+	if r.env != nil && r.env.Handover != nil {
+		h := r.env.Handover
+		f := h.Figures()
+		raw.Handover = report.HandoverRawOf(f, r.env.Locks)
+		raw.SetHist(report.HistHandoverGap, f.Gaps)
+	}
 	if sr, ok := r.locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
 	}
