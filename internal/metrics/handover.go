@@ -38,7 +38,8 @@ import (
 // (the slack absorbs the time from an acquire's start to its first
 // command reaching the server, where a queue orders its waiters). A
 // waiter's turns are the grants of its lock to other clients while it
-// waited.
+// waited: the longest counts whether the wait ended in a grant, without
+// the lock (a timeout), or not at all by the end.
 //
 // Grants before the window's start (Start) build the state but count in
 // no figure. Safe for concurrent use.
@@ -134,8 +135,15 @@ func (h *Handover) GaveUp(i, client int) {
 		return
 	}
 	l.mu.Lock()
-	l.take(client)
+	w, ok := l.take(client)
 	l.mu.Unlock()
+	// A waiter dropped from a queue that waits until its own timeout
+	// waited through turns too.
+	if ok && h.fifo && int64(Now()) >= h.from.Load() {
+		h.mu.Lock()
+		h.maxTurns = max(h.maxTurns, w.turns)
+		h.mu.Unlock()
+	}
 }
 
 // Granted records that client's acquire of lock i returned the lock at at.
@@ -219,10 +227,20 @@ type HandoverFigures struct {
 	FIFO                         bool
 }
 
-// Figures returns the figures so far (a copy).
+// Figures returns the figures so far (a copy). MaxTurns includes the
+// turns of the clients still waiting (a starved waiter never granted).
 func (h *Handover) Figures() HandoverFigures {
+	var waiting int64
+	for i := range h.locks {
+		l := &h.locks[i]
+		l.mu.Lock()
+		for _, w := range l.waiters {
+			waiting = max(waiting, w.turns)
+		}
+		l.mu.Unlock()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return HandoverFigures{Gaps: hdrhistogram.Import(h.gaps.Export()), Idle: h.idle,
-		Grants: h.grants, Violations: h.violations, MaxTurns: h.maxTurns, FIFO: h.fifo}
+		Grants: h.grants, Violations: h.violations, MaxTurns: max(h.maxTurns, waiting), FIFO: h.fifo}
 }
