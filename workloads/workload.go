@@ -402,7 +402,8 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	var err error
 	hand := w.Env.Handover
 	if read {
-		hand = nil // the gaps and the order are the exclusive side's
+		hand.SharedSection() // readers hold the lock too: not measured
+		hand = nil
 		lease, err = w.LockRead(ctx, key)
 	} else if hand != nil {
 		start := w.acquireStart()

@@ -99,7 +99,9 @@ func (r *run) measure() error {
 	start := time.Now()
 	warmEnd := start.Add(sc.Warmup)
 	r.start, r.warmEnd = start, warmEnd
-	r.env.Handover.Start(metrics.Mono(warmEnd))
+	if r.env != nil {
+		r.env.Handover.Start(metrics.Mono(warmEnd))
+	}
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	r.deferred(func() { timer.Stop() })
 	loadDone := make(chan []float64, 1)

@@ -49,6 +49,12 @@ type Handover struct {
 	from  atomic.Int64 // the window's start (metrics.Now ns)
 	locks []handLock
 
+	// shared is set once a shared (read-side) section of one of the
+	// locks ran: the exclusive sides' freeings and grants then do not
+	// tell when a lock stood free (a reader may have held it), so the
+	// figures are not measured (HandoverFigures.Shared).
+	shared atomic.Bool
+
 	mu         sync.Mutex // guards the figures below
 	gaps       *hdrhistogram.Histogram
 	idle       time.Duration // the gaps' sum
@@ -104,6 +110,14 @@ func (h *Handover) lock(i int) *handLock {
 		return nil
 	}
 	return &h.locks[i]
+}
+
+// SharedSection records that a shared (read-side) section ran: the
+// figures are then not measured.
+func (h *Handover) SharedSection() {
+	if h != nil && !h.shared.Load() {
+		h.shared.Store(true)
+	}
 }
 
 // Wait records that client started acquiring lock i at start.
@@ -225,6 +239,9 @@ type HandoverFigures struct {
 	// order; MaxTurns the longest wait in turns (FIFO locks only).
 	Grants, Violations, MaxTurns int64
 	FIFO                         bool
+	// Shared: a shared (read-side) section ran, and the figures do not
+	// measure what they say (readers held the locks too): not measured.
+	Shared bool
 }
 
 // Figures returns the figures so far (a copy). MaxTurns includes the
@@ -242,5 +259,6 @@ func (h *Handover) Figures() HandoverFigures {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return HandoverFigures{Gaps: hdrhistogram.Import(h.gaps.Export()), Idle: h.idle,
-		Grants: h.grants, Violations: h.violations, MaxTurns: max(h.maxTurns, waiting), FIFO: h.fifo}
+		Grants: h.grants, Violations: h.violations, MaxTurns: max(h.maxTurns, waiting), FIFO: h.fifo,
+		Shared: h.shared.Load()}
 }

@@ -55,3 +55,17 @@ func TestHandoverFIFO(t *testing.T) {
 		t.Errorf("grants %d after the window's start moved, want 3", g)
 	}
 }
+
+// A shared (read-side) section marks the figures not measured.
+func TestHandoverShared(t *testing.T) {
+	h := NewHandover(1, 0, false)
+	if h.Figures().Shared {
+		t.Fatal("shared before any read side")
+	}
+	h.SharedSection()
+	if !h.Figures().Shared {
+		t.Error("not shared after a read side")
+	}
+	var none *Handover
+	none.SharedSection() // a nil Handover measures nothing
+}

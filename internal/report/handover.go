@@ -14,7 +14,8 @@ const HistHandoverGap = "handover_gap"
 // HandoverRaw is the hand-over measurement's raw data (metrics.Handover),
 // beside Raw.Hists' handover_gap: sums, counts and a maximum, which
 // combine exactly. Absent when it was not measured: a workload without
-// exclusive locks, a run of several processes' segments (each sees only
+// exclusive locks, a scenario that also took read sides (readers held
+// the locks too), a run of several processes' segments (each sees only
 // its own clients' grants), a file written before it existed.
 type HandoverRaw struct {
 	// IdleS is the gaps' sum, s: the time locks stood free while wanted.
