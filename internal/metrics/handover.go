@@ -74,8 +74,11 @@ type handLock struct {
 	freeAt  time.Duration // the last freeing, -1: unknown (never held yet, or held)
 	wanted  bool          // a client was waiting at freeAt
 	waiters []handWaiter
-	_       [24]byte
 }
+
+// HandoverMaxLocks is the most locks a Handover is made for (about 64
+// bytes each): a workload with more measures no hand-over figures.
+const HandoverMaxLocks = 1 << 20
 
 type handWaiter struct {
 	client int
