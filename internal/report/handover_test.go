@@ -69,3 +69,25 @@ func TestHandoverDeriveCombine(t *testing.T) {
 		t.Error("handover_gap_p50_ms known for a scenario without the measurement")
 	}
 }
+
+// The table shows the hand-over figures with --columns, "-" where not
+// measured, and names grants out of FIFO order in the other-violations
+// cell.
+func TestHandoverColumns(t *testing.T) {
+	s := handoverScenario(1, 1, true, 3, 5, 100*time.Millisecond, 100*time.Millisecond)
+	cols, err := SelectColumns(TableColumns(), TableExtras(), []string{"handover_p50", "handover_p99", "idle_share", "fifo_violations", "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"100", "100", "0.200", "3 (max 5 turns)", "out of fifo order 3"}
+	for i, c := range cols {
+		if got := c.Cell(s); got != want[i] {
+			t.Errorf("%s: %q, want %q", c.Key, got, want[i])
+		}
+	}
+	for _, c := range cols[:4] {
+		if got := c.Cell(Scenario{}); got != "-" {
+			t.Errorf("%s without the measurement: %q, want -", c.Key, got)
+		}
+	}
+}
