@@ -209,6 +209,18 @@ type Queued interface {
 	Queued()
 }
 
+// FIFO is implemented by lockers that grant each lock in the order its
+// waiters arrived (fair's and handoff's queues; a custom lock that queues
+// its waiters). lockbench then counts the grants out of arrival order
+// (fifo_violations: a waiter granted while one that started waiting
+// earlier on the same key still waits) and the longest wait in turns
+// (grants of the key to others while one waiter waited): see
+// docs/workloads-and-faults.md, "Hand-over gaps and queue order". FIFO is
+// a marker: the method does nothing.
+type FIFO interface {
+	FIFO()
+}
+
 // WakesOnRelease is implemented by lockers whose release script wakes the
 // next waiter itself (fair: a PUBLISH to its queue head's own channel;
 // handoff: to the waiter it handed the lock to). lockbench then sends no

@@ -36,7 +36,8 @@
 // orphaned locks; Watched leases let the holder skip its write once the
 // lock is lost; Extender leases are extended after the work; Fenced leases
 // carry a fencing token for the fence guard; Abandonable leases drop their
-// renewal when a fault crashes the holder; StatsReporter adds the
+// renewal when a fault crashes the holder; a FIFO locker (one that grants
+// in arrival order) has its grants' order checked; StatsReporter adds the
 // strategy's own counts to the result. Package
 // github.com/lockbench/lockbench/strategies/locktest runs the conformance
 // suite on a registered strategy against real redis-server processes.

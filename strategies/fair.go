@@ -129,6 +129,9 @@ func (f *fair) EntryTimeout() time.Duration { return f.waiterTimeout }
 // WakesOnRelease: the release script publishes to the queue head.
 func (f *fair) WakesOnRelease() {}
 
+// FIFO declares that fair grants in arrival order (its queue).
+func (f *fair) FIFO() {}
+
 // Abandoner is implemented by lockers that keep per-waiter state; Acquire
 // calls Abandon when it gives up, so the waiter does not block others.
 type Abandoner interface {

@@ -185,6 +185,9 @@ func (h *handoff) Queued() {}
 // WakesOnRelease: the release script publishes the grant itself.
 func (h *handoff) WakesOnRelease() {}
 
+// FIFO declares that handoff grants in arrival order (its queue).
+func (h *handoff) FIFO() {}
+
 // Close ends the grant subscription and any clock measurement under way.
 func (h *handoff) Close() error {
 	h.stop()

@@ -259,3 +259,24 @@ func TestWorkExtends(t *testing.T) {
 		}
 	}
 }
+
+// With the hand-over measurement on (Env.Handover), Hold still allocates
+// nothing per operation once a lock's waiter list has its room, and every
+// grant is counted.
+func TestHoldHandoverAllocatesNothing(t *testing.T) {
+	w, _ := memWorker(1)
+	w.Env.Handover = metrics.NewHandover(1, time.Second, true)
+	ctx := context.Background()
+	body := func(context.Context, strategies.Lease) error { return nil }
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := w.Hold(ctx, 0, "k", false, body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Hold with Handover allocates %.1f times per operation, want 0", allocs)
+	}
+	if f := w.Env.Handover.Figures(); f.Grants != 1001 || f.Violations != 0 || f.MaxTurns != 0 {
+		t.Errorf("handover figures %+v, want 1001 grants in order", f)
+	}
+}

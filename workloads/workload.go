@@ -146,6 +146,10 @@ type Env struct {
 	// Setup gives the scenario one with SetLocks (nil before). Set by
 	// SetLocks, or by tests.
 	Oracle Oracle
+	// Handover, when set, measures the hand-over gaps and FIFO order of
+	// the exclusive sections Hold runs (metrics.Handover): the engine sets
+	// it after Setup. Nil: not measured.
+	Handover *metrics.Handover
 	// AcquireTimeout bounds one acquire, retries included; 0: no bound.
 	AcquireTimeout time.Duration
 	// Released, when set, is called after every successful release (the
@@ -233,6 +237,8 @@ type Worker struct {
 	// granted is when the last successful acquire returned (metrics.Now):
 	// the start of its hold (one clock read serves both figures).
 	granted time.Duration
+	// released is when the last release returned (metrics.Now).
+	released time.Duration
 	// opStart is the current operation's start (see Begin); begun says no
 	// acquire has used it yet.
 	opStart time.Duration
@@ -360,6 +366,7 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 	key, token := l.Key(), l.Token() // l may be recycled below
 	err = l.Release(rctx)
 	end := metrics.Now() // the release's end, also its time to free
+	w.released = end
 	notOwner := errors.Is(err, strategies.ErrNotOwner)
 	w.Obs.Released(end-start, notOwner)
 	if lv := w.Env.Live; lv != nil {
@@ -393,8 +400,21 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body func(ctx context.Context, l strategies.Lease) error) error {
 	var lease strategies.Lease
 	var err error
+	hand := w.Env.Handover
 	if read {
+		hand.SharedSection() // readers hold the lock too: not measured
+		hand = nil
 		lease, err = w.LockRead(ctx, key)
+	} else if hand != nil {
+		start := w.acquireStart()
+		hand.Wait(i, w.ID, start)
+		w.opStart, w.begun = start, true
+		lease, err = w.Lock(ctx, key)
+		if err != nil {
+			hand.GaveUp(i, w.ID)
+		} else {
+			hand.Granted(i, w.ID, w.granted)
+		}
 	} else {
 		lease, err = w.Lock(ctx, key)
 	}
@@ -464,6 +484,11 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	another := !read && o.Releasing(i, w.ID)
 	owned, rerr := w.unlock(ctx, lease, left)
+	if hand != nil && owned {
+		// A release that did not free the lock (its lease had ended, or
+		// the call failed) frees nothing: the lease's end does (Handover).
+		hand.Released(i, w.ID, w.released)
+	}
 	if !owned && rerr == nil {
 		lost = true
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
+	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
@@ -98,6 +99,9 @@ func (r *run) measure() error {
 	start := time.Now()
 	warmEnd := start.Add(sc.Warmup)
 	r.start, r.warmEnd = start, warmEnd
+	if r.env != nil {
+		r.env.Handover.Start(metrics.Mono(warmEnd))
+	}
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	r.deferred(func() { timer.Stop() })
 	loadDone := make(chan []float64, 1)

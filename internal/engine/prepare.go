@@ -142,6 +142,14 @@ func (r *run) prepare() error {
 	if err != nil {
 		return fmt.Errorf("%s setup: %w", sc.Workload, err)
 	}
+	if env.Locks > 0 && env.Locks <= metrics.HandoverMaxLocks && sc.Env.Sync == nil {
+		// Hand-over gaps and FIFO order (metrics.Handover): one process's
+		// clients see every grant only when no other process runs the
+		// scenario's clients too, so a segment measures none; nor does a
+		// workload of over HandoverMaxLocks locks (its memory).
+		_, fifo := locker.(strategies.FIFO)
+		env.Handover = metrics.NewHandover(env.Locks, sc.TTL, fifo)
+	}
 	if env.Oracle != nil { // its overlaps, live at each scrape
 		r.prom.Overlaps(env.Oracle.Overlaps)
 	}

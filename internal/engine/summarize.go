@@ -142,6 +142,14 @@ func (r *run) summarize() *metrics.Recorder {
 		}
 		out.Liveness = &report.Liveness{NotMeasured: why, DeadlineOvershoots: all.Overshoots}
 	}
+	// The hand-over figures: not measured (absent) when read sides ran
+	// beside the exclusive ones (readers held the locks too).
+	if r.env != nil && r.env.Handover != nil {
+		if f := r.env.Handover.Figures(); !f.Shared {
+			raw.Handover = report.HandoverRawOf(f, r.env.Locks)
+			raw.SetHist(report.HistHandoverGap, f.Gaps)
+		}
+	}
 	if sr, ok := r.locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
 	}

@@ -150,15 +150,59 @@ func TableColumns() []Column {
 		}
 	}
 	return append(cols,
-		col("other", "other violations", "the other violation kinds and the liveness figures that are not zero", func(s Scenario) string { return otherCell(s.Violations, s.Liveness) }),
+		col("other", "other violations", "the other violation kinds, the liveness figures and the grants out of FIFO order that are not zero", otherCellOf),
 		colErrors)
 }
 
 // TableExtras are the run table's columns outside the full table, for
 // --columns: every violation kind summed, the acquire wait's p99,
-// commands per operation and efficiency.
+// commands per operation, efficiency, the hand-over gap's p50 and p99,
+// the hand-over idle share and the grants out of FIFO order.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colCmds, colEfficiency}
+	return []Column{colViolations, colAcquireP99, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO}
+}
+
+// The hand-over columns (Scenario.Handover): "-" when not measured.
+var (
+	colHandoverP50 = col("handover_p50", "hand-over p50 ms", "hand-over gap p50: a lock's freeing to its next grant while a client waited, ms (- when not measured or no client waited)", func(s Scenario) string {
+		if s.Handover == nil || s.Handover.GapMS == nil {
+			return "-"
+		}
+		return FormatMS(s.Handover.GapMS.P50)
+	})
+	colHandoverP99 = col("handover_p99", "hand-over p99 ms", "hand-over gap p99, ms (- as handover_p50)", func(s Scenario) string {
+		if s.Handover == nil || s.Handover.GapMS == nil {
+			return "-"
+		}
+		return FormatMS(s.Handover.GapMS.P99)
+	})
+	colIdleShare = col("idle_share", "idle share", "hand-over idle share: the time locks stood free while wanted over the window times the locks (- when not measured)", func(s Scenario) string {
+		if s.Handover == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", s.Handover.IdleShare)
+	})
+	colFIFO = col("fifo_violations", "fifo violations", "grants out of arrival order, and the longest wait in turns, for a lock that declares FIFO (- otherwise)", func(s Scenario) string {
+		h := s.Handover
+		if h == nil || h.FIFOViolations == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d (max %d turns)", *h.FIFOViolations, *h.MaxWaitTurns)
+	})
+)
+
+// otherCellOf is the "other violations" cell of s: otherCell, and the
+// grants out of FIFO order when there are any.
+func otherCellOf(s Scenario) string {
+	c := otherCell(s.Violations, s.Liveness)
+	if h := s.Handover; h != nil && h.FIFOViolations != nil && *h.FIFOViolations != 0 {
+		f := "out of fifo order " + strconv.FormatInt(*h.FIFOViolations, 10)
+		if c == "0" {
+			return f
+		}
+		return c + ", " + f
+	}
+	return c
 }
 
 // CompactColumns are the run table's columns on a terminal too narrow

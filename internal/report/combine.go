@@ -101,6 +101,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 			return Scenario{}, fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		o.Background = bg
+		o.Handover = addHandover(o.Handover, r.Handover, mode)
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
 		o.CostOps += r.CostOps
 		o.SharedCost = o.SharedCost || r.SharedCost
@@ -279,6 +280,10 @@ func cloneRaw(r *Raw) *Raw {
 	}
 	c.LoadRates = slices.Clone(r.LoadRates)
 	c.Background = cloneBackground(r.Background)
+	if r.Handover != nil {
+		h := *r.Handover
+		c.Handover = &h
+	}
 	if c.Runs == 0 {
 		c.Runs = 1
 	}

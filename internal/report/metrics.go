@@ -55,6 +55,45 @@ func buildMetrics() []Metric {
 				}
 				return s.Liveness.TimeToFreeMS.P99
 			}})
+	handover := func(s Scenario) bool { return s.Handover != nil }
+	gapped := func(s Scenario) bool { return s.Handover != nil && s.Handover.GapMS != nil }
+	fifo := func(s Scenario) bool { return s.Handover != nil && s.Handover.FIFOViolations != nil }
+	gap := func(of func(metrics.Latency) float64) func(Scenario) float64 {
+		return func(s Scenario) float64 {
+			if !gapped(s) {
+				return 0
+			}
+			return of(*s.Handover.GapMS)
+		}
+	}
+	ms = append(ms,
+		Metric{Name: "handover_gap_p50_ms", Doc: "hand-over: median time a lock stood free while a client waited for it (a release or a lease's end to the next grant), ms (not measured without such a wait, nor in a run of several processes)",
+			Known: gapped, Of: gap(func(l metrics.Latency) float64 { return l.P50 })},
+		Metric{Name: "handover_gap_p99_ms", Doc: "hand-over: 99th percentile of the time a lock stood free while wanted, ms (not measured as handover_gap_p50_ms)",
+			Known: gapped, Of: gap(func(l metrics.Latency) float64 { return l.P99 })},
+		Metric{Name: "handover_gap_max_ms", Doc: "hand-over: longest time a lock stood free while wanted, ms (not measured as handover_gap_p50_ms)",
+			Known: gapped, Of: gap(func(l metrics.Latency) float64 { return l.Max })},
+		Metric{Name: "handover_idle_share", Doc: "hand-over: the time locks stood free while wanted, as a share of the measured window times the locks (0..1; not measured without exclusive locks, nor in a run of several processes)",
+			Known: handover, Of: func(s Scenario) float64 {
+				if s.Handover == nil {
+					return 0
+				}
+				return s.Handover.IdleShare
+			}},
+		Metric{Name: "fifo_violations", Doc: "queue order: grants made while a client that started waiting for the same lock earlier still waited (only for a lock that declares FIFO order, strategies.FIFO)",
+			Known: fifo, Of: func(s Scenario) float64 {
+				if !fifo(s) {
+					return 0
+				}
+				return float64(*s.Handover.FIFOViolations)
+			}},
+		Metric{Name: "fifo_max_wait_turns", Doc: "queue order: the most grants of its lock to others that one waiter waited through (only for a lock that declares FIFO order)",
+			Known: fifo, Of: func(s Scenario) float64 {
+				if !fifo(s) {
+					return 0
+				}
+				return float64(*s.Handover.MaxWaitTurns)
+			}})
 	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind (not measured in a follower segment's file, which lacks the end checks)",
 		Of:    func(s Scenario) float64 { return float64(s.Violations.Total()) },
 		Known: func(s Scenario) bool { return s.Violations.EndCheck != EndCheckNotRun }})

@@ -35,7 +35,9 @@ type Raw struct {
 	// (the critical section), "service" (open loop: the operation from its
 	// actual start), "acquire_failed" (acquires that ended without the
 	// lock, warm-up included) and "time_to_free" (liveness oracle: a holder's
-	// exit to its lock being free). A kind with no value is absent.
+	// exit to its lock being free) and "handover_gap" (a lock's freeing
+	// to its next grant while a client waited, see HandoverRaw). A kind
+	// with no value is absent.
 	Hists map[string]string `json:"hists"`
 	// ClientOps are the operations each client completed in the measured
 	// window, in client order (segments: concatenated in segment order;
@@ -108,6 +110,9 @@ type Raw struct {
 	// counts and latency histograms per command kind over the measured
 	// window. Absent without background traffic.
 	Background *BackgroundRaw `json:"background,omitempty"`
+	// Handover is the hand-over measurement's counts and sums (with the
+	// handover_gap histogram in Hists): absent when it was not measured.
+	Handover *HandoverRaw `json:"handover,omitempty"`
 }
 
 // ServerCost is one set of servers' cost over a cost window.
@@ -198,7 +203,7 @@ func Derive(s *Scenario) error {
 		return nil
 	}
 	hs := map[string]*hdrhistogram.Histogram{}
-	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree} {
+	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree, HistHandoverGap} {
 		h, err := r.Hist(k)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
@@ -233,6 +238,7 @@ func Derive(s *Scenario) error {
 	if s.Liveness != nil && s.Liveness.Measured {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
 	}
+	s.Handover = deriveHandover(r.Handover, r.WindowS, hs[HistHandoverGap])
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
 	if s.HasJain() {
 		// With a client ramp the clients ran for different times, so their

@@ -216,6 +216,9 @@ type Scenario struct {
 	AcquireFailedMS *metrics.Latency `json:"acquire_failed_ms,omitempty"`
 	// Liveness are the liveness oracle's figures (absent when it was off).
 	Liveness *Liveness `json:"liveness,omitempty"`
+	// Handover are the hand-over gaps and, for a FIFO lock, its queue
+	// order (derived from Raw.Handover; absent when not measured).
+	Handover *Handover `json:"handover,omitempty"`
 	// StopError is the failure that stopped an aborted scenario (stop
 	// reason "aborted").
 	StopError string `json:"stop_error,omitempty"`
