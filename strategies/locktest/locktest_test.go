@@ -187,16 +187,27 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("timed", func(t *testing.T) {
 		every(t, func(t *testing.T, strategy, driver string) {
-			// A library's own retry loop (Info.OwnsRetry; redsync) refuses
-			// a lease whose validity (20 ms less the round and the drift)
-			// is gone when granted: beside the other strategies' timed
-			// checks and another package, redsync's broken side sold
-			// nothing in 8 s. Those run first, one at a time.
-			if !strategies.InfoOf(strategy).OwnsRetry {
-				t.Parallel()
+			if strategies.InfoOf(strategy).OwnsRetry {
+				t.Skip("a library's own retry loop: TestConformanceOwnRetryTimed")
 			}
+			t.Parallel()
 			suite(strategy).checkOnly(t, strategy, driver, func(name string) bool { return !untimedChecks[name] })
 		})
+	})
+}
+
+// TestConformanceOwnRetryTimed is TestConformance's timed checks for the
+// strategies whose library owns the retry loop (Info.OwnsRetry: redsync),
+// in the timing lane: such a library refuses a lease whose validity (the
+// broken side's 20 ms less the round and the drift) is gone when granted,
+// and beside another test package at load 8-10 redsync's broken side sold
+// nothing in 8 s (12 of 16 tries timed out), so no overlap to show.
+func TestConformanceOwnRetryTimed(t *testing.T) {
+	every(t, func(t *testing.T, strategy, driver string) {
+		if !strategies.InfoOf(strategy).OwnsRetry {
+			return
+		}
+		suite(strategy).checkOnly(t, strategy, driver, func(name string) bool { return !untimedChecks[name] })
 	})
 }
 
