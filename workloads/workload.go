@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -189,6 +190,11 @@ type Env struct {
 	// itself lets finish unless QuietIO (the I/O timeout ends those first).
 	// Nil: never.
 	Hard context.Context
+	// Releases, when set, is told when each worker's release call (Unlock,
+	// Hold) starts and ends, so that the engine can count the releases
+	// still running when the grace period ends (hung releases) instead of
+	// waiting for them. Nil: none watched.
+	Releases *ReleaseWatch
 }
 
 // FaultHooks are the points where a fault injector acts on clients.
@@ -358,7 +364,17 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 		rctx = ctx
 	}
 	key, token := l.Key(), l.Token() // l may be recycled below
+	rw := w.Env.Releases
+	if rw != nil {
+		rw.begin(w.ID)
+	}
 	err = l.Release(rctx)
+	if rw != nil && !rw.end(w.ID) {
+		// The engine stopped waiting for this release at the end of the
+		// grace period and counted it hung: the run's figures are summed
+		// already, so the client ends here, recording nothing.
+		runtime.Goexit()
+	}
 	end := metrics.Now() // the release's end, also its time to free
 	notOwner := errors.Is(err, strategies.ErrNotOwner)
 	w.Obs.Released(end-start, notOwner)

@@ -126,6 +126,7 @@ func (r *run) summarize() *metrics.Recorder {
 	out.Counters = report.Counters{
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
 		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Cancelled: all.Cancels, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
+		HungReleases: r.hungReleases,
 	}
 	if r.live != nil {
 		l := r.live.Result()

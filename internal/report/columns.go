@@ -102,6 +102,8 @@ var (
 	colP999       = col("p999", "p99.9 ms", "operation latency p99.9, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.P999) })
 	colMax        = col("max", "max ms", "operation latency max, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.Max) })
 	colAcquireP99 = col("acquire_p99", "acquire p99 ms", "acquire wait p99, ms (- without values)", func(s Scenario) string { return msCell(s.AcquireMS, s.AcquireMS.P99) })
+	colReleaseP99 = col("release_p99", "release p99 ms", "release call p99, ms (- without values)", func(s Scenario) string { return msCell(s.ReleaseMS, s.ReleaseMS.P99) })
+	colReleaseMax = col("release_max", "release max ms", "release call max, ms (- without values)", func(s Scenario) string { return msCell(s.ReleaseMS, s.ReleaseMS.Max) })
 	colErrors     = col("errors", "errors", "errors, acquire timeouts and give-ups: the total, the kinds in brackets", func(s Scenario) string { return errorCell(s.Counters) })
 	colViolations = col("violations", "violations", "every violation kind summed (the liveness figures are not violations)", func(s Scenario) string {
 		return strconv.FormatInt(s.Violations.Total(), 10)
@@ -150,15 +152,15 @@ func TableColumns() []Column {
 		}
 	}
 	return append(cols,
-		col("other", "other violations", "the other violation kinds and the liveness figures that are not zero", func(s Scenario) string { return otherCell(s.Violations, s.Liveness) }),
+		col("other", "other violations", "the other violation kinds, the liveness figures and the slow and hung releases that are not zero", func(s Scenario) string { return otherCell(s.Violations, s.Liveness, s.SlowReleases, s.Counters.HungReleases) }),
 		colErrors)
 }
 
 // TableExtras are the run table's columns outside the full table, for
-// --columns: every violation kind summed, the acquire wait's p99,
-// commands per operation and efficiency.
+// --columns: every violation kind summed, the acquire wait's p99, the
+// release call's p99 and max, commands per operation and efficiency.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colCmds, colEfficiency}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency}
 }
 
 // CompactColumns are the run table's columns on a terminal too narrow
