@@ -195,6 +195,12 @@ type Env struct {
 	// still running when the grace period ends (hung releases) instead of
 	// waiting for them. Nil: none watched.
 	Releases *ReleaseWatch
+	// VerifyAcquire, when > 0, has the worker read the lock key after
+	// every VerifyAcquire-th granted exclusive acquire (Lock) and count a
+	// false acquire when it does not hold the lease's token (see
+	// verifyAcquire); 0: off. VerifyCost, when set, counts the reads.
+	VerifyAcquire int
+	VerifyCost    *VerifyCost
 }
 
 // FaultHooks are the points where a fault injector acts on clients.
@@ -259,6 +265,9 @@ type Worker struct {
 	// every failed acquire: computed at the first (blocksSet), as the
 	// locker does not change while the worker runs.
 	blocks, blocksSet bool
+	// verifySkip counts the granted acquires since the last ownership
+	// check (Env.VerifyAcquire).
+	verifySkip int
 }
 
 // SetLocks tells the scenario that the workload's operations take n
@@ -294,6 +303,9 @@ func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error)
 	start := w.acquireStart()
 	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
 	w.observe(ctx, start, attempts, key, l, err)
+	if err == nil {
+		w.verifyAcquire(ctx, l)
+	}
 	return l, err
 }
 

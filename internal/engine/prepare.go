@@ -108,6 +108,11 @@ func (r *run) prepare() error {
 			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
 	}
 	r.env = env
+	if verifiable(sc) {
+		env.VerifyAcquire = sc.VerifyAcquire
+		r.verifyCost = &workloads.VerifyCost{}
+		env.VerifyCost = r.verifyCost
+	}
 	if r.tracker != nil {
 		env.Live = r.tracker
 	}
@@ -182,6 +187,18 @@ func (r *run) startProxies() error {
 	r.deferred(proxies.Close)
 	r.nodes = nodes
 	return nil
+}
+
+// verifiable reports whether the ownership check after acquire
+// (Spec.VerifyAcquire) runs for sc: on, with a token of each lease's own,
+// and a lock in one Redis server's key: not zk, etcd or a SQL row lock's
+// (Info.Backend), nor Redlock's on several masters, whose keys a single
+// read cannot judge, nor a lock whose lease's key does not hold its
+// token (Info.KeysApart: rueidislock).
+func verifiable(sc *Scenario) bool {
+	info := strategies.InfoOf(sc.Strategy)
+	return sc.VerifyAcquire > 0 && !sc.ConstantToken && info.Backend == strategies.NoBackend &&
+		info.Topology != strategies.Masters && !info.KeysApart
 }
 
 // liveSampler makes the liveness oracle's sampler (r.live) for the lock

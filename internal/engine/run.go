@@ -67,6 +67,8 @@ type run struct {
 	// hungReleases are the clients whose release call had not returned
 	// when the grace period ended (measure stopped waiting for them).
 	hungReleases int64
+	// verifyCost counts the ownership checks' reads (nil: none run).
+	verifyCost   *workloads.VerifyCost
 	undecided    int64 // open loop: arrivals due, neither handed over nor dropped at the stop
 	faultWindows []faults.Window
 

@@ -97,6 +97,9 @@ func (r *run) summarize() *metrics.Recorder {
 		if r.background != nil {
 			sampler = addOwn(sampler, r.background.issued())
 		}
+		if v := r.verifyCost.Map(); v != nil { // the ownership checks' reads
+			sampler = addOwn(sampler, v)
+		}
 		c := redisadmin.CostDelta(r.before, r.after, all.Ops, nil) // the sampler's share apart (Own)
 		addrs := make([]string, len(r.nodes))
 		for i, n := range r.nodes {

@@ -152,7 +152,9 @@ func TableColumns() []Column {
 		}
 	}
 	return append(cols,
-		col("other", "other violations", "the other violation kinds, the liveness figures and the slow and hung releases that are not zero", func(s Scenario) string { return otherCell(s.Violations, s.Liveness, s.SlowReleases, s.Counters.HungReleases) }),
+		col("other", "other violations", "the other violation kinds, the liveness figures and the slow and hung releases that are not zero", func(s Scenario) string {
+			return otherCell(s.Violations, s.Liveness, s.SlowReleases, s.Counters.HungReleases)
+		}),
 		colErrors)
 }
 
