@@ -82,6 +82,7 @@ func (l cliHungLease) Release(ctx context.Context) error {
 // false_acquires, exactly, a violation --fail-on safety fails on; atomic
 // shows neither.
 func TestReleaseAndOwnershipFigures(t *testing.T) {
+	cliFalseGrants.Store(0) // -count=N
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1", "--clients", "2",
 		"--duration", "2s", "--work", "1ms", "--verify-acquire", "1"}

@@ -85,6 +85,7 @@ func ownGets(s report.Scenario) int64 {
 // violation); atomic's grants all hold their token (0), at one GET per
 // acquire that commands/op leaves out.
 func TestFalseAcquires(t *testing.T) {
+	falseGrants.Store(0) // -count=N
 	res := verifyRun(t, "test-false-acquire", 1)
 	want := falseGrants.Load()
 	if want == 0 || res.Violations.FalseAcquires != want {

@@ -104,6 +104,7 @@ func releaseRun(t *testing.T, strategy string, ttl time.Duration) (elapsed time.
 // (hung_releases = 4, the clients), and the run ends after its grace
 // period instead of waiting for them; a correct lock shows none.
 func TestHungReleases(t *testing.T) {
+	hungEntered.Store(0) // -count=N
 	elapsed, res := releaseRun(t, "test-hung-release", time.Second)
 	if got, want := res.Counters.HungReleases, hungEntered.Load(); got != 4 || want != 4 {
 		t.Fatalf("hung_releases %d, releases that hung %d; want 4 and 4 (every client)", got, want)
@@ -127,6 +128,8 @@ func TestHungReleases(t *testing.T) {
 // time (slow_releases = the releases slowed, over the bound of TTL/2); a
 // correct lock's releases are all under it.
 func TestSlowReleases(t *testing.T) {
+	slowed.Store(0) // -count=N
+	releasesN.Store(0)
 	_, res := releaseRun(t, "test-slow-release", slowReleaseSleep)
 	if n := slowed.Load(); n == 0 || res.SlowReleases != n {
 		t.Fatalf("slow_releases %d, want %d (the releases slowed), > 0", res.SlowReleases, n)
