@@ -42,7 +42,9 @@
 // operations and acquire waits at once, while an operation already inside
 // its critical section finishes its writes and its release on a context the
 // stop cannot cancel (bounded by a per-call timeout), so stopping never
-// manufactures a violation.
+// manufactures a violation. A client whose release call has not returned
+// when the grace period ends is counted (counters.hung_releases) and no
+// longer waited for.
 package engine
 
 import (
