@@ -292,11 +292,6 @@ type Info struct {
 	// gate's baseline that shows them is not invalid. Default false: the
 	// strategy promises no violation without a fault.
 	Unsafe bool
-	// KeysApart: a lease's Key does not hold its Token (a lock spread
-	// over keys of its own, as rueidislock's 2N-1), so the ownership
-	// check after acquire (--verify-acquire) is not run on it. Default
-	// false: Key holds Token (see Lease.Token).
-	KeysApart bool
 	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
 	// Default (0) 1; redlock: 3, so that a majority survives a failure.
 	MinNodes int

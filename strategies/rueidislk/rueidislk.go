@@ -88,9 +88,6 @@ func init() {
 		Desc: "rueidis's rueidislock: a majority of 2N-1 keys on one server, waiters woken by client-side-caching invalidations, renewed every extend-interval, the lock is a context cancelled on loss (github.com/redis/rueidis/rueidislock " + Version + ")",
 		// The library is built on a rueidis client.
 		Drivers: []string{"rueidis"},
-		// The lock lives in the 2N-1 keys {key}0..: the key named by the
-		// lease holds nothing.
-		KeysApart: true,
 		Params: []registry.Param{
 			{Name: "key-majority", Doc: "keys of the 2N-1 per lock that must be set to hold it (rueidislock KeyMajority)",
 				Default: DefaultKeyMajority, Check: registry.Between(1, 64)},
