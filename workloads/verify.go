@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/metrics"
@@ -41,10 +42,14 @@ func (c *VerifyCost) Map() map[string]int64 {
 // data server and counts a false acquire (Observer.FalseAcquire) when the
 // key does not hold the lease's token: GET for a string lock, HEXISTS
 // of the token's field for a hash lock (a WRONGTYPE reply to the GET).
-// A read that fails (a server or network error) judges nothing. The
-// hold then starts after the read (w.granted), so that neither the
-// acquire's time nor the hold's includes it.
-func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease) {
+// A read that fails (a server or network error) judges nothing, nor does
+// one that ends Env.VerifyTTL or more after the acquire began (start):
+// the lease was set no earlier than that, so before it a lock that was
+// granted must still be there, and after it the lease may have expired
+// on its own (a stall between the grant and the read: a lost lease, not
+// a false acquire). The hold then starts after the read (w.granted), so
+// that neither the acquire's time nor the hold's includes it.
+func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease, start time.Duration) {
 	n := w.Env.VerifyAcquire
 	if n <= 0 || l == nil {
 		return
@@ -72,12 +77,18 @@ func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease) {
 		if err != nil {
 			return
 		}
-		if v, _ := r.AsInt(); v != 1 {
+		if v, _ := r.AsInt(); v != 1 && w.withinTTL(start) {
 			w.Obs.FalseAcquire()
 		}
 		return
 	}
-	if r.Kind != drivers.KindString || r.Str != tok {
+	if (r.Kind != drivers.KindString || r.Str != tok) && w.withinTTL(start) {
 		w.Obs.FalseAcquire()
 	}
+}
+
+// withinTTL reports whether now is less than Env.VerifyTTL after start
+// (always, without a TTL).
+func (w *Worker) withinTTL(start time.Duration) bool {
+	return w.Env.VerifyTTL <= 0 || metrics.Now()-start < w.Env.VerifyTTL
 }

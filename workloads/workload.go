@@ -201,6 +201,11 @@ type Env struct {
 	// verifyAcquire); 0: off. VerifyCost, when set, counts the reads.
 	VerifyAcquire int
 	VerifyCost    *VerifyCost
+	// VerifyTTL is the lease time the check judges within: a read that
+	// ends VerifyTTL or more after the acquire began judges nothing (the
+	// lease may have expired on its own since: a lost lease, which the
+	// oracle counts, not a false acquire). 0: no bound.
+	VerifyTTL time.Duration
 }
 
 // FaultHooks are the points where a fault injector acts on clients.
@@ -304,7 +309,7 @@ func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error)
 	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
 	w.observe(ctx, start, attempts, key, l, err)
 	if err == nil {
-		w.verifyAcquire(ctx, l)
+		w.verifyAcquire(ctx, l, start)
 	}
 	return l, err
 }

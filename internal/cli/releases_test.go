@@ -85,7 +85,7 @@ func TestReleaseAndOwnershipFigures(t *testing.T) {
 	cliFalseGrants.Store(0) // -count=N
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1", "--clients", "2",
-		"--duration", "2s", "--work", "1ms", "--verify-acquire", "1"}
+		"--duration", "2s", "--work", "1ms", "--ttl", "10s", "--verify-acquire", "1"}
 	run := func(strategy string, fail ...string) (report.Scenario, string, error) {
 		t.Helper()
 		out := filepath.Join(dir, strategy+".json")

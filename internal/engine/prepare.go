@@ -109,7 +109,7 @@ func (r *run) prepare() error {
 	}
 	r.env = env
 	if verifiable(sc, locker) {
-		env.VerifyAcquire = sc.VerifyAcquire
+		env.VerifyAcquire, env.VerifyTTL = sc.VerifyAcquire, sc.TTL
 		r.verifyCost = &workloads.VerifyCost{}
 		env.VerifyCost = r.verifyCost
 	}
