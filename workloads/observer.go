@@ -47,6 +47,9 @@ type Observer interface {
 	// another client had taken the lock since the holder acquired it
 	// (see Worker.Extend).
 	FalseExtend()
+	// FalseAcquire: a granted acquire after which the lock key did not
+	// hold the lease's token (Env.VerifyAcquire's read).
+	FalseAcquire()
 	// WriteRejected: a guard (optimistic check, fencing token, conditional
 	// decrement) refused a write.
 	WriteRejected()

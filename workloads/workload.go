@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -193,6 +194,22 @@ type Env struct {
 	// itself lets finish unless QuietIO (the I/O timeout ends those first).
 	// Nil: never.
 	Hard context.Context
+	// Releases, when set, is told when each worker's release call (Unlock,
+	// Hold) starts and ends, so that the engine can count the releases
+	// still running when the grace period ends (hung releases) instead of
+	// waiting for them. Nil: none watched.
+	Releases *ReleaseWatch
+	// VerifyAcquire, when > 0, has the worker read the lock key after
+	// every VerifyAcquire-th granted exclusive acquire (Lock) and count a
+	// false acquire when it does not hold the lease's token (see
+	// verifyAcquire); 0: off. VerifyCost, when set, counts the reads.
+	VerifyAcquire int
+	VerifyCost    *VerifyCost
+	// VerifyTTL is the lease time the check judges within: a read that
+	// ends VerifyTTL or more after the acquire began judges nothing (the
+	// lease may have expired on its own since: a lost lease, which the
+	// oracle counts, not a false acquire). 0: no bound.
+	VerifyTTL time.Duration
 }
 
 // FaultHooks are the points where a fault injector acts on clients.
@@ -259,6 +276,9 @@ type Worker struct {
 	// every failed acquire: computed at the first (blocksSet), as the
 	// locker does not change while the worker runs.
 	blocks, blocksSet bool
+	// verifySkip counts the granted acquires since the last ownership
+	// check (Env.VerifyAcquire).
+	verifySkip int
 }
 
 // SetLocks tells the scenario that the workload's operations take n
@@ -294,6 +314,9 @@ func (w *Worker) Lock(ctx context.Context, key string) (strategies.Lease, error)
 	start := w.acquireStart()
 	l, attempts, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
 	w.observe(ctx, start, attempts, key, l, err)
+	if err == nil {
+		w.verifyAcquire(ctx, l, start)
+	}
 	return l, err
 }
 
@@ -364,7 +387,17 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 		rctx = ctx
 	}
 	key, token := l.Key(), l.Token() // l may be recycled below
+	rw := w.Env.Releases
+	if rw != nil {
+		rw.begin(w.ID)
+	}
 	err = l.Release(rctx)
+	if rw != nil && !rw.end(w.ID) {
+		// The engine stopped waiting for this release at the end of the
+		// grace period and counted it hung: the run's figures are summed
+		// already, so the client ends here, recording nothing.
+		runtime.Goexit()
+	}
 	end := metrics.Now() // the release's end, also its time to free
 	w.released = end
 	notOwner := errors.Is(err, strategies.ErrNotOwner)

@@ -41,6 +41,7 @@ type runFlags struct {
 	token                                   string
 	release                                 string
 	livenessInterval, errorStreak           time.Duration
+	verifyAcquire                           int
 	loadSample                              time.Duration
 	interval                                time.Duration // --interval: the timeline's entries
 	history                                 string        // --history: this process's critical-section history

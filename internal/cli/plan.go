@@ -242,11 +242,12 @@ func (b *planBuilder) clientCounts() []int {
 
 // timing reads the durations of a scenario and its operations: --duration,
 // --warmup, --work, --think, --background, --acquire-timeout, --release,
-// --liveness-interval, --error-streak and --ttl (auto: from --work).
+// --liveness-interval, --error-streak, --verify-acquire and --ttl (auto:
+// from --work).
 func (b *planBuilder) timing() scenarioSettings {
 	f := b.f
 	var s scenarioSettings
-	b.shared("duration", "warmup", "work", "think", "background", "acquire-timeout", "release", "liveness-interval", "error-streak")
+	b.shared("duration", "warmup", "work", "think", "background", "acquire-timeout", "release", "liveness-interval", "error-streak", "verify-acquire")
 	work, _ := workloads.ParseDist(f.work) // a --work that does not parse is refused above
 	s.work = work
 	s.think, _ = workloads.ParseDist(f.think)              // nor a --think
@@ -502,7 +503,7 @@ func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.
 		Clients: s.clients, ClientShape: f.clientShape, Duration: f.duration, Warmup: f.warmup,
 		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think, Background: s.background,
 		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
-		Liveness: s.liveness, ErrorStreak: s.streak,
+		Liveness: s.liveness, ErrorStreak: s.streak, VerifyAcquire: f.verifyAcquire,
 		Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: s.interval,
 		Faults: s.faults,
 		Rate:   s.rate, Shape: s.shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,

@@ -42,7 +42,9 @@
 // operations and acquire waits at once, while an operation already inside
 // its critical section finishes its writes and its release on a context the
 // stop cannot cancel (bounded by a per-call timeout), so stopping never
-// manufactures a violation.
+// manufactures a violation. A client whose release call has not returned
+// when the grace period ends is counted (counters.hung_releases) and no
+// longer waited for.
 package engine
 
 import (
@@ -219,7 +221,21 @@ type Spec struct {
 	// MaxErrorStreak (5 s), a negative value turns the guard off (outage
 	// experiments: the run goes on for its duration).
 	ErrorStreak time.Duration
+	// VerifyAcquire is the ownership check after acquire (--verify-acquire):
+	// each client reads the lock key after every VerifyAcquire-th granted
+	// exclusive acquire and counts violations.false_acquires when it does
+	// not hold the lease's token; 0: off (the zero Spec's). Where the key's
+	// value is no single server's token it is not run: a constant token,
+	// a lock outside Redis (zk, etcd), a lock on several masters
+	// (Redlock). The result's params record it as verify_acquire when not
+	// DefaultVerifyAcquire.
+	VerifyAcquire int
 }
+
+// DefaultVerifyAcquire is the command line's --verify-acquire: one
+// granted acquire in 100 of each client is checked, about 0.01 reads per
+// operation (one GET each, HEXISTS besides for a hash lock).
+const DefaultVerifyAcquire = 100
 
 // Env is where and how this process runs a scenario (see Scenario for
 // the rule). The zero Env runs it alone, on the nodes Run is given, with
@@ -369,6 +385,9 @@ func (s Spec) ParamsMap() map[string]string {
 	}
 	if s.Params.Release == workloads.ReleaseCaller { // absent: detached
 		m["release"] = s.Params.Release
+	}
+	if s.VerifyAcquire != DefaultVerifyAcquire { // absent: the default
+		m["verify_acquire"] = strconv.Itoa(s.VerifyAcquire)
 	}
 	if !s.Think.IsZero() { // absent: no think time
 		m["think"] = s.Think.String()

@@ -146,6 +146,8 @@ func (r *run) measure() error {
 		r.background.start(runCtx, start, warmEnd, start.Add(sc.Warmup+sc.Duration), sc.Poisson, sc.Seed, dropAfter)
 	}
 	var wg sync.WaitGroup
+	releases := workloads.NewReleaseWatch(sc.Clients)
+	env.Releases = releases
 	var jobs chan time.Time
 	schedDone := make(chan struct{})
 	var schedEnd time.Duration // when the scheduler stopped, after start
@@ -203,13 +205,33 @@ func (r *run) measure() error {
 		cctx, ccancel := context.WithCancel(runCtx)
 		wctx := strategies.WithClient(cctx, client)
 		wg.Add(1)
-		go func(w *workloads.Worker, o *observer, think *thinker) {
-			defer wg.Done()
+		go func(id int, w *workloads.Worker, o *observer, think *thinker) {
+			defer func() {
+				// A client given up as hung (below) is no longer waited
+				// for: Abandon took it off the group already.
+				if !releases.Hung(id) {
+					wg.Done()
+				}
+			}()
 			defer ccancel()
 			loop(wctx, r.wl, w, o, warmEnd, func() { stop(workloads.ErrDone) }, &r.streak, abort, inj, jobs, think, ramp)
-		}(w, &ws.obs, think)
+		}(i, w, &ws.obs, think)
 	}
-	wg.Wait()
+	// Wait for every client; once the grace period has ended (hard), a
+	// client still inside its release call is counted hung and no longer
+	// waited for (it ends without recording anything if the call ever
+	// returns): the run ends near its grace period and says so, instead
+	// of waiting on (or silently cutting) a release that loops or hangs.
+	clientsDone := make(chan struct{})
+	go func() { wg.Wait(); close(clientsDone) }()
+	select {
+	case <-clientsDone:
+	case <-hard.Done():
+		n := releases.Abandon()
+		r.hungReleases = int64(n)
+		wg.Add(-n)
+		<-clientsDone
+	}
 	stop(nil)
 	if r.background != nil {
 		r.background.wait() // every command sent has ended

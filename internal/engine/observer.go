@@ -96,6 +96,7 @@ func (o *observer) LeaseLost()      { o.rec.LeaseLost(); o.prom.LeaseLost() }
 func (o *observer) ForeignRelease() { o.rec.ForeignRelease(); o.prom.ForeignRelease() }
 func (o *observer) WroteAfterLoss() { o.rec.WroteAfterLoss(); o.prom.WroteAfterLoss() }
 func (o *observer) FalseExtend()    { o.rec.FalseExtend(); o.prom.FalseExtend() }
+func (o *observer) FalseAcquire()   { o.rec.FalseAcquire(); o.prom.FalseAcquire() }
 
 // The loop's events.
 

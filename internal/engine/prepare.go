@@ -108,6 +108,11 @@ func (r *run) prepare() error {
 			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
 	}
 	r.env = env
+	if verifiable(sc, locker) {
+		env.VerifyAcquire, env.VerifyTTL = sc.VerifyAcquire, sc.TTL
+		r.verifyCost = &workloads.VerifyCost{}
+		env.VerifyCost = r.verifyCost
+	}
 	if r.tracker != nil {
 		env.Live = r.tracker
 	}
@@ -190,6 +195,19 @@ func (r *run) startProxies() error {
 	r.deferred(proxies.Close)
 	r.nodes = nodes
 	return nil
+}
+
+// verifiable reports whether the ownership check after acquire
+// (Spec.VerifyAcquire) runs for sc: on, with a token of each lease's own,
+// and a lock in one Redis server's key: not zk, etcd or a SQL row lock's
+// (Info.Backend), nor Redlock's on several masters, whose keys a single
+// read cannot judge, nor a lock kept in keys other than its lock key
+// (strategies.Stored: rueidislock's 2N-1 keys).
+func verifiable(sc *Scenario, l strategies.Locker) bool {
+	info := strategies.InfoOf(sc.Strategy)
+	_, apart := l.(strategies.Stored)
+	return sc.VerifyAcquire > 0 && !sc.ConstantToken && info.Backend == strategies.NoBackend &&
+		info.Topology != strategies.Masters && !apart
 }
 
 // liveSampler makes the liveness oracle's sampler (r.live) for the lock

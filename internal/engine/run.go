@@ -64,8 +64,13 @@ type run struct {
 	timeline            []report.Second
 	ivOp, ivAcq         [][]byte // the timeline's interval histograms, encoded
 	offered, dropped    int64
-	undecided           int64 // open loop: arrivals due, neither handed over nor dropped at the stop
-	faultWindows        []faults.Window
+	// hungReleases are the clients whose release call had not returned
+	// when the grace period ended (measure stopped waiting for them).
+	hungReleases int64
+	// verifyCost counts the ownership checks' reads (nil: none run).
+	verifyCost   *workloads.VerifyCost
+	undecided    int64 // open loop: arrivals due, neither handed over nor dropped at the stop
+	faultWindows []faults.Window
 
 	// the baseline server's process CPU over the cost window
 	// (Env.BackendServer); procErr: not measured

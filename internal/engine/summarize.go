@@ -97,6 +97,9 @@ func (r *run) summarize() *metrics.Recorder {
 		if r.background != nil {
 			sampler = addOwn(sampler, r.background.issued())
 		}
+		if v := r.verifyCost.Map(); v != nil { // the ownership checks' reads
+			sampler = addOwn(sampler, v)
+		}
 		c := redisadmin.CostDelta(r.before, r.after, all.Ops, nil) // the sampler's share apart (Own)
 		addrs := make([]string, len(r.nodes))
 		for i, n := range r.nodes {
@@ -126,6 +129,7 @@ func (r *run) summarize() *metrics.Recorder {
 	out.Counters = report.Counters{
 		Attempts: total.Attempts, Failures: total.Failures, Timeouts: total.Timeouts,
 		NotOwner: total.NotOwner, Rejected: total.Rejected, Reads: total.Reads, Cancelled: all.Cancels, Errors: total.ErrorTotal(), ErrorsByKind: total.Errors, ErrorSamples: total.Samples,
+		HungReleases: r.hungReleases,
 	}
 	if r.live != nil {
 		l := r.live.Result()

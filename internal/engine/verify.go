@@ -45,6 +45,7 @@ func (r *run) verify(all *metrics.Recorder) error {
 		LostLeases:      all.LostLeases,
 		WorkedAfterLoss: all.WorkedAfterLoss,
 		FalseExtends:    all.FalseExtends,
+		FalseAcquires:   all.FalseAcquires,
 	}
 	if sc.Env.Follower {
 		out.Violations.EndCheck = report.EndCheckNotRun

@@ -158,6 +158,7 @@ type Obs struct {
 	lv                          []string
 	lostLeases, foreignReleases *atomic.Int64
 	workedAfterLoss, falseExt   *atomic.Int64
+	falseAcq                    *atomic.Int64
 }
 
 // For returns the recorder of the scenario labelled l, its series made
@@ -171,7 +172,8 @@ func (p *Prom) For(l Labels) *Obs {
 		attempts: p.attempts.WithLabelValues(lv...), ops: p.ops.WithLabelValues(lv...),
 		errs: p.errs, ttl: p.ttl.WithLabelValues(lv...), v: v, p: p, lv: lv,
 		lostLeases: &v.live[kindIndex["lost_leases"]], foreignReleases: &v.live[kindIndex["foreign_releases"]],
-		workedAfterLoss: &v.live[kindIndex["worked_after_loss"]], falseExt: &v.live[kindIndex["false_extends"]]}
+		workedAfterLoss: &v.live[kindIndex["worked_after_loss"]], falseExt: &v.live[kindIndex["false_extends"]],
+		falseAcq: &v.live[kindIndex["false_acquires"]]}
 }
 
 // TTL publishes the scenario's lock lease time.
@@ -257,6 +259,14 @@ func (o *Obs) FalseExtend() {
 	}
 }
 
+// FalseAcquire counts a granted acquire after which the lock key did not
+// hold the lease's token (false_acquires).
+func (o *Obs) FalseAcquire() {
+	if o != nil {
+		o.falseAcq.Add(1)
+	}
+}
+
 // Overlaps makes the overlap series read n (the oracle's overlap count,
 // metrics.Oracle.Overlaps: safe to call while clients run) at each scrape,
 // until Violations or Stop.
@@ -320,7 +330,7 @@ func init() {
 			overlapIndex = i
 		}
 	}
-	for _, key := range []string{"lost_leases", "foreign_releases", "worked_after_loss", "false_extends", "overlap"} {
+	for _, key := range []string{"lost_leases", "foreign_releases", "worked_after_loss", "false_extends", "false_acquires", "overlap"} {
 		if _, ok := kindIndex[key]; !ok {
 			panic("export: no violation kind " + key)
 		}

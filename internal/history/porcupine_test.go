@@ -35,6 +35,7 @@ func (nopObs) LeaseLost()                             {}
 func (nopObs) ForeignRelease()                        {}
 func (nopObs) WroteAfterLoss()                        {}
 func (nopObs) FalseExtend()                           {}
+func (nopObs) FalseAcquire()                          {}
 func (nopObs) WriteRejected()                         {}
 func (nopObs) Read()                                  {}
 

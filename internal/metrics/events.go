@@ -59,6 +59,10 @@ func (r *Recorder) WroteAfterLoss() { r.WorkedAfterLoss++ }
 // had taken the lock since the extending holder acquired it.
 func (r *Recorder) FalseExtend() { r.FalseExtends++ }
 
+// FalseAcquire counts a granted acquire after which the lock key did not
+// hold the lease's token.
+func (r *Recorder) FalseAcquire() { r.FalseAcquires++ }
+
 // WriteRejected counts a write a guard refused.
 func (r *Recorder) WriteRejected() { r.Rejected++ }
 

@@ -128,6 +128,9 @@ type Recorder struct {
 	// (Oracle.TakenSince), or while the holder registry named another
 	// client (Oracle.HeldByAnother).
 	FalseExtends int64
+	// FalseAcquires counts granted acquires after which the lock key did
+	// not hold the lease's token (Worker's verify read).
+	FalseAcquires int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	// Nil in a Set's client Recorder until its first error.
 	Errors map[string]int64
@@ -138,7 +141,7 @@ type Recorder struct {
 	// client's Recorder, written by another core, never shares a line with
 	// this one (Set keeps its Recorders in one slice, which starts on a
 	// line, as does NewRecorder's allocation of that size class).
-	_ [recorderSize - 232]byte
+	_ [recorderSize - 240]byte
 }
 
 // The sampler's states of Recorder.state.
@@ -341,6 +344,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.LostLeases += o.LostLeases
 	r.WorkedAfterLoss += o.WorkedAfterLoss
 	r.FalseExtends += o.FalseExtends
+	r.FalseAcquires += o.FalseAcquires
 	if len(o.Errors) > 0 && r.Errors == nil {
 		r.Errors, r.Samples = map[string]int64{}, map[string]string{}
 	}

@@ -102,6 +102,8 @@ var (
 	colP999       = col("p999", "p99.9 ms", "operation latency p99.9, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.P999) })
 	colMax        = col("max", "max ms", "operation latency max, ms (- without values)", func(s Scenario) string { return msCell(s.LatencyMS, s.LatencyMS.Max) })
 	colAcquireP99 = col("acquire_p99", "acquire p99 ms", "acquire wait p99, ms (- without values)", func(s Scenario) string { return msCell(s.AcquireMS, s.AcquireMS.P99) })
+	colReleaseP99 = col("release_p99", "release p99 ms", "release call p99, ms (- without values)", func(s Scenario) string { return msCell(s.ReleaseMS, s.ReleaseMS.P99) })
+	colReleaseMax = col("release_max", "release max ms", "release call max, ms (- without values)", func(s Scenario) string { return msCell(s.ReleaseMS, s.ReleaseMS.Max) })
 	colErrors     = col("errors", "errors", "errors, acquire timeouts and give-ups: the total, the kinds in brackets", func(s Scenario) string { return errorCell(s.Counters) })
 	colViolations = col("violations", "violations", "every violation kind summed (the liveness figures are not violations)", func(s Scenario) string {
 		return strconv.FormatInt(s.Violations.Total(), 10)
@@ -150,16 +152,17 @@ func TableColumns() []Column {
 		}
 	}
 	return append(cols,
-		col("other", "other violations", "the other violation kinds, the liveness figures and the grants out of FIFO order that are not zero", otherCellOf),
+		col("other", "other violations", "the other violation kinds, the liveness figures, the slow and hung releases and the grants out of FIFO order that are not zero", otherCellOf),
 		colErrors)
 }
 
 // TableExtras are the run table's columns outside the full table, for
-// --columns: every violation kind summed, the acquire wait's p99,
-// commands per operation, efficiency, the hand-over gap's p50 and p99,
-// the hand-over idle share and the grants out of FIFO order.
+// --columns: every violation kind summed, the acquire wait's p99, the
+// release call's p99 and max, commands per operation, efficiency, the
+// hand-over gap's p50 and p99, the hand-over idle share and the grants
+// out of FIFO order.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO}
 }
 
 // The hand-over columns (Scenario.Handover): "-" when not measured.
@@ -194,7 +197,7 @@ var (
 // otherCellOf is the "other violations" cell of s: otherCell, and the
 // grants out of FIFO order when there are any.
 func otherCellOf(s Scenario) string {
-	c := otherCell(s.Violations, s.Liveness)
+	c := otherCell(s.Violations, s.Liveness, s.SlowReleases, s.Counters.HungReleases)
 	if h := s.Handover; h != nil && h.FIFOViolations != nil && *h.FIFOViolations != 0 {
 		f := "out of fifo order " + strconv.FormatInt(*h.FIFOViolations, 10)
 		if c == "0" {

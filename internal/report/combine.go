@@ -375,6 +375,7 @@ func addCounters(c *Counters, o Counters) {
 	c.Rejected += o.Rejected
 	c.Reads += o.Reads
 	c.Cancelled += o.Cancelled
+	c.HungReleases += o.HungReleases
 	c.Errors += o.Errors
 	for k, v := range o.ErrorsByKind {
 		if c.ErrorsByKind == nil {

@@ -54,7 +54,7 @@ func TestCrossCheck(t *testing.T) {
 	if s.CrossCheck != "2 histories, same host: exact" || s.HistoryFile != "" {
 		t.Fatalf("cross_check %q, history_file %q", s.CrossCheck, s.HistoryFile)
 	}
-	if got := otherCell(v, nil); got != "cross-proc 2" {
+	if got := otherCell(v, nil, 0, 0); got != "cross-proc 2" {
 		t.Fatalf("table cell %q", got)
 	}
 	if runs[0].Scenarios[0].Violations.CrossOverlap != nil {

@@ -224,6 +224,7 @@ func Derive(s *Scenario) error {
 	s.LatencyHist = r.Hists[HistOp]
 	s.AcquireMS = metrics.Summarize(hs[HistAcquire])
 	s.ReleaseMS = metrics.Summarize(hs[HistRelease])
+	s.SlowReleases, s.SlowReleaseBoundMS = slowReleases(hs[HistRelease], s.Params["ttl"])
 	s.HoldMS = metrics.Summarize(hs[HistHold])
 	s.ServiceMS = nil
 	if s.Loop == "open" {
@@ -307,6 +308,40 @@ func Derive(s *Scenario) error {
 		s.ThinkBoundOpsPerSec = clients / (cycleMS / 1e3)
 	}
 	return nil
+}
+
+// SlowReleaseBound is the bound over which a release call counts as slow
+// (Scenario.SlowReleases): ten times the scenario's release p50 (about
+// ten round trips of a one-command release) or half the lease's TTL,
+// whichever is larger. The p50 term keeps a lock whose release is
+// several round trips by design (Redlock on five nodes, a library's
+// release) from counting every release; the TTL term says what is
+// slow for a lock: a release that takes half the lease is as slow as
+// waiting for the lease to expire. 0 without a TTL.
+func SlowReleaseBound(releaseP50 time.Duration, ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return 0
+	}
+	return max(10*releaseP50, ttl/2)
+}
+
+// slowReleases counts the release calls of h (µs) over SlowReleaseBound,
+// the TTL read from the params' ttl; and returns that bound in ms (0, 0
+// without releases or a TTL).
+func slowReleases(h *hdrhistogram.Histogram, ttlParam string) (int64, float64) {
+	ttl, err := time.ParseDuration(ttlParam)
+	if h == nil || h.TotalCount() == 0 || err != nil || ttl <= 0 {
+		return 0, 0
+	}
+	bound := SlowReleaseBound(time.Duration(h.ValueAtQuantile(50))*time.Microsecond, ttl)
+	boundUS := bound.Microseconds()
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.Count > 0 && b.From > boundUS {
+			n += b.Count
+		}
+	}
+	return n, float64(bound) / float64(time.Millisecond)
 }
 
 // deriveTimeline sets, with a client ramp (entries with clients_mean),

@@ -129,11 +129,20 @@ type Scenario struct {
 	OpsPerSec float64 `json:"ops_per_sec"`
 	// LatencyMS, AcquireMS and ReleaseMS summarise raw.hists (Derive);
 	// each is absent when it has no value (nothing measured, never 0).
-	LatencyMS  metrics.Latency `json:"latency_ms,omitzero"`
-	AcquireMS  metrics.Latency `json:"acquire_ms,omitzero"`
-	ReleaseMS  metrics.Latency `json:"release_ms,omitzero"`
-	Counters   Counters        `json:"counters"`
-	Violations Violations      `json:"violations"`
+	LatencyMS metrics.Latency `json:"latency_ms,omitzero"`
+	AcquireMS metrics.Latency `json:"acquire_ms,omitzero"`
+	ReleaseMS metrics.Latency `json:"release_ms,omitzero"`
+	// SlowReleases are the release calls (raw.hists.release) that took
+	// longer than SlowReleaseBoundMS, max(10 x the release p50, TTL/2)
+	// (SlowReleaseBound), derived from the release histogram by Derive:
+	// a release that retries, loops or waits on something for a good
+	// part of the lease. Absent (0, and the bound 0) without a TTL in the
+	// params or without releases; a release that never returned is in
+	// counters.hung_releases instead.
+	SlowReleases       int64      `json:"slow_releases,omitempty"`
+	SlowReleaseBoundMS float64    `json:"slow_release_bound_ms,omitempty"`
+	Counters           Counters   `json:"counters"`
+	Violations         Violations `json:"violations"`
 	// Figures are the workload's end-state numbers (flash-sale: sold,
 	// final_stock), counted over the whole run, warm-up included.
 	Figures map[string]int64 `json:"figures"`
@@ -356,6 +365,12 @@ type Counters struct {
 	// Cancelled counts critical sections whose caller's context the cancel
 	// fault cancelled.
 	Cancelled int64 `json:"cancelled,omitempty"`
+	// HungReleases counts release calls that had not returned when the
+	// end-of-run grace period (engine.Grace) ended: the engine stops
+	// waiting for them and counts them here (their clients record nothing
+	// more). A release that loops or ignores its context shows here, not
+	// as a run that never ends or a silent cut. Combined: summed.
+	HungReleases int64 `json:"hung_releases,omitempty"`
 	// Errors is the total of ErrorsByKind.
 	Errors       int64            `json:"errors"`
 	ErrorsByKind map[string]int64 `json:"errors_by_kind"`
@@ -431,8 +446,10 @@ func Table(w io.Writer, scenarios []Scenario) error {
 }
 
 // otherCell names the non-zero violation counts of the kinds without a
-// column of their own (ViolationKind.Column), by their Short names.
-func otherCell(v Violations, l *Liveness) string {
+// column of their own (ViolationKind.Column), by their Short names, the
+// non-zero liveness figures, and the slow and hung releases (slow rel,
+// hung rel: no violations, but failures of the release to name).
+func otherCell(v Violations, l *Liveness, slow, hung int64) string {
 	var parts []string
 	for _, k := range ViolationKinds {
 		if n := k.Of(v); !k.Column && n != 0 {
@@ -455,6 +472,12 @@ func otherCell(v Violations, l *Liveness) string {
 		if !l.Measured {
 			parts = append(parts, "liveness n/a")
 		}
+	}
+	if slow != 0 {
+		parts = append(parts, "slow rel "+strconv.FormatInt(slow, 10))
+	}
+	if hung != 0 {
+		parts = append(parts, "hung rel "+strconv.FormatInt(hung, 10))
 	}
 	if len(parts) == 0 {
 		return "0"

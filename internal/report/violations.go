@@ -28,6 +28,10 @@ type Violations struct {
 	// (metrics.Oracle.TakenSince), or while the registry named another
 	// client as the holder.
 	FalseExtends int64 `json:"false_extends"`
+	// FalseAcquires are granted acquires after which the lock key did not
+	// hold the lease's token (for a hash lock, its field): read right
+	// after the grant (--verify-acquire), on the sampled acquires only.
+	FalseAcquires int64 `json:"false_acquires,omitempty"`
 	// LostAckedWrites are operations the server acknowledged that the
 	// final state does not contain (a failover to a lagging replica).
 	LostAckedWrites int64 `json:"lost_acked_writes"`
@@ -139,6 +143,9 @@ var ViolationKinds = []ViolationKind{
 	{Key: "false_extends", Name: "false extends", Short: "false ext", From: FromClients,
 		Doc:   "extends reported successful after another client had taken the lock since the extending holder acquired it",
 		field: func(v *Violations) *int64 { return &v.FalseExtends }},
+	{Key: "false_acquires", Name: "false acquires", Short: "false acq", From: FromClients,
+		Doc:   "granted acquires after which the lock key did not hold the lease's token (--verify-acquire reads it right after the grant)",
+		field: func(v *Violations) *int64 { return &v.FalseAcquires }},
 	{Key: "lost_acked_writes", Name: "lost acked writes", Short: "lost acked", From: FromEndCheck,
 		Doc:   "operations the server acknowledged that the final state lacks (a failover or a restart lost them)",
 		field: func(v *Violations) *int64 { return &v.LostAckedWrites }},
