@@ -52,8 +52,12 @@ TIMED := Timed$$
 TIMED_PKGS = $(sort $(dir $(shell grep -rlE --include='*_test.go' '^func Test[A-Za-z0-9_]*Timed.t [*]testing[.]T' .)))
 TEST_PARALLELISM := 2
 
+# The first line builds every test binary (-exec /bin/true: built, not
+# run, so no TestMain starts its servers for nothing: 25 s against 75 s
+# for -run '^$$' with the build cached, 2026-12-04), so that a build
+# error stops make before any test runs.
 test: servers lint
-	$(GO) test -race -count=1 -run '^$$' ./... >/dev/null
+	$(GO) test -race -count=1 -exec /bin/true ./... >/dev/null
 	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 2 -parallel $(TEST_PARALLELISM) -timeout 25m -skip '$(TIMED)' $(TEST_FIRST) ./...
 	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 1 -timeout 25m -run '$(TIMED)' $(TIMED_PKGS)
 

@@ -47,7 +47,10 @@ func TestABTimed(t *testing.T) {
 		strings.Contains(r.stdout, "slower") || strings.Contains(r.stdout, "costlier") {
 		t.Fatalf("against itself: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "ab: round 8 ") || strings.Contains(r.stderr, "ab: round 9 ") {
+	// At most 8 rounds; all 8 unless every figure was decided (same)
+	// before: on a quiet machine an A/A run decided all 6 at round 6.
+	undecided := strings.Contains(r.stdout, "verdict: undecided")
+	if strings.Contains(r.stderr, "ab: round 9 ") || undecided && !strings.Contains(r.stderr, "ab: round 8 ") {
 		t.Fatalf("--max-rounds 8 not kept:\n%s", r.stderr)
 	}
 }
