@@ -278,12 +278,15 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 	times, repeated, n := makings(o)
 	// processes is how many `lockbench run`s make run r: one for pooled
 	// repeats.
-	processes := func(r Run) int {
+	// makes is how many makings of r Execute runs: one for pooled
+	// repeats; processes multiplies them by r's variants.
+	makes := func(r Run) int {
 		if r.Pooled && repeated(r) {
 			return min(times(r), 1)
 		}
-		return times(r) * max(1, len(r.Variants))
+		return times(r)
 	}
+	processes := func(r Run) int { return makes(r) * max(1, len(r.Variants)) }
 	// total is how many runs the claims make in all (each shared run
 	// once), for the progress lines.
 	total, planned := 0, map[string]bool{}
@@ -338,7 +341,7 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 			if len(variants) == 0 {
 				variants = [][]string{nil}
 			}
-			for k := 0; k < processes(r)/len(variants); k++ {
+			for k := 0; k < makes(r); k++ {
 				args := append(append([]string{}, r.args(o.Quick)...), o.Extra...)
 				if o.Quick {
 					args = append(args, r.Quick...)
@@ -368,7 +371,7 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 					all := append(append([]string{}, args...), v...)
 					// A sweep of one client count (P5's Redis lock in quick
 					// mode) is a lockbench run: sweep refuses one count.
-					rv.Sweep = rv.Sweep && strings.Contains(lastFlag(all, "--clients"), ",")
+					rv.Sweep = rv.Sweep && strings.Contains(lastFlags(all, nil)["--clients"], ",")
 					var part *report.Run
 					part, err = run(ctx, rv, all)
 					if ctx.Err() != nil {
@@ -437,16 +440,19 @@ func Execute(ctx context.Context, cs []Claim, o Options, run Runner) []Row {
 	return rows
 }
 
-// lastFlag is the value of the last flag named name in args ("" when
-// absent): the one lockbench uses.
-func lastFlag(args []string, name string) string {
-	v := ""
+// lastFlags is every --flag's value in args, the last one given winning
+// (as lockbench reads them), over defaults (which it fills; nil: none).
+func lastFlags(args []string, defaults map[string]string) map[string]string {
+	last := defaults
+	if last == nil {
+		last = map[string]string{}
+	}
 	for i := 0; i+1 < len(args); i++ {
-		if args[i] == name {
-			v = args[i+1]
+		if strings.HasPrefix(args[i], "--") {
+			last[args[i]] = args[i+1]
 		}
 	}
-	return v
+	return last
 }
 
 // join is acc with part's scenarios appended (part itself when acc is
@@ -530,12 +536,7 @@ func (r Run) planned(quick bool) (time.Duration, error) {
 	if quick {
 		args = append(args, r.Quick...)
 	}
-	last := map[string]string{"--warmup": "0s", "--retry": "fixed", "--workload": "flash-sale"}
-	for i := 0; i+1 < len(args); i++ {
-		if strings.HasPrefix(args[i], "--") {
-			last[args[i]] = args[i+1]
-		}
-	}
+	last := lastFlags(args, map[string]string{"--warmup": "0s", "--retry": "fixed", "--workload": "flash-sale"})
 	var each time.Duration
 	for _, f := range []string{"--warmup", "--duration"} {
 		d, err := time.ParseDuration(last[f])

@@ -370,14 +370,7 @@ func judgePerfAs(yesVerdict Verdict, f func(p *perf) (tri, string)) func([]Resul
 // conf (for k = 0 at 95 %, -ln 0.05 = 3.0, the "rule of three"). Divided
 // by the trials it bounds a small failure rate from above.
 func poissonUpper(k, conf float64) float64 {
-	cdf := func(lambda float64) float64 {
-		t := 0.0
-		for i := 0.0; i <= k; i++ {
-			lg, _ := math.Lgamma(i + 1)
-			t += math.Exp(-lambda + i*math.Log(lambda) - lg)
-		}
-		return t
-	}
+	cdf := func(lambda float64) float64 { return poissonCDF(k, lambda) }
 	lo, hi := 0.0, k+10+10*math.Sqrt(k+1)
 	for range 200 {
 		mid := (lo + hi) / 2
@@ -399,12 +392,17 @@ func poissonTail(k, lambda float64) float64 {
 	if lambda <= 0 {
 		return 0
 	}
-	below := 0.0
-	for i := 0.0; i < k; i++ {
+	return max(0, 1-poissonCDF(k-1, lambda))
+}
+
+// poissonCDF is P(X <= k) for X Poisson with mean lambda > 0.
+func poissonCDF(k, lambda float64) float64 {
+	t := 0.0
+	for i := 0.0; i <= k; i++ {
 		lg, _ := math.Lgamma(i + 1)
-		below += math.Exp(-lambda + i*math.Log(lambda) - lg)
+		t += math.Exp(-lambda + i*math.Log(lambda) - lg)
 	}
-	return max(0, 1-below)
+	return t
 }
 
 // scaled is iv with every bound multiplied by k (for percentages).

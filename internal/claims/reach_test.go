@@ -39,13 +39,8 @@ func settings(t *testing.T, r Run, quick bool) []setting {
 			args = append(args, r.Quick...)
 		}
 		args = append(args, v...)
-		last := map[string]string{"--retry": "fixed", "--workload": "flash-sale", "--clients": "10", "--nodes": "1",
-			"--segments": "8", "--work": "1ms", "--think": "0s", "--skus": "1", "--keys": "1"}
-		for i := 0; i+1 < len(args); i++ {
-			if strings.HasPrefix(args[i], "--") {
-				last[args[i]] = args[i+1]
-			}
-		}
+		last := lastFlags(args, map[string]string{"--retry": "fixed", "--workload": "flash-sale", "--clients": "10", "--nodes": "1",
+			"--segments": "8", "--work": "1ms", "--think": "0s", "--skus": "1", "--keys": "1"})
 		dist := func(flag string) time.Duration {
 			d, err := workloads.ParseDist(last[flag])
 			if err != nil {
