@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -67,7 +66,7 @@ func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease, start ti
 	}
 	r, err := w.Env.Data.Do(ioctx, "GET", key)
 	if err != nil {
-		if !strings.Contains(err.Error(), "WRONGTYPE") {
+		if drivers.ErrorKind(err) != "wrongtype" {
 			return
 		}
 		if cost != nil {

@@ -254,6 +254,10 @@ type Worker struct {
 	// granted is when the last successful acquire returned (metrics.Now):
 	// the start of its hold (one clock read serves both figures).
 	granted time.Duration
+	// grantAt is when the last successful acquire returned, kept when
+	// the ownership check moves granted past its read: the hand-over
+	// gap's end.
+	grantAt time.Duration
 	// released is when the last release returned (metrics.Now).
 	released time.Duration
 	// opStart is the current operation's start (see Begin); begun says no
@@ -329,7 +333,7 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int,
 		w.Obs.Overshot()
 	}
 	if err == nil {
-		w.granted = now
+		w.granted, w.grantAt = now, now
 		w.Obs.Acquired(attempts, now-start)
 		if f := w.Env.Faults; f != nil {
 			f.Acquired()
@@ -446,7 +450,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		if err != nil {
 			hand.GaveUp(i, w.ID)
 		} else {
-			hand.Granted(i, w.ID, w.granted)
+			hand.Granted(i, w.ID, w.grantAt)
 		}
 	} else {
 		lease, err = w.Lock(ctx, key)
