@@ -33,7 +33,8 @@ const (
 	// DefaultMaxSections is the most critical sections (all processes
 	// together; two Porcupine operations each) one scenario's check takes:
 	// a larger history is not checked (verdict unknown). Each section
-	// costs about 200 bytes in the check.
+	// costs a few hundred bytes of memory in the check (its operations,
+	// Porcupine's entries and list nodes).
 	DefaultMaxSections = 100_000
 )
 
