@@ -152,17 +152,17 @@ func TableColumns() []Column {
 		}
 	}
 	return append(cols,
-		col("other", "other violations", "the other violation kinds, the liveness figures, the slow and hung releases and the grants out of FIFO order that are not zero", otherCellOf),
+		col("other", "other violations", "the other violation kinds, the liveness figures, the slow and hung releases and the grants out of FIFO order that are not zero, and Porcupine's verdict when it is not ok", otherCellOf),
 		colErrors)
 }
 
 // TableExtras are the run table's columns outside the full table, for
 // --columns: every violation kind summed, the acquire wait's p99, the
 // release call's p99 and max, commands per operation, efficiency, the
-// hand-over gap's p50 and p99, the hand-over idle share and the grants
-// out of FIFO order.
+// hand-over gap's p50 and p99, the hand-over idle share, the grants
+// out of FIFO order and Porcupine's verdict (linearizable).
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colLinearizable}
 }
 
 // The hand-over columns (Scenario.Handover): "-" when not measured.
@@ -194,19 +194,48 @@ var (
 	})
 )
 
-// otherCellOf is the "other violations" cell of s: otherCell, and the
-// grants out of FIFO order when there are any.
+// otherCellOf is the "other violations" cell of s: otherCell, the
+// grants out of FIFO order when there are any, and Porcupine's verdict
+// when it is not ok or disagrees with the overlap count (linCell).
 func otherCellOf(s Scenario) string {
 	c := otherCell(s.Violations, s.Liveness, s.SlowReleases, s.Counters.HungReleases)
-	if h := s.Handover; h != nil && h.FIFOViolations != nil && *h.FIFOViolations != 0 {
-		f := "out of fifo order " + strconv.FormatInt(*h.FIFOViolations, 10)
+	add := func(f string) {
 		if c == "0" {
-			return f
+			c = f
+		} else {
+			c += ", " + f
 		}
-		return c + ", " + f
+	}
+	if h := s.Handover; h != nil && h.FIFOViolations != nil && *h.FIFOViolations != 0 {
+		add("out of fifo order " + strconv.FormatInt(*h.FIFOViolations, 10))
+	}
+	if l := s.Linearizability; l != nil && (l.Verdict != "ok" || l.OracleDisagreements != 0) {
+		add("porcupine " + linCell(s))
 	}
 	return c
 }
+
+// linCell is Porcupine's verdict on s's histories as the linearizable
+// column shows it: "ok", "illegal (N of M locks)" or "unknown", then
+// ", N disagree" when it and lockbench's overlap count disagree on N lock
+// keys; "-" when no history was checked.
+func linCell(s Scenario) string {
+	l := s.Linearizability
+	if l == nil {
+		return "-"
+	}
+	c := l.Verdict
+	if l.Verdict == "illegal" {
+		c += fmt.Sprintf(" (%d of %d locks)", l.IllegalLocks, l.Locks)
+	}
+	if l.OracleDisagreements != 0 {
+		c += fmt.Sprintf(", %d disagree", l.OracleDisagreements)
+	}
+	return c
+}
+
+// colLinearizable is Porcupine's verdict (linCell).
+var colLinearizable = col("linearizable", "linearizable", "Porcupine's verdict on the processes' histories (ok, illegal with the lock keys, unknown) and the lock keys where lockbench's overlap count disagrees (- without histories)", linCell)
 
 // CompactColumns are the run table's columns on a terminal too narrow
 // for the full table: strategy, driver, workload, retry, clients, ops/s,

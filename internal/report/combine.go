@@ -169,6 +169,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		out.StrategyStats = combineStats(stats)
 	}
 	out.Violations.CrossOverlap, out.Violations.CrossOverlapPossible = crossSum(ss)
+	out.Linearizability = combineLin(ss)
 	out.Raw.Hists = map[string]string{}
 	for k, h := range hists {
 		out.Raw.SetHist(k, h)

@@ -1,6 +1,9 @@
 package report
 
-import "github.com/lockbench/lockbench/internal/metrics"
+import (
+	"github.com/lockbench/lockbench/internal/history"
+	"github.com/lockbench/lockbench/internal/metrics"
+)
 
 // Metric is one figure a scenario reports, by the name thresholds
 // (lockbench run --fail-on) use for it.
@@ -93,6 +96,25 @@ func buildMetrics() []Metric {
 					return 0
 				}
 				return float64(*s.Handover.MaxWaitTurns)
+			}})
+	checked := func(s Scenario) bool { return s.Linearizability != nil }
+	decided := func(s Scenario) bool {
+		return s.Linearizability != nil && s.Linearizability.Verdict != history.VerdictUnknown
+	}
+	ms = append(ms,
+		Metric{Name: "linearizable", Doc: "Porcupine's check of the processes' critical-section histories (lockbench merge, run --procs, lockbench check): 1 when every lock key has a legal order of its acquires and releases, 0 when one has none (not measured without histories, nor when the check did not decide: verdict unknown)",
+			Known: decided, Of: func(s Scenario) float64 {
+				if decided(s) && s.Linearizability.Verdict == history.VerdictOK {
+					return 1
+				}
+				return 0
+			}},
+		Metric{Name: "oracle_disagreements", Doc: "lock keys where Porcupine's verdict and lockbench's own overlap count of the same histories disagree (not measured without histories)",
+			Known: checked, Of: func(s Scenario) float64 {
+				if !checked(s) {
+					return 0
+				}
+				return float64(s.Linearizability.OracleDisagreements)
 			}})
 	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind (not measured in a follower segment's file, which lacks the end checks)",
 		Of:    func(s Scenario) float64 { return float64(s.Violations.Total()) },
