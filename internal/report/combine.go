@@ -102,6 +102,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		}
 		o.Background = bg
 		o.Handover = addHandover(o.Handover, r.Handover, mode)
+		o.RenewalMargin = addRenewalMargin(o.RenewalMargin, r.RenewalMargin)
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
 		o.CostOps += r.CostOps
 		o.SharedCost = o.SharedCost || r.SharedCost
@@ -283,6 +284,10 @@ func cloneRaw(r *Raw) *Raw {
 	if r.Handover != nil {
 		h := *r.Handover
 		c.Handover = &h
+	}
+	if r.RenewalMargin != nil {
+		m := *r.RenewalMargin
+		c.RenewalMargin = &m
 	}
 	if c.Runs == 0 {
 		c.Runs = 1
