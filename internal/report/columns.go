@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -183,8 +184,12 @@ var (
 		if m == nil || m.P1MS == nil {
 			return "-"
 		}
-		if m.TrendMS != nil {
-			return fmt.Sprintf("%s (%+.1f)", FormatMS(*m.P1MS), *m.TrendMS)
+		if t := m.TrendMS; t != nil {
+			sign := "+"
+			if *t < 0 {
+				sign = "-"
+			}
+			return FormatMS(*m.P1MS) + " (" + sign + FormatMS(math.Abs(*t)) + ")"
 		}
 		return FormatMS(*m.P1MS)
 	})
