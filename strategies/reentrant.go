@@ -41,9 +41,10 @@ redis.call('del', KEYS[1])
 return 1`)
 
 // ReentrantRenewScript extends the hash lock to ARGV[2] ms while ARGV[1]
-// holds it (Redisson's renewExpirationAsync), and returns as RenewScript
-// does (see Renewed): the key's PTTL before the extension, ms, when
-// renewed; -2 when ARGV[1] does not hold it.
+// holds it, as Redisson's renewExpirationAsync does; where Redisson's
+// returns 1 or 0, it returns as RenewScript does (see Renewed): the key's
+// PTTL before the extension, ms, when renewed (the renewal margin as the
+// server sees it); -2 when ARGV[1] does not hold it.
 var ReentrantRenewScript = drivers.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[1]) == 1) then
 	local left = redis.call('pttl', KEYS[1])
 	redis.call('pexpire', KEYS[1], ARGV[2])

@@ -45,6 +45,8 @@ const (
 //   - timeline: Concurrent added entry by entry (percentiles dropped),
 //     Sequential concatenated, each run's entries after the last;
 //   - samples: Concurrent one, of the result; Sequential every input's;
+//   - renewal margins: counts summed, the minimum the smaller, each half's
+//     histogram merged (absent unless every input measured them);
 //   - strategy stats: counts summed, maxima (keys with "max") the largest;
 //     quantiles of one input only (they do not combine).
 func Combine(mode Mode, ss []Scenario) (Scenario, error) {
