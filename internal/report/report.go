@@ -228,6 +228,10 @@ type Scenario struct {
 	// Handover are the hand-over gaps and, for a FIFO lock, its queue
 	// order (derived from Raw.Handover; absent when not measured).
 	Handover *Handover `json:"handover,omitempty"`
+	// RenewalMargin are the leases' remaining TTLs at their renewals
+	// (derived from Raw.RenewalMargin; absent for a strategy that does not
+	// renew).
+	RenewalMargin *RenewalMargin `json:"renewal_margin,omitempty"`
 	// StopError is the failure that stopped an aborted scenario (stop
 	// reason "aborted").
 	StopError string `json:"stop_error,omitempty"`
