@@ -36,8 +36,9 @@ type Raw struct {
 	// actual start), "acquire_failed" (acquires that ended without the
 	// lock, warm-up included) and "time_to_free" (liveness oracle: a holder's
 	// exit to its lock being free) and "handover_gap" (a lock's freeing
-	// to its next grant while a client waited, see HandoverRaw). A kind
-	// with no value is absent.
+	// to its next grant while a client waited, see HandoverRaw) and
+	// "orphan_share_age" (liveness oracle: an orphan share's owner's death
+	// to the last read that saw it). A kind with no value is absent.
 	Hists map[string]string `json:"hists"`
 	// ClientOps are the operations each client completed in the measured
 	// window, in client order (segments: concatenated in segment order;
@@ -150,6 +151,9 @@ const (
 	HistService       = "service"
 	HistAcquireFailed = "acquire_failed"
 	HistTimeToFree    = "time_to_free"
+	// HistOrphanShareAge: the liveness oracle's orphan shares, each from
+	// its owner's death to the last read that saw it.
+	HistOrphanShareAge = "orphan_share_age"
 )
 
 // EncodeHist encodes h as Raw.Hists holds it; "" for a nil or empty
@@ -203,7 +207,7 @@ func Derive(s *Scenario) error {
 		return nil
 	}
 	hs := map[string]*hdrhistogram.Histogram{}
-	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree, HistHandoverGap} {
+	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree, HistHandoverGap, HistOrphanShareAge} {
 		h, err := r.Hist(k)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
@@ -238,6 +242,7 @@ func Derive(s *Scenario) error {
 	}
 	if s.Liveness != nil && s.Liveness.Measured {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
+		s.Liveness.OrphanShareAgeMS = metrics.Summarize(hs[HistOrphanShareAge])
 	}
 	s.Handover = deriveHandover(r.Handover, r.WindowS, hs[HistHandoverGap])
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
