@@ -162,7 +162,7 @@ func TableColumns() []Column {
 // hand-over gap's p50 and p99, the hand-over idle share and the grants
 // out of FIFO order.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colOrphanShares}
 }
 
 // The hand-over columns (Scenario.Handover): "-" when not measured.
@@ -193,6 +193,20 @@ var (
 		return fmt.Sprintf("%d (max %d turns)", *h.FIFOViolations, *h.MaxWaitTurns)
 	})
 )
+
+// colOrphanShares is the liveness oracle's orphan shares and the oldest
+// one's age: "-" when the oracle did not tell orphans (off, or liveness
+// n/a).
+var colOrphanShares = col("orphan_shares", "orphan shares", "dead owners' shares of multi-owner locks kept past 2 x the TTL beside a live owner's, and the oldest one's age from its owner's death, ms (- when the liveness oracle did not measure)", func(s Scenario) string {
+	l := s.Liveness
+	if l == nil || !l.Measured {
+		return "-"
+	}
+	if l.OrphanShares == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (max %s ms)", l.OrphanShares, FormatMS(l.OrphanShareAgeMS.Max))
+})
 
 // otherCellOf is the "other violations" cell of s: otherCell, and the
 // grants out of FIFO order when there are any.
