@@ -52,9 +52,9 @@ func (s readSide) TryAcquire(ctx context.Context, key string) (Lease, error) {
 // it is dropped by the first call on the lock after that, or goes with
 // the key, and other readers' arrivals do not keep it (a PEXPIRE of the
 // whole hash per arrival would: the orphan shares of the liveness
-// oracle). Server time, not the client's, dates the deadlines, so client
-// clocks do not matter; the key's own expiry bounds the lock if the
-// server's clock jumps.
+// oracle). The deadlines are in the server's time (TIME), as the key's
+// own expiry is: client clocks do not matter, and a jump of the server's
+// clock moves both alike.
 const rwPrelude = `local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local live, last = {}, 0
