@@ -33,57 +33,97 @@ func (s readSide) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	return s.r.TryAcquireRead(ctx, key)
 }
 
-// The rwlock hash holds one field per holder, counting its holds: the
-// reader's owner id, or "<owner>:w" for the writer; ARGV[1] = lease ms,
-// ARGV[2] = holder field. Redisson's model also keeps a field "mode"
-// ("read" or "write"); here the mode follows from the holder fields (a
-// writer excludes everyone else, so the lock is in write mode exactly when
-// its one field ends in ":w"), so that every field of the lock key is a
-// holder's token: the liveness oracle reads the hash's field names as the
-// tokens stored (TokenTracker). Owner ids never end in ":w".
-var (
-	rwReadScript = drivers.NewScript(`if redis.call('exists', KEYS[1]) == 0 then
-	redis.call('hset', KEYS[1], ARGV[2], 1)
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
-end
-local writing = false
-if redis.call('hlen', KEYS[1]) == 1 then
-	writing = string.sub(redis.call('hkeys', KEYS[1])[1], -2) == ':w'
-end
-if not writing then
-	redis.call('hincrby', KEYS[1], ARGV[2], 1)
-	if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
-		redis.call('pexpire', KEYS[1], ARGV[1])
+// The rwlock hash holds one field per holder: the reader's owner id, or
+// "<owner>:w" for the writer; its value is "<holds>:<deadline>", the
+// holder's hold count and the end of its lease (server time, ms, TIME).
+// Redisson's model also keeps a field "mode" ("read" or "write"); here
+// the mode follows from the holder fields (a writer excludes everyone
+// else, so the lock is in write mode exactly when its one field ends in
+// ":w"), so that every field of the lock key is a holder's token: the
+// liveness oracle reads the hash's field names as the tokens stored
+// (TokenTracker). Owner ids never end in ":w".
+//
+// Each share expires on its own, as in Redisson's RedissonReadLock (which
+// keeps a timeout key {name}:<id>:<thread>:rwlock_timeout:<n> per read
+// hold and sets the lock key's expiry to the longest of them): every
+// script first drops the fields whose deadline has passed (rwPrelude),
+// and sets the key to expire with its last live share, never further. A
+// reader that dies holding leaves a share that ends with its own lease:
+// it is dropped by the first call on the lock after that, or goes with
+// the key, and other readers' arrivals do not keep it (a PEXPIRE of the
+// whole hash per arrival would: the orphan shares of the liveness
+// oracle). The deadlines are in the server's time (TIME), as the key's
+// own expiry is: client clocks do not matter, and a jump of the server's
+// clock moves both alike.
+const rwPrelude = `local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local live, last = {}, 0
+local kv = redis.call('hgetall', KEYS[1])
+for i = 1, #kv, 2 do
+	local n, d = string.match(kv[i + 1], '^(%d+):(%d+)$')
+	d = tonumber(d)
+	if d and d > now then
+		live[kv[i]] = tonumber(n)
+		last = math.max(last, d)
+	else
+		redis.call('hdel', KEYS[1], kv[i])
 	end
-	return nil
 end
-return redis.call('pttl', KEYS[1])`)
-	// A held lock whose holder fields include ARGV[2] (the writer's
-	// "<owner>:w") is in write mode, held by this writer: it re-enters.
-	rwWriteScript = drivers.NewScript(`if redis.call('exists', KEYS[1]) == 0 then
-	redis.call('hset', KEYS[1], ARGV[2], 1)
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
+`
+
+// ARGV[1] = lease ms, ARGV[2] = holder field; rwTake (after rwPrelude
+// and a script's test) adds a hold of ARGV[2] with a fresh lease and
+// sets the key's expiry to its latest share's.
+const rwTake = `local d = now + tonumber(ARGV[1])
+redis.call('hset', KEYS[1], ARGV[2], ((live[ARGV[2]] or 0) + 1) .. ':' .. d)
+redis.call('pexpire', KEYS[1], math.max(last, d) - now)
+return nil
+`
+
+var (
+	// A reader enters unless the one live holder is a writer.
+	rwReadScript = drivers.NewScript(rwPrelude + `local writer = false
+for f in pairs(live) do
+	if string.sub(f, -2) == ':w' then
+		writer = true
+	end
 end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-	redis.call('hincrby', KEYS[1], ARGV[2], 1)
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
+if writer then
+	return redis.call('pttl', KEYS[1])
 end
-return redis.call('pttl', KEYS[1])`)
+` + rwTake)
+	// A writer enters a free lock, or re-enters one whose one live holder
+	// is itself (its field "<owner>:w").
+	rwWriteScript = drivers.NewScript(rwPrelude + `for f in pairs(live) do
+	if f ~= ARGV[2] then
+		return redis.call('pttl', KEYS[1])
+	end
+end
+` + rwTake)
 	// rwUnlockScript drops one hold of holder ARGV[1]; nil when it holds
-	// none; 1 when no holder is left (Redis deletes a hash with no field),
-	// else 0.
-	rwUnlockScript = drivers.NewScript(`if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+	// none (its share expired); 1 when no holder is left (Redis deletes a
+	// hash with no field), else 0, the key then expiring with its last
+	// live share.
+	rwUnlockScript = drivers.NewScript(rwPrelude + `local n = live[ARGV[1]]
+if not n then
 	return nil
 end
-if redis.call('hincrby', KEYS[1], ARGV[1], -1) <= 0 then
-	redis.call('hdel', KEYS[1], ARGV[1])
+if n > 1 then
+	local v = redis.call('hget', KEYS[1], ARGV[1])
+	redis.call('hset', KEYS[1], ARGV[1], (n - 1) .. string.sub(v, string.find(v, ':'), -1))
+	return 0
 end
+redis.call('hdel', KEYS[1], ARGV[1])
+live[ARGV[1]] = nil
 if redis.call('exists', KEYS[1]) == 0 then
 	return 1
 end
+last = 0
+for f in pairs(live) do
+	local d = tonumber(string.match(redis.call('hget', KEYS[1], f), ':(%d+)$'))
+	last = math.max(last, d)
+end
+redis.call('pexpire', KEYS[1], last - now)
 return 0`)
 )
 

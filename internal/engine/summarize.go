@@ -136,6 +136,7 @@ func (r *run) summarize() *metrics.Recorder {
 		l.DeadlineOvershoots = all.Overshoots
 		out.Liveness = &l
 		raw.SetHist(report.HistTimeToFree, r.live.TimeToFree())
+		raw.SetHist(report.HistOrphanShareAge, r.live.OrphanShareAges())
 	} else if r.sc.Liveness >= 0 {
 		why := "the workload lists no lock keys"
 		switch {

@@ -28,6 +28,13 @@
 //     most one Interval plus a read.
 //   - held_past_ttl counts episodes of a key kept alive more than 3 x the
 //     TTL holding only dead tokens (a renewal that outlived its holder).
+//   - orphan_shares are dead tokens of multi-owner locks (a read lock's
+//     readers, a semaphore's holders: several tokens in one key) seen
+//     stored beside a live owner's token by a read begun more than one
+//     lease after the dead token's own lease could have ended (see
+//     ShareGrace): another owner's renewal or arrival kept the key, and
+//     with it the dead share, alive. Each token counts once; its age is
+//     the time from its death to the last read that saw it.
 //   - orphan_renewals are renewals (strategies.Config.Renewing) sent for a
 //     token that was already dead or released.
 //
@@ -74,6 +81,11 @@ type entry struct {
 	seq      int64 // the sample that set seen
 	freed    bool  // time to free recorded
 	tracked  bool  // in Tracker.dead
+	// share: counted in orphan_shares (since its death); shareRef is
+	// when its lease last began at the latest: its death for a holder's
+	// exit, the end of the first read that saw it for a failed acquire.
+	share    bool
+	shareRef time.Duration
 	// answered: it died in an acquire whose last attempt the server
 	// answered "not acquired" (Refused), so no command in flight can
 	// store it later.
@@ -131,6 +143,10 @@ type Tracker struct {
 	orphans                int64
 	orphanAcquires         int64 // of orphans: tokens of acquires that failed
 	orphanNS               time.Duration
+	// orphanShares counts the orphan shares; shareAges (µs) holds the age
+	// (death to the last read that saw it) of each one no longer dead.
+	orphanShares int64
+	shareAges    *hdrhistogram.Histogram
 	// Confirmed acquires of a client out of range (see clientState).
 	registered, unregistered int64
 
@@ -186,7 +202,8 @@ type ownSlot struct {
 // locks whose lease is ttl.
 func NewTracker(clients int, ttl time.Duration) *Tracker {
 	return &Tracker{ttl: ttl, m: map[tokKey]*entry{}, cl: make([]clientState, clients),
-		dead: map[*entry]struct{}{}, watch: map[*entry]struct{}{}, released: map[tokKey]struct{}{}, ttf: metrics.NewHistogram()}
+		dead: map[*entry]struct{}{}, watch: map[*entry]struct{}{}, released: map[tokKey]struct{}{}, ttf: metrics.NewHistogram(),
+		shareAges: metrics.NewHistogram()}
 }
 
 // client returns client's state; nil out of range.
@@ -585,6 +602,10 @@ func (t *Tracker) drop(c *clientState, e *entry) {
 // in a failed acquire, answered or not (see Refused).
 func (t *Tracker) kill(e *entry, at time.Duration, exit, answered bool) {
 	e.st, e.since, e.exit, e.freed, e.answered = dead, at, exit, false, answered
+	e.share, e.shareRef = false, 0
+	if exit {
+		e.shareRef = at // its last lease began before its holder's exit
+	}
 	e.gen++
 	if !e.tracked {
 		e.tracked = true
@@ -600,7 +621,14 @@ func (t *Tracker) kill(e *entry, at time.Duration, exit, answered bool) {
 	}
 }
 
+// untrack ends e's dead life (t.mu held): a new send of its token, a
+// confirmed acquire, or gone from the servers (forget). An orphan share's
+// age is recorded here, once.
 func (t *Tracker) untrack(e *entry) {
+	if e.share {
+		e.share = false
+		_ = t.shareAges.RecordValue(max(1, (e.lastSeen - e.since).Microseconds()))
+	}
 	if e.tracked {
 		e.tracked = false
 		delete(t.dead, e)

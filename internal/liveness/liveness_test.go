@@ -211,3 +211,29 @@ func TestTrackerOwnEntries(t *testing.T) {
 		t.Fatal("a2 still in the map after its release")
 	}
 }
+
+// An orphan share's age is recorded once, when its dead life ends (here
+// its token is sent again, as rwlock's reader sends its owner id on its
+// next acquire), and not again by the summary of the shares still dead.
+func TestShareAgeRecordedOnce(t *testing.T) {
+	tr := NewTracker(1, time.Second)
+	tr.Sent(client(0), "k", "r0")
+	tr.Acquired(0, "k", "r0")
+	tr.Exit(0, "k", "r0", Abandoned, metrics.Now())
+	e, _ := tr.find(tokKey{"k", "r0"})
+	if e == nil || e.st != dead || e.shareRef != e.since {
+		t.Fatalf("r0: %+v, want dead at its exit, its share dated from it", e)
+	}
+	tr.mu.Lock()
+	e.share, e.lastSeen = true, e.since+5*time.Second // as a read past the grace counts it
+	if h := tr.shareAgeHist(); h.TotalCount() != 1 || h.Max() < 4_990_000 {
+		t.Fatalf("while dead: %d ages, max %d µs; want 1 of 5 s", h.TotalCount(), h.Max())
+	}
+	tr.mu.Unlock()
+	tr.Sent(client(0), "k", "r0") // its owner's next acquire
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if h := tr.shareAgeHist(); h.TotalCount() != 1 || e.share {
+		t.Fatalf("after its token was sent again: %d ages (share %v), want the one recorded", h.TotalCount(), e.share)
+	}
+}

@@ -17,6 +17,23 @@ import (
 // DefaultInterval is the Sampler's default time between reads (--liveness-interval).
 const DefaultInterval = 5 * time.Millisecond
 
+// ShareSlack is what ShareGrace allows beyond two leases for a command
+// still in flight at an owner's death (a renewal sent as it crashed),
+// whose lease began up to a round trip after it.
+const ShareSlack = 100 * time.Millisecond
+
+// ShareGrace is how long after its owner's death a dead share of a
+// multi-owner lock may still be seen stored beside a live owner's before
+// it counts as an orphan share: 2 x ttl + ShareSlack. Its own lease ends
+// at most one ttl after the death; a lock that drops an expired share
+// lazily, at its next call on the key, and never sets the key's expiry
+// past its live shares' leases, stores it at most one more ttl (its last
+// call before the share's lease ended set the key to expire within a
+// ttl, and any later call dropped the share); a lock whose calls extend
+// the whole key (one PEXPIRE for every share) keeps it as long as other
+// owners keep coming.
+func ShareGrace(ttl time.Duration) time.Duration { return 2*ttl + ShareSlack }
+
 // chunk is the most keys one read script takes.
 const chunk = 256
 
@@ -92,6 +109,7 @@ type Sampler struct {
 	keys         []keyState
 	heldPastTTL  int64
 	seenLast     map[*entry]struct{}
+	shareCand    []*entry // a key's dead tokens in the current read
 	readErrors   int64
 	goroutineMax int
 	// foreign: per token of another process seen in the last read, the
@@ -277,6 +295,7 @@ func (s *Sampler) sample(ctx context.Context) {
 	if len(per) == 0 {
 		return
 	}
+	t1 := metrics.Now() // every token read was stored by now
 	if s.samples == 0 {
 		s.first = t0
 	}
@@ -288,8 +307,10 @@ func (s *Sampler) sample(ctx context.Context) {
 	s.seq++
 	seq := s.seq
 	seen := map[*entry]struct{}{}
+	grace := ShareGrace(t.ttl)
 	for ki, key := range s.Keys {
 		live, orphan := false, false
+		cand := s.shareCand[:0]
 		for _, node := range per {
 			for _, tok := range node[ki] {
 				e := t.m[tokKey{key, tok}]
@@ -313,13 +334,27 @@ func (s *Sampler) sample(ctx context.Context) {
 						}
 					}
 					e.lastSeen = t0
+					if e.shareRef == 0 { // a failed acquire's: its lease began by the read's end
+						e.shareRef = t1
+					}
 					orphan = true
 					seen[e] = struct{}{}
+					cand = append(cand, e)
 				} else {
 					live = true
 				}
 			}
 		}
+		if live { // dead shares beside a live owner's: orphan shares once past the grace
+			for _, e := range cand {
+				if !e.share && t0-e.shareRef > grace {
+					e.share = true
+					t.orphanShares++
+				}
+			}
+		}
+		clear(cand)
+		s.shareCand = cand
 		ks := &s.keys[ki]
 		switch {
 		case orphan && !live:
@@ -422,6 +457,7 @@ func (s *Sampler) Result() report.Liveness {
 		OrphanAcquires: t.orphanAcquires,
 		OrphanRenewals: t.orphanRenewals.Load(),
 		HeldPastTTL:    s.heldPastTTL,
+		OrphanShares:   t.orphanShares,
 		TimeToFreeMS:   metrics.Summarize(t.ttf),
 		GoroutinesMax:  s.goroutineMax,
 		ReadErrors:     s.readErrors,
@@ -439,6 +475,7 @@ func (s *Sampler) Result() report.Liveness {
 		}
 	}
 	out.OrphanLockMS = float64(ns) / 1e6
+	out.OrphanShareAgeMS = metrics.Summarize(t.shareAgeHist())
 	if s.Foreign {
 		longest := s.foreignMax
 		for _, sp := range s.foreign {
@@ -451,6 +488,28 @@ func (s *Sampler) Result() report.Liveness {
 		out.NotMeasured = "the strategy does not report its tokens"
 	}
 	return out
+}
+
+// OrphanShareAges returns the ages of the orphan shares (µs; call after
+// Stop), each from its owner's death to the last read that saw it: the raw
+// data of Result's OrphanShareAgeMS (report.HistOrphanShareAge). A share
+// still dead at the end counts up to its last read.
+func (s *Sampler) OrphanShareAges() *hdrhistogram.Histogram {
+	t := s.T
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.shareAgeHist()
+}
+
+// shareAgeHist is OrphanShareAges (t.mu held).
+func (t *Tracker) shareAgeHist() *hdrhistogram.Histogram {
+	h := hdrhistogram.Import(t.shareAges.Export())
+	for e := range t.dead {
+		if e.share {
+			_ = h.RecordValue(max(1, (e.lastSeen - e.since).Microseconds()))
+		}
+	}
+	return h
 }
 
 // TimeToFree returns a copy of the time-to-free histogram (µs; call after

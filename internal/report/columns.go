@@ -161,10 +161,10 @@ func TableColumns() []Column {
 // --columns: every violation kind summed, the acquire wait's p99, the
 // release call's p99 and max, commands per operation, efficiency, the
 // hand-over gap's p50 and p99, the hand-over idle share, the grants
-// out of FIFO order, Porcupine's verdict (linearizable), and the renewal
-// margin's minimum and p1.
+// out of FIFO order, Porcupine's verdict (linearizable), the renewal
+// margin's minimum and p1, and the orphan shares.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colLinearizable, colMarginMin, colMarginP1}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colLinearizable, colMarginMin, colMarginP1, colOrphanShares}
 }
 
 // The renewal-margin columns (Scenario.RenewalMargin): "-" for a strategy
@@ -224,6 +224,20 @@ var (
 		return fmt.Sprintf("%d (max %d turns)", *h.FIFOViolations, *h.MaxWaitTurns)
 	})
 )
+
+// colOrphanShares is the liveness oracle's orphan shares and the oldest
+// one's age: "-" when the oracle did not tell orphans (off, or liveness
+// n/a).
+var colOrphanShares = col("orphan_shares", "orphan shares", "dead owners' shares of multi-owner locks kept past 2 x the TTL beside a live owner's, and the oldest one's age from its owner's death, ms (- when the liveness oracle did not measure)", func(s Scenario) string {
+	l := s.Liveness
+	if l == nil || !l.Measured {
+		return "-"
+	}
+	if l.OrphanShares == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (max %s ms)", l.OrphanShares, FormatMS(l.OrphanShareAgeMS.Max))
+})
 
 // otherCellOf is the "other violations" cell of s: otherCell, the grants
 // out of FIFO order and the late renewals when there are any, and

@@ -429,6 +429,7 @@ func addLiveness(a, b *Liveness) *Liveness {
 	a.OrphanAcquires += b.OrphanAcquires
 	a.OrphanRenewals += b.OrphanRenewals
 	a.HeldPastTTL += b.HeldPastTTL
+	a.OrphanShares += b.OrphanShares
 	a.DeadlineOvershoots += b.DeadlineOvershoots
 	a.GoroutinesMax = max(a.GoroutinesMax, b.GoroutinesMax)
 	a.ForeignHoldMaxMS = max(a.ForeignHoldMaxMS, b.ForeignHoldMaxMS)

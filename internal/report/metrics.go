@@ -57,6 +57,14 @@ func buildMetrics() []Metric {
 					return 0
 				}
 				return s.Liveness.TimeToFreeMS.P99
+			}},
+		Metric{Name: "orphan_share_max_ms", Doc: "liveness: longest time an orphan share (a dead owner's share of a multi-owner lock kept past 2 x the TTL beside a live owner's) was seen stored after its owner died, ms (0 without one)",
+			Known: measured,
+			Of: func(s Scenario) float64 {
+				if s.Liveness == nil {
+					return 0
+				}
+				return s.Liveness.OrphanShareAgeMS.Max
 			}})
 	handover := func(s Scenario) bool { return s.Handover != nil }
 	gapped := func(s Scenario) bool { return s.Handover != nil && s.Handover.GapMS != nil }

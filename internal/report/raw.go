@@ -36,10 +36,12 @@ type Raw struct {
 	// actual start), "acquire_failed" (acquires that ended without the
 	// lock, warm-up included) and "time_to_free" (liveness oracle: a holder's
 	// exit to its lock being free), "handover_gap" (a lock's freeing
-	// to its next grant while a client waited, see HandoverRaw) and
+	// to its next grant while a client waited, see HandoverRaw),
 	// "renewal_margin_first" and "renewal_margin_second" (a lease's
 	// remaining TTL at each renewal, by half of the window, see
-	// RenewalMarginRaw). A kind with no value is absent.
+	// RenewalMarginRaw) and "orphan_share_age" (liveness oracle: an
+	// orphan share's owner's death to the last read that saw it). A kind
+	// with no value is absent.
 	Hists map[string]string `json:"hists"`
 	// ClientOps are the operations each client completed in the measured
 	// window, in client order (segments: concatenated in segment order;
@@ -156,6 +158,9 @@ const (
 	HistService       = "service"
 	HistAcquireFailed = "acquire_failed"
 	HistTimeToFree    = "time_to_free"
+	// HistOrphanShareAge: the liveness oracle's orphan shares, each from
+	// its owner's death to the last read that saw it.
+	HistOrphanShareAge = "orphan_share_age"
 )
 
 // EncodeHist encodes h as Raw.Hists holds it; "" for a nil or empty
@@ -209,7 +214,7 @@ func Derive(s *Scenario) error {
 		return nil
 	}
 	hs := map[string]*hdrhistogram.Histogram{}
-	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree, HistHandoverGap, HistMarginFirst, HistMarginSecond} {
+	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree, HistHandoverGap, HistMarginFirst, HistMarginSecond, HistOrphanShareAge} {
 		h, err := r.Hist(k)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
@@ -244,6 +249,7 @@ func Derive(s *Scenario) error {
 	}
 	if s.Liveness != nil && s.Liveness.Measured {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
+		s.Liveness.OrphanShareAgeMS = metrics.Summarize(hs[HistOrphanShareAge])
 	}
 	s.Handover = deriveHandover(r.Handover, r.WindowS, hs[HistHandoverGap])
 	s.RenewalMargin = deriveRenewalMargin(r.RenewalMargin, hs[HistMarginFirst], hs[HistMarginSecond])

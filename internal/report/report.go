@@ -571,6 +571,17 @@ type Liveness struct {
 	// only such tokens.
 	OrphanRenewals int64 `json:"orphan_renewals"`
 	HeldPastTTL    int64 `json:"held_past_ttl"`
+	// OrphanShares are, in multi-owner locks (a read lock's readers, a
+	// semaphore's holders: several tokens in one key), dead owners' shares
+	// seen stored beside a live owner's more than ShareGrace (2 x the TTL
+	// + 100 ms, internal/liveness) after their owner died: another owner's
+	// renewal or arrival kept the key, and the dead share with it, alive.
+	// Each share counts once. OrphanShareAgeMS is, per orphan share, the
+	// time from its owner's death to the last read that saw it (a share
+	// still stored at the end: to the last read); derived from
+	// raw.hists.orphan_share_age, absent without orphan shares.
+	OrphanShares     int64           `json:"orphan_shares"`
+	OrphanShareAgeMS metrics.Latency `json:"orphan_share_age_ms,omitzero"`
 	// DeadlineOvershoots are acquires that took more than 2 x their
 	// deadline (--acquire-timeout).
 	DeadlineOvershoots int64 `json:"deadline_overshoots"`
@@ -610,6 +621,7 @@ var LivenessFigures = []LivenessFigure{
 	{"orphan_locks", "orphans", "locks left holding a token no live holder owns (liveness oracle)", func(l Liveness) int64 { return l.OrphanLocks }, false},
 	{"orphan_renewals", "orphan renewals", "renewals sent for a token already released or given up", func(l Liveness) int64 { return l.OrphanRenewals }, false},
 	{"held_past_ttl", "held past 3xTTL", "lock keys kept alive more than 3 x the TTL with no live holder", func(l Liveness) int64 { return l.HeldPastTTL }, false},
+	{"orphan_shares", "orphan shares", "dead owners' shares of multi-owner locks (readers, semaphore holders) kept stored past 2 x the TTL beside a live owner's", func(l Liveness) int64 { return l.OrphanShares }, false},
 	{"deadline_overshoots", "overshoots", "acquires that took more than 2 x their deadline (--acquire-timeout)", func(l Liveness) int64 { return l.DeadlineOvershoots }, true},
 }
 

@@ -452,6 +452,76 @@ func TestReadWriteLock(t *testing.T) {
 	}
 }
 
+// rwlock's shares expire one by one: a share whose lease has ended (its
+// deadline set in the past here, as a crashed reader's would pass) is
+// dropped by the next call on the lock, whatever other readers do, so it
+// neither lives on beside theirs nor keeps a writer out; its holder's
+// release finds it gone; the key expires with its last live share.
+func TestReadWriteLockShareExpiry(t *testing.T) {
+	ctx := context.Background()
+	as := func(owner string) context.Context {
+		return strategies.WithClient(ctx, strategies.Client{ID: 0, Owner: owner})
+	}
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := open(t, d, "rwlock")
+			l := locker(t, "rwlock", ds, 10*time.Second)
+			rl := strategies.ReadSide(l)
+			key := "lockbench:locktest:{" + t.Name() + "}:lock"
+			do := func(args ...string) drivers.Reply {
+				t.Helper()
+				v, err := ds[0].Do(ctx, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			dead, err := rl.TryAcquire(as("dead"), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := rl.TryAcquire(as("live"), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			do("HSET", key, "dead", "1:1000") // its lease ended (1970)
+			late, err := rl.TryAcquire(as("late"), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if do("HEXISTS", key, "dead").Int != 0 || do("HLEN", key).Int != 2 {
+				t.Fatalf("the expired share is still stored beside the live ones: %v", do("HKEYS", key))
+			}
+			if pttl := do("PTTL", key).Int; pttl < 5000 || pttl > 10000 {
+				t.Fatalf("pttl %d, want the live shares' 10 s lease", pttl)
+			}
+			if err := dead.Release(ctx); !errors.Is(err, strategies.ErrNotOwner) {
+				t.Fatalf("release of the expired share: %v, want ErrNotOwner", err)
+			}
+			if _, err := l.TryAcquire(as("w"), key); !errors.Is(err, strategies.ErrNotAcquired) {
+				t.Fatalf("writer entered among live readers: %v", err)
+			}
+			if err := live.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			do("HSET", key, "late", "1:1000")
+			w, err := l.TryAcquire(as("w"), key)
+			if err != nil {
+				t.Fatalf("writer kept out by expired shares only: %v", err)
+			}
+			if err := late.Release(ctx); !errors.Is(err, strategies.ErrNotOwner) {
+				t.Fatalf("release of the expired share: %v, want ErrNotOwner", err)
+			}
+			if err := w.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if do("EXISTS", key).Int != 0 {
+				t.Fatalf("lock left after the last holder: %v", do("HGETALL", key))
+			}
+		})
+	}
+}
+
 // fair: a free lock goes to the head of the queue, not to whoever asks.
 func TestFairQueue(t *testing.T) {
 	ctx := context.Background()
