@@ -19,7 +19,7 @@ import (
 // past the TTL, counts the renewals sent for it, and frees it once the
 // renewals stop; a live holder's key and a string that was never a
 // token are not orphans.
-func TestSamplerRenewerOutlivesHolder(t *testing.T) {
+func TestSamplerRenewerOutlivesHolderTimed(t *testing.T) {
 	d, _ := topotest.Server(t)
 	ctx := context.Background()
 	const ttl = 100 * time.Millisecond
