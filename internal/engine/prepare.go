@@ -199,15 +199,12 @@ func (r *run) startProxies() error {
 
 // verifiable reports whether the ownership check after acquire
 // (Spec.VerifyAcquire) runs for sc: on, with a token of each lease's own,
-// and a lock in one Redis server's key: not zk, etcd or a SQL row lock's
-// (Info.Backend), nor Redlock's on several masters, whose keys a single
-// read cannot judge, nor a lock kept in keys other than its lock key
-// (strategies.Stored: rueidislock's 2N-1 keys).
+// and a lock the check can judge (workloads.OwnershipCheckable: one Redis
+// server's lock key; not zk, etcd or a SQL row lock's, nor Redlock's on
+// several masters, nor a lock kept in keys other than its lock key,
+// strategies.Stored: rueidislock's 2N-1 keys).
 func verifiable(sc *Scenario, l strategies.Locker) bool {
-	info := strategies.InfoOf(sc.Strategy)
-	_, apart := l.(strategies.Stored)
-	return sc.VerifyAcquire > 0 && !sc.ConstantToken && info.Backend == strategies.NoBackend &&
-		info.Topology != strategies.Masters && !apart
+	return sc.VerifyAcquire > 0 && !sc.ConstantToken && workloads.OwnershipCheckable(sc.Strategy, l)
 }
 
 // liveSampler makes the liveness oracle's sampler (r.live) for the lock
