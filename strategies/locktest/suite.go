@@ -1,9 +1,11 @@
 // Package locktest is the conformance suite every lock strategy passes, on
 // every driver it runs on, against real redis-server processes started by
 // the suite: mutual exclusion under contention, owner-only release, lease
-// expiry, loss reporting, token reporting for the liveness oracle, and the
+// expiry, loss reporting, token reporting for the liveness oracle, the
 // safety oracle shown both ways (a lease shorter than the work shows its
-// overlap, a healthy lease none). lockbench's own strategies run it in
+// overlap, a healthy lease none), the lock key's ownership right after an
+// acquire, a prompt release of an expired lease, and arrival order for a
+// locker that declares it (strategies.FIFO). lockbench's own strategies run it in
 // this package's tests, together with the per-strategy behaviours
 // (watchdog renewal, reentrancy, Redlock quorum, fencing, pub/sub
 // wake-ups).
@@ -76,6 +78,9 @@ var checks = []check{
 	{"LossReported", Suite.LossReported},
 	{"TokensReported", Suite.TokensReported},
 	{"OracleBothWays", Suite.OracleBothWays},
+	{"OwnedAfterAcquire", Suite.OwnedAfterAcquire},
+	{"ReleaseAfterExpiry", Suite.ReleaseAfterExpiry},
+	{"FIFOOrder", Suite.FIFOOrder},
 }
 
 // Run runs every check on strategy on each registered driver
@@ -100,7 +105,8 @@ func (s Suite) Run(t *testing.T, strategy string) {
 
 // Check runs every check on strategy with driver, each as a subtest
 // named after its method (MutualExclusion, OwnerOnlyRelease,
-// LeaseExpires, LossReported, TokensReported, OracleBothWays). A strategy
+// LeaseExpires, LossReported, TokensReported, OracleBothWays,
+// OwnedAfterAcquire, ReleaseAfterExpiry, FIFOOrder). A strategy
 // that needs a server besides Redis (Info.Backend) or takes no lock
 // (strategies.Lockless) is skipped: the suite has no lock holder to judge.
 func (s Suite) Check(t *testing.T, strategy, driver string) {
