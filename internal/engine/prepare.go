@@ -223,7 +223,8 @@ func (r *run) liveSampler() {
 		nodes, quorum = r.ds, len(r.ds)/2+1
 	}
 	r.live = &liveness.Sampler{T: r.tracker, Nodes: nodes, Quorum: quorum, Keys: lk.LockKeys(),
-		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness, Foreign: r.sc.Env.Sync != nil}
+		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness, Foreign: r.sc.Env.Sync != nil,
+		NotTokens: strategies.NonTokenFieldsOf(r.locker)}
 }
 
 // wakeOf is how a WaitQueue locker's release wakes its next waiter under

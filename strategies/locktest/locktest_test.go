@@ -144,6 +144,18 @@ const brokenChild = "LOCKTEST_BROKEN_CHECK"
 //   - FIFOOrder: locktest-lifo, which declares FIFO and grants its
 //     stack's top, grants W4, W3, W2, W1; fair (a queue in Redis, its
 //     attempts return) and handoff (a queue it waits in) pass.
+//
+// And two capabilities the suite honours, each shown by the same lock
+// without and with its declaration:
+//   - strategies.LossAtRenewal: locktest-late-loss, a Watched lease that
+//     learns of a loss at its next renewal (every TTL/2) and whose
+//     release returns nil until then, fails OwnerOnlyRelease;
+//     declaring it (locktest-late-loss-declared), the check waits for
+//     the loss to be learned, and it passes.
+//   - strategies.NonTokenFields: locktest-redisson-rw, a read-write lock
+//     with Redisson's "mode" field beside its holders' fields, fails
+//     TokensReported ("mode" was never passed to Sent); declaring "mode"
+//     (locktest-redisson-rw-declared), it passes.
 func TestSuiteFailsBrokenLock(t *testing.T) {
 	for _, c := range []struct {
 		check, strategy string
@@ -160,6 +172,10 @@ func TestSuiteFailsBrokenLock(t *testing.T) {
 		{"FIFOOrder", "locktest-lifo", "grants went to waiters [4 3 2 1], want [1 2 3 4]"},
 		{"FIFOOrder", "fair", ""},
 		{"FIFOOrder", "handoff", ""},
+		{"OwnerOnlyRelease", "locktest-late-loss", "A's release = <nil>, want ErrNotOwner"},
+		{"OwnerOnlyRelease", "locktest-late-loss-declared", ""},
+		{"TokensReported", "locktest-redisson-rw", `holds "mode", never passed to Sent`},
+		{"TokensReported", "locktest-redisson-rw-declared", ""},
 	} {
 		t.Run(c.check+"/"+c.strategy, func(t *testing.T) {
 			t.Parallel() // a child process each, with servers and keys of its own
