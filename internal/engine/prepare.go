@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -210,12 +211,16 @@ func verifiable(sc *Scenario, l strategies.Locker) bool {
 // liveSampler makes the liveness oracle's sampler (r.live) for the lock
 // keys of the workload, on the nodes that hold them: every master for a
 // strategy on independent masters (a quorum of them makes a lock held),
-// else the first node. Without a registry, or lock keys to read, there is
-// none.
+// else the first node. Without a registry, or lock keys to read, or for
+// a lock kept elsewhere than its lock key (keptApart), there is none.
 func (r *run) liveSampler() {
 	lk, ok := r.wl.(workloads.LockKeyer)
 	if r.tracker == nil || !ok || strategies.InfoOf(r.sc.Strategy).Backend == strategies.ZooKeeper ||
 		strategies.InfoOf(r.sc.Strategy).Backend == strategies.Etcd {
+		return
+	}
+	if keys := lk.LockKeys(); len(keys) > 0 && keptApart(r.locker, keys[0]) {
+		r.liveApart = true
 		return
 	}
 	nodes, quorum := r.ds[:1], 1
@@ -225,6 +230,16 @@ func (r *run) liveSampler() {
 	r.live = &liveness.Sampler{T: r.tracker, Nodes: nodes, Quorum: quorum, Keys: lk.LockKeys(),
 		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness, Foreign: r.sc.Env.Sync != nil,
 		NotTokens: strategies.NonTokenFieldsOf(r.locker)}
+}
+
+// keptApart reports whether l keeps lock key in keys that do not include
+// the key itself (strategies.Stored: rueidislock's 2N-1 keys). The
+// liveness reader reads the lock keys only: for such a lock it would find
+// no token stored and count every holder's exit freed at its first read
+// and no orphan, so its liveness figures are not measured instead.
+func keptApart(l strategies.Locker, key string) bool {
+	_, ok := l.(strategies.Stored)
+	return ok && !slices.Contains(strategies.StoredKeys(l, key), key)
 }
 
 // wakeOf is how a WaitQueue locker's release wakes its next waiter under
