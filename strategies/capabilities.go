@@ -174,8 +174,12 @@ var ErrCrashed = errors.New("strategies: client crashed (fault)")
 // than the lock key TryAcquire is given (rueidislock: 2N-1 keys of its
 // library's naming). StoredKeys returns them for lock key; the
 // conformance suite (package locktest) deletes and counts these keys to
-// take a lock away behind its holder's back. A locker without it keeps
-// the lock in the key itself.
+// take a lock away behind its holder's back. The ownership check after
+// acquire (--verify-acquire), which reads the lock key, does not run on
+// such a locker; and when StoredKeys(key) does not include key, its
+// liveness figures are not measured (the liveness reader reads only lock
+// keys, where it would find no token). A locker without it keeps the
+// lock in the key itself.
 type Stored interface {
 	StoredKeys(key string) []string
 }
