@@ -27,6 +27,28 @@ type Watched interface {
 	Context() context.Context
 }
 
+// LossAtRenewal is implemented by Watched leases that may learn of a
+// lost lock only when their next renewal (or extend) finds it gone, not
+// when it is lost, and whose Release decides from what the lease knows:
+// until the loss is learned, Context stays live and Release returns nil
+// (its delete must still leave another holder's lock alone), and
+// ErrNotOwner only after it. rueidislock is such a lease when a waiter of
+// the same process consumes the invalidation of its keys (it then learns
+// at its next extend). A lease whose Release reports the loss from the
+// server's reply (a compare-and-delete that deleted nothing) returns
+// ErrNotOwner whenever the lock is gone and need not declare it, even if
+// its Context learns only at renewal (watchdog).
+//
+// What lockbench does with it: package locktest's OwnerOnlyRelease, after
+// deleting such a lease's keys behind its back, waits up to 5 s (a 5 s
+// lease: any renewal schedule inside the lease renews within it) for
+// Context to be cancelled before another client takes the lock and the
+// lease is released, as it does for a Watched lease of an OwnRetry
+// locker. LossAtRenewal is a marker: the method does nothing.
+type LossAtRenewal interface {
+	LossAtRenewal()
+}
+
 // Extender is implemented by leases that their holder can extend (Redlock
 // with extend=on or unchecked): Extend re-extends the lease to the TTL and
 // returns nil when the strategy says the lock is still this holder's for
@@ -152,10 +174,38 @@ var ErrCrashed = errors.New("strategies: client crashed (fault)")
 // than the lock key TryAcquire is given (rueidislock: 2N-1 keys of its
 // library's naming). StoredKeys returns them for lock key; the
 // conformance suite (package locktest) deletes and counts these keys to
-// take a lock away behind its holder's back. A locker without it keeps
-// the lock in the key itself.
+// take a lock away behind its holder's back. The ownership check after
+// acquire (--verify-acquire), which reads the lock key, does not run on
+// such a locker; and when StoredKeys(key) does not include key, its
+// liveness figures are not measured (the liveness reader reads only lock
+// keys, where it would find no token). A locker without it keeps the
+// lock in the key itself.
 type Stored interface {
 	StoredKeys(key string) []string
+}
+
+// NonTokenFields is implemented by lockers whose hash lock key keeps
+// fields that are no holder's token beside the holders' fields: Redisson's
+// RReadWriteLock keeps "mode" ("read" or "write") beside one field per
+// holder. NonTokenFields returns those field names; they are never passed
+// to Config.Sent. The liveness oracle reads every other field name of a
+// hash lock key as a token (its sampler leaves these out: a field it
+// cannot find in its registry counts as a live holder it does not judge,
+// which would keep a key whose holders are all dead from ever counting in
+// held_past_ttl), and so do package locktest's token checks
+// (TokensReported requires every other field to have been passed to
+// Config.Sent). A locker without it keeps only tokens in a hash lock key.
+type NonTokenFields interface {
+	NonTokenFields() []string
+}
+
+// NonTokenFieldsOf returns the field names l declares no token
+// (NonTokenFields), or nil.
+func NonTokenFieldsOf(l Locker) []string {
+	if n, ok := l.(NonTokenFields); ok {
+		return n.NonTokenFields()
+	}
+	return nil
 }
 
 // StoredKeys returns the Redis keys l keeps lock key in: Stored's, or the

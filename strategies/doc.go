@@ -37,7 +37,10 @@
 // lock is lost; Extender leases are extended after the work; Fenced leases
 // carry a fencing token for the fence guard; Abandonable leases drop their
 // renewal when a fault crashes the holder; a FIFO locker (one that grants
-// in arrival order) has its grants' order checked; StatsReporter adds the
+// in arrival order) has its grants' order checked; a NonTokenFields locker
+// names the fields of its hash lock key that are no token (Redisson's
+// "mode"); a LossAtRenewal lease says it may learn of a loss only at its
+// next renewal; StatsReporter adds the
 // strategy's own counts to the result. Package
 // github.com/lockbench/lockbench/strategies/locktest runs the conformance
 // suite on a registered strategy against real redis-server processes.

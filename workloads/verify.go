@@ -38,9 +38,8 @@ func (c *VerifyCost) Map() map[string]int64 {
 
 // verifyAcquire runs after a granted exclusive acquire: on every
 // Env.VerifyAcquire-th of the worker's, it reads the lock key on the
-// data server and counts a false acquire (Observer.FalseAcquire) when the
-// key does not hold the lease's token: GET for a string lock, HEXISTS
-// of the token's field for a hash lock (a WRONGTYPE reply to the GET).
+// data server (HoldsToken) and counts a false acquire
+// (Observer.FalseAcquire) when the key does not hold the lease's token.
 // A read that fails (a server or network error) judges nothing, nor does
 // one that ends Env.VerifyTTL or more after the acquire began (start):
 // the lease was set no earlier than that, so before it a lock that was
@@ -58,32 +57,56 @@ func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease, start ti
 	}
 	w.verifySkip = 0
 	defer func() { w.granted = metrics.Now() }()
-	ioctx := w.IO(ctx)
-	key, tok := l.Key(), l.Token()
-	cost := w.Env.VerifyCost
+	held, err := HoldsToken(w.IO(ctx), w.Env.Data, l.Key(), l.Token(), w.Env.VerifyCost)
+	if err == nil && !held && w.withinTTL(start) {
+		w.Obs.FalseAcquire()
+	}
+}
+
+// HoldsToken is the ownership check after acquire (--verify-acquire; the
+// conformance suite's OwnedAfterAcquire): it reads lock key on d and
+// reports whether the key holds token: GET for a string lock (its value
+// is token), and, when the GET is answered WRONGTYPE, HEXISTS of token's
+// field for a hash lock (a reentrant or read-write lock's holder field).
+// A key that is gone, or of another type, does not hold it. cost, when
+// not nil, counts the commands sent. An error is the read's (a server or
+// network error, ctx's): nothing is judged. Only a lock kept in d's key
+// itself can be judged so: see OwnershipCheckable.
+func HoldsToken(ctx context.Context, d drivers.Driver, key, token string, cost *VerifyCost) (bool, error) {
 	if cost != nil {
 		cost.Get.Add(1)
 	}
-	r, err := w.Env.Data.Do(ioctx, "GET", key)
+	r, err := d.Do(ctx, "GET", key)
+	if err == nil {
+		return r.Kind == drivers.KindString && r.Str == token, nil
+	}
+	if drivers.ErrorKind(err) != "wrongtype" {
+		return false, err
+	}
+	if cost != nil {
+		cost.HExists.Add(1)
+	}
+	r, err = d.Do(ctx, "HEXISTS", key, token)
 	if err != nil {
-		if drivers.ErrorKind(err) != "wrongtype" {
-			return
-		}
-		if cost != nil {
-			cost.HExists.Add(1)
-		}
-		r, err = w.Env.Data.Do(ioctx, "HEXISTS", key, tok)
-		if err != nil {
-			return
-		}
-		if v, _ := r.AsInt(); v != 1 && w.withinTTL(start) {
-			w.Obs.FalseAcquire()
-		}
-		return
+		return false, err
 	}
-	if (r.Kind != drivers.KindString || r.Str != tok) && w.withinTTL(start) {
-		w.Obs.FalseAcquire()
-	}
+	v, _ := r.AsInt()
+	return v == 1, nil
+}
+
+// OwnershipCheckable reports whether HoldsToken can judge the leases of
+// strategy's locker l: a lock kept in one Redis server's lock key, which
+// is not the case of zk, etcd or a SQL row lock (Info.Backend), of
+// Redlock's keys on several masters (Info.Topology Masters), whose lock
+// a single read cannot judge, nor of a lock kept in keys other than its
+// lock key (strategies.Stored: rueidislock's 2N-1 keys). The engine's
+// --verify-acquire runs only on those (and only with a token of each
+// lease's own, not Config.ConstantToken); package locktest's
+// OwnedAfterAcquire skips the others.
+func OwnershipCheckable(strategy string, l strategies.Locker) bool {
+	info := strategies.InfoOf(strategy)
+	_, apart := l.(strategies.Stored)
+	return info.Backend == strategies.NoBackend && info.Topology != strategies.Masters && !apart
 }
 
 // withinTTL reports whether now is less than Env.VerifyTTL after start

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
@@ -207,26 +208,27 @@ func (r *run) startProxies() error {
 
 // verifiable reports whether the ownership check after acquire
 // (Spec.VerifyAcquire) runs for sc: on, with a token of each lease's own,
-// and a lock in one Redis server's key: not zk, etcd or a SQL row lock's
-// (Info.Backend), nor Redlock's on several masters, whose keys a single
-// read cannot judge, nor a lock kept in keys other than its lock key
-// (strategies.Stored: rueidislock's 2N-1 keys).
+// and a lock the check can judge (workloads.OwnershipCheckable: one Redis
+// server's lock key; not zk, etcd or a SQL row lock's, nor Redlock's on
+// several masters, nor a lock kept in keys other than its lock key,
+// strategies.Stored: rueidislock's 2N-1 keys).
 func verifiable(sc *Scenario, l strategies.Locker) bool {
-	info := strategies.InfoOf(sc.Strategy)
-	_, apart := l.(strategies.Stored)
-	return sc.VerifyAcquire > 0 && !sc.ConstantToken && info.Backend == strategies.NoBackend &&
-		info.Topology != strategies.Masters && !apart
+	return sc.VerifyAcquire > 0 && !sc.ConstantToken && workloads.OwnershipCheckable(sc.Strategy, l)
 }
 
 // liveSampler makes the liveness oracle's sampler (r.live) for the lock
 // keys of the workload, on the nodes that hold them: every master for a
 // strategy on independent masters (a quorum of them makes a lock held),
-// else the first node. Without a registry, or lock keys to read, there is
-// none.
+// else the first node. Without a registry, or lock keys to read, or for
+// a lock kept elsewhere than its lock key (keptApart), there is none.
 func (r *run) liveSampler() {
 	lk, ok := r.wl.(workloads.LockKeyer)
 	if r.tracker == nil || !ok || strategies.InfoOf(r.sc.Strategy).Backend == strategies.ZooKeeper ||
 		strategies.InfoOf(r.sc.Strategy).Backend == strategies.Etcd {
+		return
+	}
+	if keys := lk.LockKeys(); len(keys) > 0 && keptApart(r.locker, keys[0]) {
+		r.liveApart = true
 		return
 	}
 	nodes, quorum := r.ds[:1], 1
@@ -234,7 +236,18 @@ func (r *run) liveSampler() {
 		nodes, quorum = r.ds, len(r.ds)/2+1
 	}
 	r.live = &liveness.Sampler{T: r.tracker, Nodes: nodes, Quorum: quorum, Keys: lk.LockKeys(),
-		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness, Foreign: r.sc.Env.Sync != nil}
+		Cluster: r.nodes[0].Cluster, Interval: r.sc.Liveness, Foreign: r.sc.Env.Sync != nil,
+		NotTokens: strategies.NonTokenFieldsOf(r.locker)}
+}
+
+// keptApart reports whether l keeps lock key in keys that do not include
+// the key itself (strategies.Stored: rueidislock's 2N-1 keys). The
+// liveness reader reads the lock keys only: for such a lock it would find
+// no token stored and count every holder's exit freed at its first read
+// and no orphan, so its liveness figures are not measured instead.
+func keptApart(l strategies.Locker, key string) bool {
+	_, ok := l.(strategies.Stored)
+	return ok && !slices.Contains(strategies.StoredKeys(l, key), key)
 }
 
 // wakeOf is how a WaitQueue locker's release wakes its next waiter under

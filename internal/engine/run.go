@@ -48,6 +48,7 @@ type run struct {
 	recs, scratch *metrics.Set      // the clients' recorders: measured, warm-up (nil without one)
 	tracker       *liveness.Tracker // the liveness oracle's token registry (nil: off)
 	live          *liveness.Sampler // its reader of the lock keys (nil: none)
+	liveApart     bool              // no reader: the lock is kept apart from its lock key (keptApart)
 	background    *bgRun            // the background traffic (nil: none)
 
 	// measure

@@ -144,6 +144,8 @@ func (r *run) summarize() *metrics.Recorder {
 			why = "a constant token: every client stores the same value"
 		case strategies.InfoOf(r.sc.Strategy).Backend == strategies.ZooKeeper || strategies.InfoOf(r.sc.Strategy).Backend == strategies.Etcd:
 			why = "the lock is not in Redis"
+		case r.tracker != nil && r.liveApart:
+			why = "the lock is kept in keys other than its lock key (strategies.Stored), which the liveness reader does not read"
 		}
 		out.Liveness = &report.Liveness{NotMeasured: why, DeadlineOvershoots: all.Overshoots}
 	}

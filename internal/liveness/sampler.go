@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -95,6 +96,12 @@ type Sampler struct {
 	// then has its Tracker keep every token of this process's in its map
 	// (Tracker.indexAll), where a read finds them.
 	Foreign bool
+	// NotTokens are field names of hash lock keys that are no holder's
+	// token (strategies.NonTokenFields: Redisson's "mode"): a read leaves
+	// them out, where a field it does not find in the registry would
+	// count as a live holder it does not judge (and, with Foreign, as
+	// another process's token). Nil: every field is a token.
+	NotTokens []string
 
 	stop, done chan struct{}
 	mu         sync.Mutex // held during a sample: Cost reads between samples
@@ -313,6 +320,9 @@ func (s *Sampler) sample(ctx context.Context) {
 		cand := s.shareCand[:0]
 		for _, node := range per {
 			for _, tok := range node[ki] {
+				if len(s.NotTokens) > 0 && slices.Contains(s.NotTokens, tok) {
+					continue
+				}
 				e := t.m[tokKey{key, tok}]
 				if e == nil {
 					live = true // a token not registered: not ours to judge

@@ -157,3 +157,44 @@ func TestSamplerReadsHashAndStringKeys(t *testing.T) {
 		t.Fatalf("cost %v, want %v", cost, want)
 	}
 }
+
+// A hash lock key with Redisson's "mode" field beside a dead holder's
+// field, kept past 3 x the TTL: with "mode" declared no token
+// (Sampler.NotTokens, from strategies.NonTokenFields) the key holds only
+// a dead token and counts once in held_past_ttl; without, "mode" is a
+// field the registry does not know, read as a live holder's, and the key
+// never counts (0). The dead field is an orphan either way.
+func TestSamplerNotTokens(t *testing.T) {
+	d, _ := topotest.Server(t)
+	ctx := context.Background()
+	const ttl = 50 * time.Millisecond
+	for _, declared := range []bool{true, false} {
+		tr := liveness.NewTracker(1, ttl)
+		c0 := strategies.WithClient(ctx, strategies.Client{ID: 0})
+		tr.Sent(c0, "n:rw", "reader-0")
+		if _, err := d.Do(ctx, "HSET", "n:rw", "mode", "read", "reader-0", "1"); err != nil {
+			t.Fatal(err)
+		}
+		tr.Acquired(0, "n:rw", "reader-0")
+		tr.Exit(0, "n:rw", "reader-0", liveness.Abandoned, metrics.Now())
+		time.Sleep(time.Millisecond) // the reads begin after the death
+		smp := &liveness.Sampler{T: tr, Nodes: []drivers.Driver{d}, Quorum: 1, Keys: []string{"n:rw"}, Interval: 5 * time.Millisecond}
+		if declared {
+			smp.NotTokens = []string{"mode"}
+		}
+		smp.Start(ctx)
+		time.Sleep(8 * ttl) // the key stays (no expiry): past 3 x the TTL
+		smp.Stop()
+		l := smp.Result()
+		want := int64(0)
+		if declared {
+			want = 1
+		}
+		if l.HeldPastTTL != want || l.OrphanLocks != 1 {
+			t.Errorf("mode declared %v: held_past_ttl %d, orphan_locks %d; want %d and 1", declared, l.HeldPastTTL, l.OrphanLocks, want)
+		}
+		if _, err := d.Do(ctx, "DEL", "n:rw"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

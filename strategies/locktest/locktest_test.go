@@ -102,12 +102,13 @@ func run(t *testing.T, sc engine.Scenario) report.Scenario {
 }
 
 // every runs f for every registered strategy except naive (the broken
-// baseline) and the lock-free redis-guard (no lock to conform; the
-// baselines' tests in strategies/baselines cover it), on every driver it
-// runs on (strategies.RunsOn; the library strategies included).
+// baseline), the lock-free redis-guard (no lock to conform; the
+// baselines' tests in strategies/baselines cover it) and this package's
+// test-only defective locks (testOnly), on every driver it runs on
+// (strategies.RunsOn; the library strategies included).
 func every(t *testing.T, f func(t *testing.T, strategy, driver string)) {
 	for _, s := range strategies.Names() {
-		if s == "naive" || s == "redis-guard" {
+		if s == "naive" || s == "redis-guard" || testOnly(s) {
 			continue
 		}
 		for _, d := range drivers.Names() {
@@ -119,48 +120,102 @@ func every(t *testing.T, f func(t *testing.T, strategy, driver string)) {
 	}
 }
 
-// brokenChild, set in a child test process's environment, names the
-// check TestSuiteFailsBrokenLock runs there on naive.
+// brokenChild, set in a child test process's environment to
+// "CHECK/STRATEGY", names the check TestSuiteFailsBrokenLock runs there,
+// and the strategy it runs it on.
 const brokenChild = "LOCKTEST_BROKEN_CHECK"
 
-// The suite itself, both ways: it fails a broken lock and passes a sound
-// one. naive (SETNX then EXPIRE; release by plain DEL) fails
-// OwnerOnlyRelease, because A's release after its lease "expired" deletes
-// B's lock instead of returning ErrNotOwner; atomic (compare-and-delete)
-// passes the same check. Each runs in a child test process
+// The suite itself, both ways: each check named here fails a lock with
+// its defect and passes a sound one, run in a child test process
 // (TestBrokenChild), so that a failure is observed here rather than
-// failing this test.
+// failing this test; the failure must carry the message given (an exact
+// count where the defect's count is known in advance).
+//   - OwnerOnlyRelease: naive (SETNX then EXPIRE; release by plain DEL)
+//     fails it, because A's release after its lease "expired" deletes
+//     B's lock instead of returning ErrNotOwner; atomic
+//     (compare-and-delete) passes.
+//   - OwnedAfterAcquire: locktest-false-acquire, granted without setting
+//     the key on every 5th attempt, fails it on 2 of its 10 acquires;
+//     atomic and reentrant (a hash lock: HEXISTS of its field) pass.
+//   - ReleaseAfterExpiry: locktest-release-loop, whose release retries
+//     while the lock is not its own, does not return within 2 s; atomic
+//     and handoff (whose release of an expired lease hands nothing on)
+//     pass.
+//   - FIFOOrder: locktest-lifo, which declares FIFO and grants its
+//     stack's top, grants W4, W3, W2, W1; fair (a queue in Redis, its
+//     attempts return) and handoff (a queue it waits in) pass.
+//
+// And two capabilities the suite honours, each shown by the same lock
+// without and with its declaration:
+//   - strategies.LossAtRenewal: locktest-late-loss, a Watched lease that
+//     learns of a loss at its next renewal (every TTL/2) and whose
+//     release returns nil until then, fails OwnerOnlyRelease;
+//     declaring it (locktest-late-loss-declared), the check waits for
+//     the loss to be learned, and it passes.
+//   - strategies.NonTokenFields: locktest-redisson-rw, a read-write lock
+//     with Redisson's "mode" field beside its holders' fields, fails
+//     TokensReported ("mode" was never passed to Sent); declaring "mode"
+//     (locktest-redisson-rw-declared), it passes.
 func TestSuiteFailsBrokenLock(t *testing.T) {
 	for _, c := range []struct {
-		strategy string
-		fails    bool
-	}{{"naive", true}, {"atomic", false}} {
-		t.Run(c.strategy, func(t *testing.T) {
+		check, strategy string
+		fails           string // the failure's message; "": it passes
+	}{
+		{"OwnerOnlyRelease", "naive", "A's release = <nil>, want ErrNotOwner"},
+		{"OwnerOnlyRelease", "atomic", ""},
+		{"OwnedAfterAcquire", "locktest-false-acquire", "2 of 10 granted acquires did not hold their token in the lock key"},
+		{"OwnedAfterAcquire", "atomic", ""},
+		{"OwnedAfterAcquire", "reentrant", ""},
+		{"ReleaseAfterExpiry", "locktest-release-loop", "the release of an expired lease did not return within 2s"},
+		{"ReleaseAfterExpiry", "atomic", ""},
+		{"ReleaseAfterExpiry", "handoff", ""},
+		{"FIFOOrder", "locktest-lifo", "grants went to waiters [4 3 2 1], want [1 2 3 4]"},
+		{"FIFOOrder", "fair", ""},
+		{"FIFOOrder", "handoff", ""},
+		{"OwnerOnlyRelease", "locktest-late-loss", "A's release = <nil>, want ErrNotOwner"},
+		{"OwnerOnlyRelease", "locktest-late-loss-declared", ""},
+		{"TokensReported", "locktest-redisson-rw", `holds "mode", never passed to Sent`},
+		{"TokensReported", "locktest-redisson-rw-declared", ""},
+	} {
+		t.Run(c.check+"/"+c.strategy, func(t *testing.T) {
+			t.Parallel() // a child process each, with servers and keys of its own
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenChild$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), brokenChild+"="+c.strategy)
+			cmd.Env = append(os.Environ(), brokenChild+"="+c.check+"/"+c.strategy)
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
 			switch {
-			case c.fails && !errors.As(err, &ee):
-				t.Fatalf("the suite's OwnerOnlyRelease passed on %s (err %v):\n%s", c.strategy, err, out)
-			case c.fails && !strings.Contains(string(out), "A's release = <nil>, want ErrNotOwner"):
-				t.Fatalf("the child failed, but not on the foreign release:\n%s", out)
-			case !c.fails && err != nil:
-				t.Fatalf("OwnerOnlyRelease failed on %s: %v\n%s", c.strategy, err, out)
+			case c.fails != "" && !errors.As(err, &ee):
+				t.Fatalf("the suite's %s passed on %s (err %v):\n%s", c.check, c.strategy, err, out)
+			case c.fails != "" && !strings.Contains(string(out), c.fails):
+				t.Fatalf("the child failed, but not with %q:\n%s", c.fails, out)
+			case c.fails == "" && err != nil:
+				t.Fatalf("%s failed on %s: %v\n%s", c.check, c.strategy, err, out)
+			case c.fails == "" && !strings.Contains(string(out), "--- PASS: TestBrokenChild"):
+				t.Fatalf("%s on %s did not pass (skipped?):\n%s", c.check, c.strategy, out)
 			}
 		})
 	}
 }
 
-// TestBrokenChild runs OwnerOnlyRelease on the strategy named by
-// brokenChild, on goredis; without it, it is skipped (it is
+// TestBrokenChild runs the check named by brokenChild ("CHECK/STRATEGY")
+// on its strategy, on goredis; without it, it is skipped (it is
 // TestSuiteFailsBrokenLock's child).
 func TestBrokenChild(t *testing.T) {
-	s := os.Getenv(brokenChild)
-	if s == "" {
+	v := os.Getenv(brokenChild)
+	if v == "" {
 		t.Skip("run by TestSuiteFailsBrokenLock")
 	}
-	suite(s).OwnerOnlyRelease(t, s, "goredis")
+	name, s, ok := strings.Cut(v, "/")
+	if !ok {
+		t.Fatalf("%s=%q, want CHECK/STRATEGY", brokenChild, v)
+	}
+	for _, c := range checks {
+		if c.name == name {
+			c.f(suite(s), t, s, "goredis")
+			return
+		}
+	}
+	t.Fatalf("no check %q", name)
 }
 
 // The conformance suite (Suite.Check: mutual exclusion, owner-only
@@ -213,9 +268,10 @@ func TestConformanceOwnRetryTimed(t *testing.T) {
 
 // untimedChecks are the checks of the suite whose outcome does not depend
 // on timing (a stock sold exactly with 50 clients under a 5 s lease; a
-// foreign release refused). A check not named here runs in the "timed"
+// foreign release refused; the token in the lock key right after a grant,
+// under a 5 s lease). A check not named here runs in the "timed"
 // pass.
-var untimedChecks = map[string]bool{"MutualExclusion": true, "OwnerOnlyRelease": true}
+var untimedChecks = map[string]bool{"MutualExclusion": true, "OwnerOnlyRelease": true, "OwnedAfterAcquire": true}
 
 // The watchdog keeps the lock through a critical section of 1.5x the TTL;
 // the fixed-lease atomic lock in the same setup lets holders overlap. The
@@ -734,8 +790,8 @@ func duration(workload string) time.Duration {
 func BenchmarkCycle(b *testing.B) {
 	ctx := strategies.WithClient(context.Background(), strategies.Client{ID: 0, Owner: "bench"})
 	for _, s := range strategies.Names() {
-		if s == "redis-guard" {
-			continue // no lock: nothing to cycle
+		if s == "redis-guard" || testOnly(s) {
+			continue // no lock: nothing to cycle; a test-only defective lock
 		}
 		for _, d := range drivers.Names() {
 			if !strategies.RunsOn(s, d) {

@@ -1,9 +1,11 @@
 // Package locktest is the conformance suite every lock strategy passes, on
 // every driver it runs on, against real redis-server processes started by
 // the suite: mutual exclusion under contention, owner-only release, lease
-// expiry, loss reporting, token reporting for the liveness oracle, and the
+// expiry, loss reporting, token reporting for the liveness oracle, the
 // safety oracle shown both ways (a lease shorter than the work shows its
-// overlap, a healthy lease none). lockbench's own strategies run it in
+// overlap, a healthy lease none), the lock key's ownership right after an
+// acquire, a prompt release of an expired lease, and arrival order for a
+// locker that declares it (strategies.FIFO). lockbench's own strategies run it in
 // this package's tests, together with the per-strategy behaviours
 // (watchdog renewal, reentrancy, Redlock quorum, fencing, pub/sub
 // wake-ups).
@@ -76,6 +78,9 @@ var checks = []check{
 	{"LossReported", Suite.LossReported},
 	{"TokensReported", Suite.TokensReported},
 	{"OracleBothWays", Suite.OracleBothWays},
+	{"OwnedAfterAcquire", Suite.OwnedAfterAcquire},
+	{"ReleaseAfterExpiry", Suite.ReleaseAfterExpiry},
+	{"FIFOOrder", Suite.FIFOOrder},
 }
 
 // Run runs every check on strategy on each registered driver
@@ -100,7 +105,8 @@ func (s Suite) Run(t *testing.T, strategy string) {
 
 // Check runs every check on strategy with driver, each as a subtest
 // named after its method (MutualExclusion, OwnerOnlyRelease,
-// LeaseExpires, LossReported, TokensReported, OracleBothWays). A strategy
+// LeaseExpires, LossReported, TokensReported, OracleBothWays,
+// OwnedAfterAcquire, ReleaseAfterExpiry, FIFOOrder). A strategy
 // that needs a server besides Redis (Info.Backend) or takes no lock
 // (strategies.Lockless) is skipped: the suite has no lock holder to judge.
 func (s Suite) Check(t *testing.T, strategy, driver string) {
@@ -258,8 +264,11 @@ func (s Suite) MutualExclusion(t *testing.T, strategy, driver string) {
 // key); the second holder's Release returns nil and removes it. A lease
 // that is Watched and whose locker runs a library's own loop (OwnRetry:
 // rueidislock learns of a loss from the invalidation of its keys, and B's
-// wait in the same locker may consume that invalidation first) is given
-// up to 5 s to learn of the loss before B acquires.
+// wait in the same locker may consume that invalidation first), or that
+// declares it may learn of a loss only at its next renewal
+// (strategies.LossAtRenewal), is given up to 5 s to learn of the loss
+// (its Context cancelled) before B acquires: such a lease's Release
+// returns nil for a loss it has not learned.
 func (s Suite) OwnerOnlyRelease(t *testing.T, strategy, driver string) {
 	ctx := context.Background()
 	ds := s.Open(t, strategy, driver)
@@ -272,7 +281,9 @@ func (s Suite) OwnerOnlyRelease(t *testing.T, strategy, driver string) {
 	}
 	deleteKeys(t, ds, ks) // a's lease "expires"
 	if w, ok := a.(strategies.Watched); ok {
-		if _, own := l.(strategies.OwnRetry); own {
+		_, own := l.(strategies.OwnRetry)
+		_, late := a.(strategies.LossAtRenewal)
+		if own || late {
 			waitLost(t, w, 5*time.Second)
 		}
 	}
@@ -404,7 +415,8 @@ func (s Suite) LossReported(t *testing.T, strategy, driver string) {
 // TokensReported: the liveness oracle's contract (strategies.TokenTracker).
 // With Config.Tokens set and a 5 s lease, the lease's token is passed to
 // Sent before the acquire returns; every token stored under the lock key
-// on every node (a string key's value, a hash key's field names) was
+// on every node (a string key's value, a hash key's field names but those
+// the locker declares no token, strategies.NonTokenFields) was
 // passed to Sent for that key, and the lease's own is among them; every
 // Sent call's context carries the worker's Client; after Release no node
 // stores the key. A locker with a read side (strategies.ReadLocker) is
@@ -430,7 +442,8 @@ func (s Suite) TokensReported(t *testing.T, strategy, driver string) {
 	if !rec.wasSent(key, a.Token()) {
 		t.Fatalf("the lease's token %q was not passed to Sent (sent: %q)", a.Token(), rec.sentTo(key))
 	}
-	checkStored(t, rec, ds, key, a)
+	nt := strategies.NonTokenFieldsOf(l)
+	checkStored(t, rec, ds, key, a, nt)
 	if rl, ok := l.(strategies.ReadLocker); ok { // the read side, with two readers
 		rkey := key + ":read"
 		r1, err := rl.TryAcquireRead(actx, rkey)
@@ -441,11 +454,11 @@ func (s Suite) TokensReported(t *testing.T, strategy, driver string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(stored(t, ds[0], rkey)); n != 2 {
-			t.Fatalf("two readers: %d fields stored, want 2", n)
+		if got := storedTokens(t, ds[0], rkey, nt); len(got) != 2 {
+			t.Fatalf("two readers: %d tokens stored (%q), want 2", len(got), got)
 		}
-		checkStored(t, rec, ds, rkey, r1)
-		checkStored(t, rec, ds, rkey, r2)
+		checkStored(t, rec, ds, rkey, r1, nt)
+		checkStored(t, rec, ds, rkey, r2, nt)
 		for _, r := range []strategies.Lease{r1, r2} {
 			if err := r.Release(ctx); err != nil {
 				t.Fatal(err)
@@ -473,13 +486,13 @@ func (s Suite) TokensReported(t *testing.T, strategy, driver string) {
 		t.Fatal(err)
 	}
 	defer a.Release(ctx)
-	checkStored(t, rec, ds, rkey, a)
+	checkStored(t, rec, ds, rkey, a, nt)
 	deadline := time.Now().Add(watch)
 	for time.Now().Before(deadline) && rec.renewals(rkey, a.Token()) == 0 && holds(t, ds, rkey, a.Token()) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if rec.renewals(rkey, a.Token()) > 0 {
-		checkStored(t, rec, ds, rkey, a)
+		checkStored(t, rec, ds, rkey, a, nt)
 	} else if holds(t, ds, rkey, a.Token()) {
 		t.Fatalf("the token of a %v lease is still stored after %v, and no renewal of it was passed to Renewing", ttl, watch)
 	}

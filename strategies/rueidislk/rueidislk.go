@@ -320,6 +320,14 @@ func (le *lease) Release(ctx context.Context) error {
 	return nil
 }
 
+var _ strategies.LossAtRenewal = (*lease)(nil)
+
+// LossAtRenewal declares that the lease may learn of a loss only at its
+// next extend (when a waiter of the same process consumed the
+// invalidation of its keys), and that Release returns nil until then
+// (strategies.LossAtRenewal).
+func (le *lease) LossAtRenewal() {}
+
 var _ strategies.Abandonable = (*lease)(nil)
 
 // Abandon is a crash of the holder (strategies.Abandonable). The

@@ -420,7 +420,9 @@ func flashSale(t *testing.T, clients int, stock int64, ttl, work, duration time.
 
 // A healthy lease (2 s, renewed every 1 s) sells exactly the stock to 20
 // contending clients with no violation; the liveness oracle reports it
-// not measured (the library's stored value is not a reported token).
+// not measured (its lock is kept in keys other than its lock key,
+// strategies.Stored, and the library's stored value is not a reported
+// token).
 func TestFlashSaleExact(t *testing.T) {
 	const stock = 100
 	res := flashSale(t, 20, stock, 2*time.Second, time.Millisecond, 60*time.Second, nil)
