@@ -64,7 +64,11 @@ func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease, start ti
 	if cost != nil {
 		cost.Get.Add(1)
 	}
-	r, err := w.Env.Data.Do(ioctx, "GET", key)
+	d := w.Env.LockNode
+	if d == nil {
+		d = w.Env.Data
+	}
+	r, err := d.Do(ioctx, "GET", key)
 	if err != nil {
 		if drivers.ErrorKind(err) != "wrongtype" {
 			return
@@ -72,7 +76,7 @@ func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease, start ti
 		if cost != nil {
 			cost.HExists.Add(1)
 		}
-		r, err = w.Env.Data.Do(ioctx, "HEXISTS", key, tok)
+		r, err = d.Do(ioctx, "HEXISTS", key, tok)
 		if err != nil {
 			return
 		}
