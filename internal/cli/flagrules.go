@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -85,6 +86,9 @@ var flagRules = []flagRule{
 	{"cluster", func(f *runFlags) bool { return f.cluster }, withAddr, "--addr (the nodes of your Cluster; --topology cluster starts one)"},
 	{"sentinel-master", func(f *runFlags) bool { return f.sentinelMaster != "" }, withAddr, "--addr (your Sentinels; --topology sentinel starts some)"},
 	{"allow-nonempty", func(f *runFlags) bool { return f.allowNonempty }, withAddr, "--addr (the servers lockbench starts are always empty)"},
+	{"resource-addr", func(f *runFlags) bool { return f.resourceAddr != "" },
+		func(f *runFlags, _ matrixUse) bool { return f.addr != "" && f.resource == engine.ResourceSeparate },
+		"--addr and --resource separate (without --addr, lockbench starts the resource's server)"},
 	{"sentinel-password", func(f *runFlags) bool { return f.sentinelPassword != "" },
 		func(f *runFlags, _ matrixUse) bool { return f.sentinelMaster != "" }, "--sentinel-master"},
 	{"sentinel-password-file", func(f *runFlags) bool { return f.sentinelPasswordFile != "" },
