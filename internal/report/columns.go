@@ -159,10 +159,10 @@ func TableColumns() []Column {
 // TableExtras are the run table's columns outside the full table, for
 // --columns: every violation kind summed, the acquire wait's p99, the
 // release call's p99 and max, commands per operation, efficiency, the
-// hand-over gap's p50 and p99, the hand-over idle share and the grants
-// out of FIFO order.
+// hand-over gap's p50 and p99, the hand-over idle share, the grants
+// out of FIFO order and the separate resource's refusals.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colResourceRejected}
 }
 
 // The hand-over columns (Scenario.Handover): "-" when not measured.
