@@ -181,12 +181,16 @@ func commandLinePassword(cli map[string]bool, f *runFlags) string {
 		return "--password"
 	case cli["sentinel-password"] && f.sentinelPassword != "":
 		return "--sentinel-password"
-	case cli["addr"]:
+	}
+	if cli["addr"] {
 		for _, raw := range splitList(f.addr) {
 			if u, err := parseAddr(raw); err == nil && u.password != "" {
 				return "a password in an --addr URL"
 			}
 		}
+	}
+	if u, err := parseAddr(f.resourceAddr); cli["resource-addr"] && err == nil && u.password != "" {
+		return "a password in the --resource-addr URL"
 	}
 	return ""
 }

@@ -127,11 +127,13 @@ func TestSeparateResourceFencing(t *testing.T) {
 }
 
 // With --addr, the data lives on the server --resource-addr names (a URL
-// with its own password): after a --keep-keys run the hot-key counter,
+// with its own password, warned about as a password on the command line):
+// after a --keep-keys run the hot-key counter,
 // the highest fencing token seen and the count of refusals are on the
 // resource and none of them on the lock's server, whose keys are the
 // lock's own (fencing's token counter); the resource holds no lock key.
-// Without --keep-keys the run deletes its keys on both.
+// The run counts the keys it kept on both servers and prints the clean
+// command of each.
 func TestResourceAddrKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -148,10 +150,16 @@ func TestResourceAddrKeys(t *testing.T) {
 	ls, rs := lockTopo.Servers[0], resTopo.Servers[0]
 	url := func(s *topology.Server) string { return "redis://:" + s.Password + "@" + s.Addr }
 	out := filepath.Join(t.TempDir(), "res.json")
-	r := lockbench(t, append(append([]string{}, resourceRun...), "--strategy", "fencing", "--keep-keys",
-		"--addr", url(ls), "--resource-addr", url(rs), "--out", out)...)
+	r := lockbenchEnv(t, []string{"LOCKBENCH_PASSWORD=" + ls.Password}, append(append([]string{}, resourceRun...), "--strategy", "fencing", "--keep-keys",
+		"--addr", ls.Addr, "--resource-addr", url(rs), "--out", out)...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "a password in the --resource-addr URL on the command line is visible") {
+		t.Errorf("no warning about the password in --resource-addr's URL:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "--keep-keys: 4 keys kept") || !strings.Contains(r.stdout+r.stderr, "and on the resource: lockbench clean --addr redis://"+rs.Addr) {
+		t.Errorf("the run does not count the kept keys on both servers (1 + 3) or lacks the resource's clean command:\n%s\n%s", r.stdout, r.stderr)
 	}
 	run, err := report.ReadFile(out)
 	if err != nil {
