@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/report"
@@ -204,4 +206,46 @@ func TestResourceAddrKeys(t *testing.T) {
 	if !has(lockKeys, ":lock:fence") || has(resKeys, ":lock") || has(resKeys, ":lock:fence") {
 		t.Errorf("lock keys: fencing's token counter on the lock's server %v; a lock key on the resource %v", has(lockKeys, ":lock:fence"), has(resKeys, ":lock") || has(resKeys, ":lock:fence"))
 	}
+}
+
+// Ctrl-C during a run on a separate resource: the run exits 130 with its
+// result marked interrupted, and neither the lock's redis-server nor the
+// resource's (two children of lockbench, two pids in meta.servers) is
+// left running.
+func TestInterruptStopsResource(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "i.json")
+	cmd := exec.Command(bin, "run", "--strategy", "fencing", "--driver", "rueidis", "--workload", "hot-key", "--keys", "1",
+		"--duration", "60s", "--clients", "2", "--resource", "separate", "--out", out)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, stderr, "[1/1]")
+	kids := waitChildren(cmd.Process.Pid)
+	time.Sleep(300 * time.Millisecond)
+	_ = cmd.Process.Signal(os.Interrupt)
+	if !waitExit(cmd, 30*time.Second) {
+		t.Fatal("lockbench did not stop within 30 s of Ctrl-C")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130", code)
+	}
+	if len(kids) != 2 {
+		t.Errorf("%d redis-server children of lockbench (%v), want 2: the lock's and the resource's", len(kids), kids)
+	}
+	for _, pid := range kids {
+		if topology.Alive(pid) {
+			t.Errorf("redis-server %d still running after Ctrl-C", pid)
+		}
+	}
+	doc := readDoc(t, out)
+	if doc["interrupted"] != true {
+		t.Fatalf("interrupted = %v, want true", doc["interrupted"])
+	}
+	meta := doc["meta"].(map[string]any)
+	if servers, _ := meta["servers"].([]any); len(servers) != 2 || meta["topology"] != "standalone,resource" {
+		t.Errorf("meta.servers %v, topology %v; want the lock's and the resource's servers", servers, meta["topology"])
+	}
+	assertServersGone(t, meta)
 }
