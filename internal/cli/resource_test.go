@@ -222,7 +222,11 @@ func TestInterruptStopsResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, stderr, "[1/1]")
-	kids := waitChildren(cmd.Process.Pid)
+	var kids []int
+	for deadline := time.Now().Add(10 * time.Second); len(kids) < 2 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		kids = children(cmd.Process.Pid)
+	}
 	time.Sleep(300 * time.Millisecond)
 	_ = cmd.Process.Signal(os.Interrupt)
 	if !waitExit(cmd, 30*time.Second) {
