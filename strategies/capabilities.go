@@ -310,3 +310,28 @@ type RowLease interface {
 	// transaction; Release commits it.
 	WriteRow(ctx context.Context, n, soldDelta int64) error
 }
+
+// MarginFunc is told of one successful renewal of a lease of ttl: its
+// remaining TTL at the moment of the renewal, before the renewal extended
+// it (0 or less: the lease had already ended as the locker counts it).
+// It is safe for concurrent use and returns at once.
+type MarginFunc func(ttl, remaining time.Duration)
+
+// RenewalMargins is implemented by lockers that renew their leases
+// themselves (a watchdog loop, a lock library's own renewal): lockbench
+// calls RenewalMargins once, before the first acquire, with the function
+// to call after each successful renewal with the lease's remaining TTL at
+// that moment (see docs/workloads-and-faults.md, "Renewal margin"). It
+// returns false when this locker's leases are not renewed (a fixed
+// lease: the figures are then not measured, absent); a locker that
+// returns true and never calls rec reports renewals 0. The remaining TTL
+// is best read from the server (a renew script that returns the key's
+// PTTL before its PEXPIRE, as lockbench's watchdog does); else as the
+// client counts it: the last successful renewal's (or the acquire's)
+// send time plus the TTL, minus now. The extends of leases that are
+// Extenders are not reported here: lockbench's worker measures each extend
+// it makes itself (the TTL minus the time since the grant or the last
+// extend), and would count a reported one twice.
+type RenewalMargins interface {
+	RenewalMargins(rec MarginFunc) bool
+}

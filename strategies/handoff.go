@@ -210,6 +210,17 @@ func (h *handoff) Stats() map[string]float64 {
 	return m
 }
 
+// RenewalMargins: with renew=on every lease is renewed as watchdog's
+// (each margin the server's, RenewScript's PTTL before its PEXPIRE);
+// with renew=off none is.
+func (h *handoff) RenewalMargins(rec MarginFunc) bool {
+	if !h.renew {
+		return false
+	}
+	h.st.setMargin(rec)
+	return true
+}
+
 func handoffKeys(key string) []string { return []string{key, key + ":queue"} }
 
 // handoffEntry is a queue entry: "<deadline ms, Redis clock>|<token>".

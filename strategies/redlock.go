@@ -157,7 +157,8 @@ func (r *redlock) releaseAll(ctx context.Context, key, tok string) int {
 // extendAll extends the lock on every node in parallel, each within the
 // per-node timeout, and returns how many replied 1: with checked, the
 // owner-checked RenewScript (PEXPIRE only while the node holds tok); else
-// a plain PEXPIRE, which extends whatever token the key holds. Each node's
+// a plain PEXPIRE, which extends whatever token the key holds (1 when
+// the key exists). Each node's
 // extend is reported to Renewing first.
 func (r *redlock) extendAll(ctx context.Context, key, tok string, checked bool) int {
 	var wg sync.WaitGroup
@@ -177,7 +178,7 @@ func (r *redlock) extendAll(ctx context.Context, key, tok string, checked bool) 
 			} else {
 				res, err = d.Do(nctx, "PEXPIRE", key, ttlMS)
 			}
-			if err == nil && res.Int == 1 {
+			if err == nil && (!checked && res.Int == 1 || checked && res.Int >= -1) { // RenewScript: see Renewed
 				n.Add(1)
 			}
 		}(d)

@@ -40,11 +40,17 @@ end
 redis.call('del', KEYS[1])
 return 1`)
 
-// ReentrantRenewScript extends the hash lock while ARGV[1] holds it.
+// ReentrantRenewScript extends the hash lock to ARGV[2] ms while ARGV[1]
+// holds it, as Redisson's renewExpirationAsync does; where Redisson's
+// returns 1 or 0, it returns as RenewScript does (see Renewed): the key's
+// PTTL before the extension, ms, when renewed (the renewal margin as the
+// server sees it); -2 when ARGV[1] does not hold it.
 var ReentrantRenewScript = drivers.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[1]) == 1) then
-	return redis.call('pexpire', KEYS[1], ARGV[2])
+	local left = redis.call('pttl', KEYS[1])
+	redis.call('pexpire', KEYS[1], ARGV[2])
+	return left
 end
-return 0`)
+return -2`)
 
 // reentrant is the Redisson RLock data model. The owner is the worker's
 // Client.Owner from the context, so the same worker re-enters and any other
@@ -59,7 +65,10 @@ type reentrant struct {
 	tokens TokenTracker
 }
 
-var _ Locker = (*reentrant)(nil)
+var (
+	_ Locker         = (*reentrant)(nil)
+	_ RenewalMargins = (*reentrant)(nil)
+)
 
 func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	owner := ClientFrom(ctx).Owner
@@ -77,10 +86,14 @@ func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
 		return l, nil
 	}
 	ttlMS := ms(r.ttl)
-	rn := startRenewal(r.st, r.ttl, start, ClientFrom(ctx).Gate, func(ctx context.Context) (bool, error) {
+	rn := startRenewal(r.st, r.ttl, start, ClientFrom(ctx).Gate, func(ctx context.Context) (bool, time.Duration, bool, error) {
 		renewing(r.tokens, key, owner)
 		res, err := r.d.Eval(ctx, ReentrantRenewScript, []string{key}, owner, ttlMS)
-		return err == nil && res.Int == 1, err
+		if err != nil {
+			return false, 0, false, err
+		}
+		ok, left, known := Renewed(res)
+		return ok, left, known, nil
 	})
 	return &watchedLease{Lease: l, r: rn}, nil
 }
@@ -94,6 +107,16 @@ func (r *reentrant) release(ctx context.Context, key, owner string) error {
 		return ErrNotOwner
 	}
 	return nil
+}
+
+// RenewalMargins: reentrant-watchdog renews (each margin the server's,
+// ReentrantRenewScript's PTTL before its PEXPIRE); reentrant does not.
+func (r *reentrant) RenewalMargins(rec MarginFunc) bool {
+	if r.st == nil {
+		return false
+	}
+	r.st.setMargin(rec)
+	return true
 }
 
 // Stats reports the watchdog's counts (reentrant-watchdog only).

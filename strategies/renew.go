@@ -12,12 +12,27 @@ import (
 )
 
 // RenewScript extends KEYS[1]'s TTL to ARGV[2] ms only while it holds the
-// token ARGV[1]; it returns 1 when renewed, 0 when the token is gone.
+// token ARGV[1]. It returns the key's PTTL before the extension, ms (the
+// renewal margin as the server sees it: 0 or more; -1 for a key that had
+// no TTL) when renewed, and -2 when the token is gone (the key is missing
+// or holds another token). Renewed reads its reply.
 var RenewScript = drivers.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then
-	return redis.call("pexpire", KEYS[1], ARGV[2])
+	local left = redis.call("pttl", KEYS[1])
+	redis.call("pexpire", KEYS[1], ARGV[2])
+	return left
 else
-	return 0
+	return -2
 end`)
+
+// Renewed reads a reply of RenewScript (or ReentrantRenewScript): whether
+// the lease was renewed, and its remaining TTL before the renewal (-1 ms
+// when the key had none, then not a margin: known is false).
+func Renewed(r drivers.Reply) (ok bool, left time.Duration, known bool) {
+	if r.Int < -1 {
+		return false, 0, false
+	}
+	return true, time.Duration(r.Int) * time.Millisecond, r.Int >= 0
+}
 
 // renewStats are a watchdog's counts, shared by all its leases.
 type renewStats struct {
@@ -25,6 +40,16 @@ type renewStats struct {
 	lost     atomic.Int64
 	mu       sync.Mutex
 	gaps     *hdrhistogram.Histogram // µs between successive renewals of a lease
+	// margin, when set (RenewalMargins), is told of each renewal's
+	// remaining TTL.
+	margin atomic.Pointer[MarginFunc]
+}
+
+// setMargin sets the function told of each renewal's margin.
+func (s *renewStats) setMargin(rec MarginFunc) {
+	if rec != nil {
+		s.margin.Store(&rec)
+	}
 }
 
 func newRenewStats() *renewStats {
@@ -65,9 +90,18 @@ type renewal struct {
 	once   sync.Once
 }
 
+// renewFunc renews one lease: ok when it was renewed; left is its
+// remaining TTL before the renewal as the server saw it, when known
+// (RenewScript's reply), else the loop counts it from the client's side.
+type renewFunc func(ctx context.Context) (ok bool, left time.Duration, known bool, err error)
+
 // startRenewal starts the loop; acquired is when the acquire command was
-// sent (the lease runs from then, conservatively).
-func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, gate *Gate, renew func(ctx context.Context) (bool, error)) *renewal {
+// sent (the lease runs from then, conservatively). Each successful
+// renewal's margin goes to st's margin function: the remaining TTL renew
+// reports (the server's view), or else the lease's end as the loop counts
+// it (the last successful renewal's send time, or acquired, plus ttl)
+// minus the renewal's send time.
+func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, gate *Gate, renew renewFunc) *renewal {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &renewal{ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{})}
 	interval := max(ttl/3, time.Millisecond)
@@ -99,12 +133,18 @@ func startRenewal(st *renewStats, ttl time.Duration, acquired time.Time, gate *G
 			}
 			sent := time.Now() // a successful renewal's lease runs from here at the latest
 			rctx, rcancel := context.WithDeadline(context.Background(), leaseEnd)
-			ok, err := renew(rctx)
+			ok, left, known, err := renew(rctx)
 			rcancel()
 			now := time.Now()
 			switch {
 			case err == nil && ok:
 				st.gap(sent.Sub(last))
+				if rec := st.margin.Load(); rec != nil {
+					if !known {
+						left = leaseEnd.Sub(sent)
+					}
+					(*rec)(ttl, left)
+				}
 				last = sent
 			case err == nil || !now.Before(leaseEnd):
 				// The token is gone, or the lease ran out before any renewal

@@ -26,9 +26,10 @@ type watchdog struct {
 }
 
 var (
-	_ Locker        = (*watchdog)(nil)
-	_ StatsReporter = (*watchdog)(nil)
-	_ Watched       = (*watchedLease)(nil)
+	_ Locker         = (*watchdog)(nil)
+	_ StatsReporter  = (*watchdog)(nil)
+	_ RenewalMargins = (*watchdog)(nil)
+	_ Watched        = (*watchedLease)(nil)
 )
 
 func (w *watchdog) TryAcquire(ctx context.Context, key string) (Lease, error) {
@@ -42,6 +43,10 @@ func (w *watchdog) TryAcquire(ctx context.Context, key string) (Lease, error) {
 }
 
 func (w *watchdog) Stats() map[string]float64 { return w.st.stats() }
+
+// RenewalMargins: every lease is renewed; each renewal's margin is the
+// server's (RenewScript's PTTL before its PEXPIRE).
+func (w *watchdog) RenewalMargins(rec MarginFunc) bool { w.st.setMargin(rec); return true }
 
 // watchedLease is a lease kept alive by a renewal loop.
 type watchedLease struct {
@@ -61,12 +66,17 @@ func (l *watchedLease) Release(ctx context.Context) error {
 }
 
 // renewer returns a renew function for a token-valued lock on d, which
-// tells tokens of each renewal before it is sent.
-func renewer(d drivers.Driver, tokens TokenTracker, key, token string, ttl time.Duration) func(context.Context) (bool, error) {
+// tells tokens of each renewal before it is sent; it reports the key's
+// PTTL before the renewal (RenewScript).
+func renewer(d drivers.Driver, tokens TokenTracker, key, token string, ttl time.Duration) renewFunc {
 	ttlMS := ms(ttl)
-	return func(ctx context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, time.Duration, bool, error) {
 		renewing(tokens, key, token)
 		res, err := d.Eval(ctx, RenewScript, []string{key}, token, ttlMS)
-		return err == nil && res.Int == 1, err
+		if err != nil {
+			return false, 0, false, err
+		}
+		ok, left, known := Renewed(res)
+		return ok, left, known, nil
 	}
 }

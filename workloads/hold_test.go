@@ -280,3 +280,40 @@ func TestHoldHandoverAllocatesNothing(t *testing.T) {
 		t.Errorf("handover figures %+v, want 1001 grants in order", f)
 	}
 }
+
+// With Env.Margins set, each successful extend records its margin: the
+// TTL minus the time since the grant, then since the last extend's start;
+// a failed extend records none, but the strategy still counts as one that
+// renews (measured, 0 renewals).
+func TestWorkExtendMargins(t *testing.T) {
+	const ttl = 10 * time.Second
+	for _, ok := range []bool{true, false} {
+		w, _ := memWorker(1)
+		w.Env.Locker = extLocker{&extLease{ok: ok}}
+		w.Env.Margins = metrics.NewMargins(ttl)
+		err := w.Hold(context.Background(), 0, "k", false, func(context.Context, strategies.Lease) error {
+			time.Sleep(50 * time.Millisecond)
+			w.Work()
+			time.Sleep(100 * time.Millisecond)
+			w.Work()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := w.Env.Margins.Figures()
+		if !f.Measured {
+			t.Fatalf("ok %v: not measured", ok)
+		}
+		if !ok {
+			if f.Renewals != 0 {
+				t.Fatalf("failed extends: %d renewals recorded, want 0", f.Renewals)
+			}
+			continue
+		}
+		// The second extend came at least 100 ms after the first's start.
+		if f.Renewals != 2 || f.Late != 0 || f.Min > ttl-100*time.Millisecond || f.Min <= 0 {
+			t.Fatalf("renewals %d, late %d, min %v; want 2, 0, 0 < min <= %v", f.Renewals, f.Late, f.Min, ttl-100*time.Millisecond)
+		}
+	}
+}

@@ -222,6 +222,11 @@ type Env struct {
 	// lease may have expired on its own since: a lost lease, which the
 	// oracle counts, not a false acquire). 0: no bound.
 	VerifyTTL time.Duration
+	// Margins, when set, measures renewal margins (metrics.Margins): the
+	// engine hands its Renewed to the locker (strategies.RenewalMargins),
+	// and the worker records each successful extend of an Extender lease
+	// it makes (see Extend). Nil: not measured.
+	Margins *metrics.Margins
 }
 
 // FaultHooks are the points where a fault injector acts on clients.
@@ -295,6 +300,10 @@ type Worker struct {
 	// verifySkip counts the granted acquires since the last ownership
 	// check (Env.VerifyAcquire).
 	verifySkip int
+	// leaseFrom is when the current lease's time runs from as the worker
+	// counts it (metrics.Now): its grant, then each successful extend's
+	// start (the extend's margin, Env.Margins).
+	leaseFrom time.Duration
 }
 
 // SetLocks tells the scenario that the workload's operations take n
@@ -345,7 +354,7 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int,
 		w.Obs.Overshot()
 	}
 	if err == nil {
-		w.granted, w.grantAt = now, now
+		w.granted, w.grantAt, w.leaseFrom = now, now, now
 		w.Obs.Acquired(attempts, now-start)
 		if f := w.Env.Faults; f != nil {
 			f.Acquired()
@@ -644,7 +653,10 @@ func (w *Worker) Work() {
 // does not depend on when the extend lands in a hand-over: the registry
 // names a holder only from its acquire's return to its release, and an
 // extend between two holders' registrations would escape the second. Its
-// Redis calls run on the worker's I/O context (see IO).
+// Redis calls run on the worker's I/O context (see IO). With Env.Margins
+// set, a successful extend's margin is recorded: the TTL minus the time
+// from the lease's grant (the acquire's return) or its last successful
+// extend's start to this extend's start (metrics.Margins.Extended).
 func (w *Worker) Extend(l strategies.Lease) error {
 	e, ok := l.(strategies.Extender)
 	if !ok {
@@ -654,7 +666,17 @@ func (w *Worker) Extend(l strategies.Lease) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	m := w.Env.Margins
+	var sent time.Duration
+	if m != nil {
+		m.Renews()
+		sent = metrics.Now()
+	}
 	err := e.Extend(ctx)
+	if err == nil && m != nil {
+		m.Extended(w.leaseFrom, sent)
+		w.leaseFrom = sent
+	}
 	if err == nil && w.cur != nil && w.curLock >= 0 {
 		if o := w.Env.Oracle; o.TakenSince(w.curLock, w.curGen) || o.HeldByAnother(w.curLock, w.ID) {
 			w.Obs.FalseExtend()

@@ -1,8 +1,8 @@
 // Package cli is lockbench's command line: run, sweep, list, claims,
-// report, show, compare, merge, clean, harness and version. cmd/lockbench and
-// lockbench.Main call Main; every strategy, driver, workload, fault and
-// retry policy registered in the process before Main is called is
-// available to it by name. See README.md.
+// report, show, compare, merge, check, clean, harness and version.
+// cmd/lockbench and lockbench.Main call Main; every strategy, driver,
+// workload, fault and retry policy registered in the process before Main
+// is called is available to it by name. See README.md.
 //
 // # Layers
 //
@@ -32,7 +32,7 @@
 //     (runMatrix: metrics endpoint, reservation, signals, progress,
 //     servers, around the loop).
 //  7. commands: run.go (run's flags), sweep.go, show.go, list.go, compare.go, ab.go,
-//     merge.go, clean.go, claims.go, harness.go, reportcmd.go.
+//     merge.go, check.go, clean.go, claims.go, harness.go, reportcmd.go.
 //  8. entry: main.go (the root command, Main, exit codes of errors),
 //     checkargs.go (CheckArgs).
 package cli

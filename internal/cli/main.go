@@ -33,7 +33,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		}
 		return usageError{err}
 	})
-	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newABCmd(), newMergeCmd(), newClaimsCmd(), newReportCmd(), newShowCmd(), newCleanCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newABCmd(), newMergeCmd(), newCheckCmd(), newClaimsCmd(), newReportCmd(), newShowCmd(), newCleanCmd(), newVersionCmd())
 	return root
 }
 

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockbench/lockbench/internal/history"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/thresholds"
 )
@@ -14,6 +16,7 @@ import (
 func newMergeCmd() *cobra.Command {
 	var out string
 	var failOn []string
+	var lb linFlags
 	cmd := &cobra.Command{
 		Use:   "merge A.json B.json [...]",
 		Short: "Merge result files of several load machines that ran the same scenarios together",
@@ -27,7 +30,10 @@ docs/results.md); counters and violations are summed. When the
 files carry history_file (run --history), the processes' critical-section
 histories are compared on one clock and the sections of different
 processes that overlapped on one lock are counted (violations.cross_overlap,
-cross_overlap_possible, cross_check; docs/distributed.md). It prints
+cross_overlap_possible, cross_check; docs/distributed.md), and Porcupine
+checks the same histories (linearizability: verdict ok, illegal or
+unknown, and the lock keys where it and that count disagree; within
+--check-budget and --check-max-sections). It prints
 the table (the sweep table for sweeps' files; compact on a narrow terminal,
 as lockbench show prints it) and writes the merged file (--out).
 
@@ -37,18 +43,46 @@ once (else exit 2). The merged meta has segments N and killed_segments, the
 segments whose file is missing. --fail-on tests thresholds on the merged
 result, as run does (exit 3 when one fails).`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd, args, out, failOn) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runMerge(cmd, args, out, failOn, lb) },
 	}
 	cmd.Flags().StringVar(&out, "out", "results/merged.json", "merged result file")
 	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "thresholds tested on the merged result, as run's (exit 3 when one fails): the way to gate a run of segments, whose followers lack the end checks")
+	lb.add(cmd)
 	return cmd
+}
+
+// linFlags are the bounds of Porcupine's check (merge and check).
+type linFlags struct {
+	budget      time.Duration
+	maxSections int
+}
+
+func (l *linFlags) add(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&l.budget, "check-budget", history.DefaultLinBudget, "the time Porcupine's check of one scenario's histories may take, every lock key together; keys not decided by then make the verdict unknown")
+	cmd.Flags().IntVar(&l.maxSections, "check-max-sections", history.DefaultMaxSections, "the most critical sections (all processes) Porcupine checks in one scenario; over it the verdict is unknown (its search is exponential in the worst case)")
+}
+
+// bounds checks the flags (exit 2 unless both are positive) and returns
+// them.
+func (l linFlags) bounds() (report.LinBounds, error) {
+	if l.budget <= 0 {
+		return report.LinBounds{}, usageError{fmt.Errorf("--check-budget %s: must be positive", l.budget)}
+	}
+	if l.maxSections <= 0 {
+		return report.LinBounds{}, usageError{fmt.Errorf("--check-max-sections %d: must be positive", l.maxSections)}
+	}
+	return report.LinBounds{Budget: l.budget, MaxSections: l.maxSections}, nil
 }
 
 // runMerge is lockbench merge: the files read and checked, merged,
 // cross-checked, printed and written to out, with --fail-on's thresholds.
-func runMerge(cmd *cobra.Command, args []string, out string, failOn []string) error {
+func runMerge(cmd *cobra.Command, args []string, out string, failOn []string, lf linFlags) error {
 	if err := checkOut(out); err != nil {
 		return usageError{fmt.Errorf("--out %q: %v", out, err)}
+	}
+	lb, err := lf.bounds()
+	if err != nil {
+		return err
 	}
 	ths, errs := thresholds.ParseList(failOn)
 	if len(errs) > 0 {
@@ -70,7 +104,7 @@ func runMerge(cmd *cobra.Command, args []string, out string, failOn []string) er
 	if err != nil {
 		return usageError{err}
 	}
-	if err := crossCheck(m, runs, args); err != nil {
+	if err := crossCheck(m, runs, args, lb); err != nil {
 		return err
 	}
 	// The table lockbench show prints of the merged file (a

@@ -507,7 +507,7 @@ func (r *procsRun) merge(failed []string) (*report.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := crossCheck(merged, runs, names); err != nil {
+	if err := crossCheck(merged, runs, names, report.LinBounds{}); err != nil {
 		return nil, err
 	}
 	r.pf.finish()

@@ -357,15 +357,16 @@ func mergeSegments(runs []*report.Run, missing []int) (*report.Run, error) {
 // no glob character may reach SCAN MATCH.
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// crossCheck runs the cross-process oracle on merged (report.CrossCheck),
-// each history relative to its result file's directory. A history file
-// missing or unreadable is bad input (exit 2).
-func crossCheck(merged *report.Run, runs []*report.Run, paths []string) error {
+// crossCheck runs the cross-process oracle and Porcupine's check, within
+// b, on merged (report.CrossCheckWithin), each history relative to its
+// result file's directory. A history file missing or unreadable is bad
+// input (exit 2).
+func crossCheck(merged *report.Run, runs []*report.Run, paths []string, b report.LinBounds) error {
 	dirs := make([]string, len(paths))
 	for i, p := range paths {
 		dirs[i] = filepath.Dir(p)
 	}
-	if err := report.CrossCheck(merged, runs, dirs); err != nil {
+	if err := report.CrossCheckWithin(merged, runs, dirs, b); err != nil {
 		return usageError{fmt.Errorf("cross-process check: %w", err)}
 	}
 	return nil

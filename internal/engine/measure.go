@@ -102,6 +102,7 @@ func (r *run) measure() error {
 	r.start, r.warmEnd = start, warmEnd
 	if r.env != nil {
 		r.env.Handover.Start(metrics.Mono(warmEnd))
+		r.env.Margins.Start(warmEnd, warmEnd.Add(sc.Duration/2))
 	}
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	r.deferred(func() { timer.Stop() })

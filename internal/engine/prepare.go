@@ -118,6 +118,14 @@ func (r *run) prepare() error {
 		env.Rejections = r.prefix + "resource:rejected"
 	}
 	r.env = env
+	// Renewal margins (metrics.Margins): the locker's own renewals, when
+	// it reports them (strategies.RenewalMargins), and the worker's
+	// extends of Extender leases. Measured (present) only for a strategy
+	// that renews.
+	env.Margins = metrics.NewMargins(sc.TTL)
+	if rm, ok := locker.(strategies.RenewalMargins); ok && rm.RenewalMargins(env.Margins.Renewed) {
+		env.Margins.Renews()
+	}
 	if verifiable(sc, locker) {
 		env.VerifyAcquire, env.VerifyTTL = sc.VerifyAcquire, sc.TTL
 		r.verifyCost = &workloads.VerifyCost{}

@@ -157,6 +157,14 @@ func (r *run) summarize() *metrics.Recorder {
 			raw.SetHist(report.HistHandoverGap, f.Gaps)
 		}
 	}
+	// The renewal margins: absent for a strategy that does not renew.
+	if r.env != nil {
+		if f := r.env.Margins.Figures(); f.Measured {
+			raw.RenewalMargin = report.RenewalMarginRawOf(f)
+			raw.SetHist(report.HistMarginFirst, f.First)
+			raw.SetHist(report.HistMarginSecond, f.Second)
+		}
+	}
 	if sr, ok := r.locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
 	}

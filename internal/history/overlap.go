@@ -52,6 +52,7 @@ type section struct {
 	start, end int64
 	unc        int64 // its process's clock uncertainty, ns
 	proc       int
+	client     int // proc<<16 + the entry's client: Porcupine's ClientId
 	shared     bool
 }
 
@@ -78,9 +79,25 @@ type section struct {
 // Errors: no parts, or (when the parts are not on one host) a record
 // whose clock offset was not measured.
 func Count(parts []Part) (Counts, error) {
+	byKey, c, err := collect(parts)
+	if err != nil {
+		return c, err
+	}
+	for _, ss := range byKey {
+		certain, possible, _ := countKey(ss)
+		c.Certain += certain
+		c.Possible += possible
+	}
+	return c, nil
+}
+
+// collect puts every entry of parts on one clock (see Count) and groups
+// them by lock key; the Counts it returns have everything but Certain and
+// Possible. Errors: Count's.
+func collect(parts []Part) (map[string][]section, Counts, error) {
 	var c Counts
 	if len(parts) == 0 {
-		return c, fmt.Errorf("history: no histories to check")
+		return nil, c, fmt.Errorf("history: no histories to check")
 	}
 	c.Histories = len(parts)
 	hosts := map[string]bool{}
@@ -109,29 +126,28 @@ func Count(parts []Part) (Counts, error) {
 			base, unc := p.Header.MonoBaseNS, p.Header.MonoErrNS
 			if !same {
 				if !s.Measured {
-					return c, fmt.Errorf("history: process %s (segment %d, host %s), scenario %s: no clock offset to the Redis server was measured; histories from several hosts cannot be compared without it",
+					return nil, c, fmt.Errorf("history: process %s (segment %d, host %s), scenario %s: no clock offset to the Redis server was measured; histories from several hosts cannot be compared without it",
 						id, p.Header.Segment, p.Header.Host, s.Name)
 				}
 				base, unc = s.OffsetNS, s.UncertaintyNS
 			}
 			c.MaxUncertainty = max(c.MaxUncertainty, time.Duration(unc))
 			for _, e := range s.Entries {
-				byKey[e.Key] = append(byKey[e.Key], section{start: e.Enter + base, end: e.Leave + base, unc: unc, proc: proc, shared: e.Shared})
+				byKey[e.Key] = append(byKey[e.Key], section{start: e.Enter + base, end: e.Leave + base, unc: unc, proc: proc,
+					client: proc<<16 + int(e.Client), shared: e.Shared})
 			}
 		}
 	}
 	c.Processes = len(procs)
-	for _, ss := range byKey {
-		certain, possible := countKey(ss)
-		c.Certain += certain
-		c.Possible += possible
-	}
-	return c, nil
+	return byKey, c, nil
 }
 
 // countKey counts one lock's overlapping pairs (see Count): a sweep over
-// the sections by start, keeping those not yet ended.
-func countKey(ss []section) (certain, possible int64) {
+// the sections by start, keeping those not yet ended. same are the pairs
+// within one process (not both shared) that overlap by more than twice
+// its uncertainty, which Count leaves to the in-process oracle and
+// Linearize compares with Porcupine.
+func countKey(ss []section) (certain, possible, same int64) {
 	sort.Slice(ss, func(i, j int) bool { return ss[i].start < ss[j].start })
 	var active []section
 	for _, x := range ss {
@@ -143,11 +159,17 @@ func countKey(ss []section) (certain, possible int64) {
 		}
 		active = keep
 		for _, a := range active {
-			if a.proc == x.proc || (a.shared && x.shared) {
+			if a.shared && x.shared {
 				continue
 			}
 			d := min(a.end, x.end) - x.start // a.start <= x.start < a.end
 			if d <= 0 {
+				continue
+			}
+			if a.proc == x.proc {
+				if d > a.unc+x.unc {
+					same++
+				}
 				continue
 			}
 			if d > a.unc+x.unc {
@@ -158,5 +180,5 @@ func countKey(ss []section) (certain, possible int64) {
 		}
 		active = append(active, x)
 	}
-	return certain, possible
+	return certain, possible, same
 }

@@ -15,7 +15,8 @@ import (
 // worker already takes for its figures (the acquire's start, its grant,
 // the release's end), one short per-lock critical section each, so that
 // its state stays bounded (the current waiters of each lock) however long
-// the run.
+// the run. The figures are kept in up to 64 shards by lock, so that
+// clients of different locks do not queue on one mutex to record.
 //
 // Per lock, in time order:
 //
@@ -55,10 +56,22 @@ type Handover struct {
 	// figures are not measured (HandoverFigures.Shared).
 	shared atomic.Bool
 
-	mu         sync.Mutex // guards the figures below
-	gaps       *hdrhistogram.Histogram
-	idle       time.Duration // the gaps' sum
-	grants     int64         // grants in the window
+	// shards hold the figures, lock i's in shards[i%len(shards)]: locks
+	// in different shards record without waiting for each other, and
+	// Figures merges them.
+	shards []handShard
+}
+
+// handShards is how many figure shards a Handover has at most (one per
+// lock when it has fewer locks).
+const handShards = 64
+
+// handShard is one shard of a Handover's figures.
+type handShard struct {
+	mu         sync.Mutex
+	gaps       *hdrhistogram.Histogram // nil until the first gap
+	idle       time.Duration           // the gaps' sum
+	grants     int64                   // grants in the window
 	violations int64
 	maxTurns   int64
 }
@@ -90,7 +103,7 @@ type handWaiter struct {
 // (0: unknown; a holder that never releases then ends no gap), counting
 // FIFO order when fifo (the strategy declares it, strategies.FIFO).
 func NewHandover(n int, ttl time.Duration, fifo bool) *Handover {
-	h := &Handover{ttl: ttl, fifo: fifo, locks: make([]handLock, n), gaps: NewHistogram()}
+	h := &Handover{ttl: ttl, fifo: fifo, locks: make([]handLock, n), shards: make([]handShard, max(1, min(n, handShards)))}
 	for i := range h.locks {
 		h.locks[i].holder, h.locks[i].freeAt = -1, -1
 	}
@@ -157,9 +170,10 @@ func (h *Handover) GaveUp(i, client int) {
 	// A waiter dropped from a queue that waits until its own timeout
 	// waited through turns too.
 	if ok && h.fifo && int64(Now()) >= h.from.Load() {
-		h.mu.Lock()
-		h.maxTurns = max(h.maxTurns, w.turns)
-		h.mu.Unlock()
+		s := &h.shards[i%len(h.shards)]
+		s.mu.Lock()
+		s.maxTurns = max(s.maxTurns, w.turns)
+		s.mu.Unlock()
 	}
 }
 
@@ -205,17 +219,21 @@ func (h *Handover) Granted(i, client int, at time.Duration) {
 	if !counted {
 		return
 	}
-	h.mu.Lock()
+	s := &h.shards[i%len(h.shards)]
+	s.mu.Lock()
 	if gapped {
-		Record(h.gaps, gap)
-		h.idle += gap
+		if s.gaps == nil {
+			s.gaps = NewHistogram()
+		}
+		Record(s.gaps, gap)
+		s.idle += gap
 	}
-	h.grants++
+	s.grants++
 	if overtook {
-		h.violations++
+		s.violations++
 	}
-	h.maxTurns = max(h.maxTurns, me.turns)
-	h.mu.Unlock()
+	s.maxTurns = max(s.maxTurns, me.turns)
+	s.mu.Unlock()
 }
 
 // Released records that client's release of lock i ended at at. A release
@@ -259,9 +277,18 @@ func (h *Handover) Figures() HandoverFigures {
 		}
 		l.mu.Unlock()
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return HandoverFigures{Gaps: hdrhistogram.Import(h.gaps.Export()), Idle: h.idle,
-		Grants: h.grants, Violations: h.violations, MaxTurns: max(h.maxTurns, waiting), FIFO: h.fifo,
-		Shared: h.shared.Load()}
+	f := HandoverFigures{Gaps: NewHistogram(), MaxTurns: waiting, FIFO: h.fifo, Shared: h.shared.Load()}
+	for i := range h.shards {
+		s := &h.shards[i]
+		s.mu.Lock()
+		if s.gaps != nil {
+			f.Gaps.Merge(s.gaps)
+		}
+		f.Idle += s.idle
+		f.Grants += s.grants
+		f.Violations += s.violations
+		f.MaxTurns = max(f.MaxTurns, s.maxTurns)
+		s.mu.Unlock()
+	}
+	return f
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,7 +153,7 @@ func TableColumns() []Column {
 		}
 	}
 	return append(cols,
-		col("other", "other violations", "the other violation kinds, the liveness figures, the slow and hung releases and the grants out of FIFO order that are not zero", otherCellOf),
+		col("other", "other violations", "the other violation kinds, the liveness figures, the slow and hung releases, the grants out of FIFO order and the late renewals that are not zero, and Porcupine's verdict when it is not ok", otherCellOf),
 		colErrors)
 }
 
@@ -160,10 +161,40 @@ func TableColumns() []Column {
 // --columns: every violation kind summed, the acquire wait's p99, the
 // release call's p99 and max, commands per operation, efficiency, the
 // hand-over gap's p50 and p99, the hand-over idle share, the grants
-// out of FIFO order and the separate resource's refusals.
+// out of FIFO order, Porcupine's verdict (linearizable), the renewal
+// margin's minimum and p1, and the separate resource's refusals.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colResourceRejected}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colLinearizable, colMarginMin, colMarginP1, colResourceRejected}
 }
+
+// The renewal-margin columns (Scenario.RenewalMargin): "-" for a strategy
+// that does not renew, or without renewals.
+var (
+	colMarginMin = col("margin_min", "margin min ms", "renewal margin minimum: the least TTL a lease had left at one of its renewals, ms, and the late renewals (under TTL/3) when any (- without renewals)", func(s Scenario) string {
+		m := s.RenewalMargin
+		if m == nil || m.MinMS == nil {
+			return "-"
+		}
+		if m.LateRenewals > 0 {
+			return FormatMS(*m.MinMS) + " (" + strconv.FormatInt(m.LateRenewals, 10) + " late)"
+		}
+		return FormatMS(*m.MinMS)
+	})
+	colMarginP1 = col("margin_p1", "margin p1 ms", "renewal margin p1, ms, and its trend (the second half of the window's p1 minus the first's) when both halves renewed (- without renewals)", func(s Scenario) string {
+		m := s.RenewalMargin
+		if m == nil || m.P1MS == nil {
+			return "-"
+		}
+		if t := m.TrendMS; t != nil {
+			sign := "+"
+			if *t < 0 {
+				sign = "-"
+			}
+			return FormatMS(*m.P1MS) + " (" + sign + FormatMS(math.Abs(*t)) + ")"
+		}
+		return FormatMS(*m.P1MS)
+	})
+)
 
 // The hand-over columns (Scenario.Handover): "-" when not measured.
 var (
@@ -194,18 +225,52 @@ var (
 	})
 )
 
-// otherCellOf is the "other violations" cell of s: otherCell, and the
-// grants out of FIFO order when there are any.
+// otherCellOf is the "other violations" cell of s: otherCell, the grants
+// out of FIFO order and the late renewals when there are any, and
+// Porcupine's verdict when it is not ok or disagrees with the overlap
+// count (linCell).
 func otherCellOf(s Scenario) string {
 	c := otherCell(s.Violations, s.Liveness, s.SlowReleases, s.Counters.HungReleases)
 	if h := s.Handover; h != nil && h.FIFOViolations != nil && *h.FIFOViolations != 0 {
-		f := "out of fifo order " + strconv.FormatInt(*h.FIFOViolations, 10)
-		if c == "0" {
-			return f
-		}
-		return c + ", " + f
+		c = joinCell(c, "out of fifo order "+strconv.FormatInt(*h.FIFOViolations, 10))
+	}
+	if m := s.RenewalMargin; m != nil && m.LateRenewals != 0 {
+		c = joinCell(c, "late renew "+strconv.FormatInt(m.LateRenewals, 10))
+	}
+	if l := s.Linearizability; l != nil && (l.Verdict != "ok" || l.OracleDisagreements != 0) {
+		c = joinCell(c, "porcupine "+linCell(s))
 	}
 	return c
+}
+
+// linCell is Porcupine's verdict on s's histories as the linearizable
+// column shows it: "ok", "illegal (N of M locks)" or "unknown", then
+// ", N disagree" when it and lockbench's overlap count disagree on N lock
+// keys; "-" when no history was checked.
+func linCell(s Scenario) string {
+	l := s.Linearizability
+	if l == nil {
+		return "-"
+	}
+	c := l.Verdict
+	if l.Verdict == "illegal" {
+		c += fmt.Sprintf(" (%d of %d locks)", l.IllegalLocks, l.Locks)
+	}
+	if l.OracleDisagreements != 0 {
+		c += fmt.Sprintf(", %d disagree", l.OracleDisagreements)
+	}
+	return c
+}
+
+// colLinearizable is Porcupine's verdict (linCell).
+var colLinearizable = col("linearizable", "linearizable", "Porcupine's verdict on the processes' histories (ok, illegal with the lock keys, unknown) and the lock keys where lockbench's overlap count disagrees (- without histories)", linCell)
+
+// joinCell appends part to an other-violations cell c ("0": empty).
+func joinCell(c, part string) string {
+	if c == "0" {
+		return part
+	}
+	return c + ", " + part
 }
 
 // CompactColumns are the run table's columns on a terminal too narrow

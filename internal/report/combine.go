@@ -45,6 +45,8 @@ const (
 //   - timeline: Concurrent added entry by entry (percentiles dropped),
 //     Sequential concatenated, each run's entries after the last;
 //   - samples: Concurrent one, of the result; Sequential every input's;
+//   - renewal margins: counts summed, the minimum the smaller, each half's
+//     histogram merged (absent unless every input measured them);
 //   - strategy stats: counts summed, maxima (keys with "max") the largest;
 //     quantiles of one input only (they do not combine).
 func Combine(mode Mode, ss []Scenario) (Scenario, error) {
@@ -102,6 +104,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		}
 		o.Background = bg
 		o.Handover = addHandover(o.Handover, r.Handover, mode)
+		o.RenewalMargin = addRenewalMargin(o.RenewalMargin, r.RenewalMargin)
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
 		o.CostOps += r.CostOps
 		o.SharedCost = o.SharedCost || r.SharedCost
@@ -169,6 +172,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		out.StrategyStats = combineStats(stats)
 	}
 	out.Violations.CrossOverlap, out.Violations.CrossOverlapPossible = crossSum(ss)
+	out.Linearizability = combineLin(ss)
 	out.Raw.Hists = map[string]string{}
 	for k, h := range hists {
 		out.Raw.SetHist(k, h)
@@ -283,6 +287,10 @@ func cloneRaw(r *Raw) *Raw {
 	if r.Handover != nil {
 		h := *r.Handover
 		c.Handover = &h
+	}
+	if r.RenewalMargin != nil {
+		m := *r.RenewalMargin
+		c.RenewalMargin = &m
 	}
 	if c.Runs == 0 {
 		c.Runs = 1

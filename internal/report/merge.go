@@ -120,12 +120,21 @@ func mergeTimeline(a, b []Second) []Second {
 // history_file, it reads those histories (each path relative to dirs[i],
 // the directory of runs[i]'s result file), takes their records of the
 // scenario (matched by Key) and sets violations.cross_overlap,
-// violations.cross_overlap_possible and cross_check from history.Count.
+// violations.cross_overlap_possible and cross_check from history.Count,
+// and linearizability from Porcupine's check of the same histories
+// (history.Linearize, within the default bounds: CrossCheckWithin).
 // The merged scenario's history_file is cleared (it has one per
 // process). Scenarios without histories are left as they are. Errors: a
 // history file missing, unreadable or without the scenario; a scenario
 // with a history in some files and not in others; what Count reports.
 func CrossCheck(merged *Run, runs []*Run, dirs []string) error {
+	return CrossCheckWithin(merged, runs, dirs, LinBounds{})
+}
+
+// CrossCheckWithin is CrossCheck with Porcupine's check of each scenario
+// bounded by b (its time budget and history size; zero fields take the
+// defaults, history.DefaultLinBudget and history.DefaultMaxSections).
+func CrossCheckWithin(merged *Run, runs []*Run, dirs []string, b LinBounds) error {
 	files := map[string]*history.File{}
 	// The merged scenarios are the first run's distinct keys, in order
 	// (Merge); their own Key differs (clients are summed).
@@ -192,6 +201,9 @@ func CrossCheck(merged *Run, runs []*Run, dirs []string) error {
 		certain, possible := c.Certain, c.Possible
 		m.Violations.CrossOverlap, m.Violations.CrossOverlapPossible = &certain, &possible
 		m.CrossCheck = c.Text()
+		if m.Linearizability, err = linearize(parts, b); err != nil {
+			return fmt.Errorf("%s: %w", m.Name(), err)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package report
 
-import "github.com/lockbench/lockbench/internal/metrics"
+import (
+	"github.com/lockbench/lockbench/internal/history"
+	"github.com/lockbench/lockbench/internal/metrics"
+)
 
 // Metric is one figure a scenario reports, by the name thresholds
 // (lockbench run --fail-on) use for it.
@@ -93,6 +96,53 @@ func buildMetrics() []Metric {
 					return 0
 				}
 				return float64(*s.Handover.MaxWaitTurns)
+			}})
+	checked := func(s Scenario) bool { return s.Linearizability != nil }
+	decided := func(s Scenario) bool {
+		return s.Linearizability != nil && s.Linearizability.Verdict != history.VerdictUnknown
+	}
+	ms = append(ms,
+		Metric{Name: "linearizable", Doc: "Porcupine's check of the processes' critical-section histories (lockbench merge, run --procs, lockbench check): 1 when every lock key has a legal order of its acquires and releases, 0 when one has none (not measured without histories, nor when the check did not decide: verdict unknown)",
+			Known: decided, Of: func(s Scenario) float64 {
+				if decided(s) && s.Linearizability.Verdict == history.VerdictOK {
+					return 1
+				}
+				return 0
+			}},
+		Metric{Name: "oracle_disagreements", Doc: "lock keys where Porcupine's verdict and lockbench's own overlap count of the same histories disagree (not measured without histories)",
+			Known: checked, Of: func(s Scenario) float64 {
+				if !checked(s) {
+					return 0
+				}
+				return float64(s.Linearizability.OracleDisagreements)
+			}})
+	renews := func(s Scenario) bool { return s.RenewalMargin != nil }
+	margin := func(of func(*RenewalMargin) *float64) (known func(Scenario) bool, value func(Scenario) float64) {
+		known = func(s Scenario) bool { return s.RenewalMargin != nil && of(s.RenewalMargin) != nil }
+		value = func(s Scenario) float64 {
+			if !known(s) {
+				return 0
+			}
+			return *of(s.RenewalMargin)
+		}
+		return known, value
+	}
+	minKnown, minOf := margin(func(m *RenewalMargin) *float64 { return m.MinMS })
+	p1Known, p1Of := margin(func(m *RenewalMargin) *float64 { return m.P1MS })
+	trendKnown, trendOf := margin(func(m *RenewalMargin) *float64 { return m.TrendMS })
+	ms = append(ms,
+		Metric{Name: "renewal_margin_min_ms", Doc: "renewal margin: the smallest remaining TTL of a lease at one of its renewals, ms (not measured for a strategy that does not renew, nor without renewals)",
+			Known: minKnown, Of: minOf},
+		Metric{Name: "renewal_margin_p1_ms", Doc: "renewal margin: 1st percentile of a lease's remaining TTL at its renewals, ms (not measured as renewal_margin_min_ms)",
+			Known: p1Known, Of: p1Of},
+		Metric{Name: "renewal_margin_trend_ms", Doc: "renewal margin: the second half of the window's p1 minus the first half's, ms; negative when renewals drift toward the expiry (not measured without renewals in both halves)",
+			Known: trendKnown, Of: trendOf},
+		Metric{Name: "late_renewals", Doc: "renewal margin: renewals made with less than a third of the lease's TTL left (not measured for a strategy that does not renew)",
+			Known: renews, Of: func(s Scenario) float64 {
+				if s.RenewalMargin == nil {
+					return 0
+				}
+				return float64(s.RenewalMargin.LateRenewals)
 			}})
 	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind (not measured in a follower segment's file, which lacks the end checks)",
 		Of:    func(s Scenario) float64 { return float64(s.Violations.Total()) },

@@ -35,9 +35,11 @@ type Raw struct {
 	// (the critical section), "service" (open loop: the operation from its
 	// actual start), "acquire_failed" (acquires that ended without the
 	// lock, warm-up included) and "time_to_free" (liveness oracle: a holder's
-	// exit to its lock being free) and "handover_gap" (a lock's freeing
-	// to its next grant while a client waited, see HandoverRaw). A kind
-	// with no value is absent.
+	// exit to its lock being free), "handover_gap" (a lock's freeing
+	// to its next grant while a client waited, see HandoverRaw) and
+	// "renewal_margin_first" and "renewal_margin_second" (a lease's
+	// remaining TTL at each renewal, by half of the window, see
+	// RenewalMarginRaw). A kind with no value is absent.
 	Hists map[string]string `json:"hists"`
 	// ClientOps are the operations each client completed in the measured
 	// window, in client order (segments: concatenated in segment order;
@@ -113,6 +115,10 @@ type Raw struct {
 	// Handover is the hand-over measurement's counts and sums (with the
 	// handover_gap histogram in Hists): absent when it was not measured.
 	Handover *HandoverRaw `json:"handover,omitempty"`
+	// RenewalMargin is the renewal-margin measurement's counts (with the
+	// renewal_margin_first and renewal_margin_second histograms in Hists):
+	// absent for a strategy that does not renew.
+	RenewalMargin *RenewalMarginRaw `json:"renewal_margin,omitempty"`
 }
 
 // ServerCost is one set of servers' cost over a cost window.
@@ -203,7 +209,7 @@ func Derive(s *Scenario) error {
 		return nil
 	}
 	hs := map[string]*hdrhistogram.Histogram{}
-	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree, HistHandoverGap} {
+	for _, k := range []string{HistOp, HistAcquire, HistRelease, HistHold, HistService, HistAcquireFailed, HistTimeToFree, HistHandoverGap, HistMarginFirst, HistMarginSecond} {
 		h, err := r.Hist(k)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
@@ -240,6 +246,7 @@ func Derive(s *Scenario) error {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
 	}
 	s.Handover = deriveHandover(r.Handover, r.WindowS, hs[HistHandoverGap])
+	s.RenewalMargin = deriveRenewalMargin(r.RenewalMargin, hs[HistMarginFirst], hs[HistMarginSecond])
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
 	if s.HasJain() {
 		// With a client ramp the clients ran for different times, so their

@@ -228,6 +228,10 @@ type Scenario struct {
 	// Handover are the hand-over gaps and, for a FIFO lock, its queue
 	// order (derived from Raw.Handover; absent when not measured).
 	Handover *Handover `json:"handover,omitempty"`
+	// RenewalMargin are the leases' remaining TTLs at their renewals
+	// (derived from Raw.RenewalMargin; absent for a strategy that does not
+	// renew).
+	RenewalMargin *RenewalMargin `json:"renewal_margin,omitempty"`
 	// StopError is the failure that stopped an aborted scenario (stop
 	// reason "aborted").
 	StopError string `json:"stop_error,omitempty"`
@@ -242,6 +246,10 @@ type Scenario struct {
 	// histories ("4 histories, same host: exact", "3 histories on 2 hosts:
 	// offset uncertainty up to 0.30 ms"); set with violations.cross_overlap.
 	CrossCheck string `json:"cross_check,omitempty"`
+	// Linearizability is Porcupine's check of the same histories, beside
+	// the cross-process counts (lockbench merge and run --procs, lockbench
+	// check; absent when no history was checked).
+	Linearizability *Linearizability `json:"linearizability,omitempty"`
 	// MeasuredAt is the measured window's wall-clock start and end, for a
 	// scenario that ran at the same time as others (a scenario file with
 	// concurrent: true; raw.shared_cost): their windows overlap. Absent

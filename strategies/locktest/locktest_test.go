@@ -248,6 +248,13 @@ func TestWatchdogOutlivesTTL(t *testing.T) {
 					if res.Figures["sold"] != 2 || res.Violations.LostUpdates != 0 {
 						t.Fatalf("sold %d lost %d", res.Figures["sold"], res.Violations.LostUpdates)
 					}
+					// Every renewal's margin, the server's PTTL before the
+					// PEXPIRE (0 or more), is in renewal_margin.
+					if m := res.RenewalMargin; m == nil || float64(m.Renewals) != st["renewals"] || m.MinMS == nil || *m.MinMS < 0 {
+						t.Fatalf("renewal_margin %+v; want the %v renewals, min >= 0", m, st["renewals"])
+					}
+				} else if res.RenewalMargin != nil {
+					t.Fatalf("atomic: renewal_margin %+v, want absent (no renewal)", res.RenewalMargin)
 				}
 			})
 		}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies"
+)
+
+// cli-late-renewal (this test binary only) is the atomic lock with a
+// renewal loop of its own, written as a custom lock would be, that
+// renews each lease at 0.8 x TTL (instead of every TTL/3) with
+// strategies.RenewScript and reports the server's margins through
+// strategies.RenewalMargins; cliLateRenewals counts its renewals.
+var cliLateRenewals atomic.Int64
+
+func init() {
+	strategies.Register("cli-late-renewal", strategies.Info{Desc: "test only: atomic, renewed at 0.8 x TTL, reporting its margins"},
+		func(c strategies.Config) (strategies.Locker, error) {
+			in, err := strategies.New("atomic", strategies.Config{Nodes: c.Nodes, TTL: c.TTL})
+			return &cliLate{in: in, d: c.Nodes[0], ttl: c.TTL}, err
+		})
+}
+
+type cliLate struct {
+	in  strategies.Locker
+	d   drivers.Driver
+	ttl time.Duration
+	rec strategies.MarginFunc
+}
+
+func (l *cliLate) RenewalMargins(rec strategies.MarginFunc) bool { l.rec = rec; return true }
+
+func (l *cliLate) TryAcquire(ctx context.Context, key string) (strategies.Lease, error) {
+	lease, err := l.in.TryAcquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	cl := &cliLateLease{Lease: lease, stop: make(chan struct{})}
+	cl.wg.Add(1)
+	go func() {
+		defer cl.wg.Done()
+		t := time.NewTicker(l.ttl * 4 / 5)
+		defer t.Stop()
+		for {
+			select {
+			case <-cl.stop:
+				return
+			case <-t.C:
+			}
+			res, err := l.d.Eval(context.Background(), strategies.RenewScript, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
+			ok, left, known := strategies.Renewed(res)
+			if err != nil || !ok {
+				return
+			}
+			cliLateRenewals.Add(1)
+			if known {
+				l.rec(l.ttl, left)
+			}
+		}
+	}()
+	return cl, nil
+}
+
+type cliLateLease struct {
+	strategies.Lease
+	stop chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
+}
+
+func (l *cliLateLease) Release(ctx context.Context) error {
+	l.once.Do(func() { close(l.stop) })
+	l.wg.Wait()
+	return l.Lease.Release(ctx)
+}
+
+// The renewal margin end to end, in the result file, --fail-on and show:
+// a lock that renews at 0.8 x TTL has every renewal late (late_renewals =
+// its renewals) and fails --fail-on late_renewals==0; the watchdog has
+// none and passes; atomic, which does not renew, has no renewal_margin,
+// and a threshold on it fails as not measured.
+func TestRenewalMarginFigures(t *testing.T) {
+	cliLateRenewals.Store(0) // -count=N
+	dir := t.TempDir()
+	// 5 s leases, 4.3 s of work: the late lock renews each once at 4 s
+	// (about 1 s left, under TTL/3), the watchdog twice, at 1.67 s and
+	// 3.33 s (about 3.3 s left).
+	common := []string{"run", "-q", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1", "--clients", "1",
+		"--duration", "4s", "--work", "4300ms", "--ttl", "5s", "--fail-on", "late_renewals==0"}
+	run := func(strategy string) (report.Scenario, string, error) {
+		t.Helper()
+		out := filepath.Join(dir, strategy+".json")
+		_, err := inProcess(t, append(append([]string{}, common...), "--strategy", strategy, "--out", out)...)
+		r, rerr := report.ReadFile(out)
+		if rerr != nil {
+			t.Fatalf("%s: %v (run: %v)", strategy, rerr, err)
+		}
+		return r.Scenarios[0], out, err
+	}
+	late, lateFile, err := run("cli-late-renewal")
+	n := cliLateRenewals.Load()
+	if m := late.RenewalMargin; err == nil || m == nil || n == 0 || m.Renewals != n || m.LateRenewals != n {
+		t.Fatalf("cli-late-renewal: renewal_margin %+v, renewals made %d (want every one late, > 0); --fail-on error %v (want one)", m, n, err)
+	}
+	wd, _, err := run("watchdog")
+	if m := wd.RenewalMargin; err != nil || m == nil || m.Renewals == 0 || m.LateRenewals != 0 {
+		t.Fatalf("watchdog: renewal_margin %+v, error %v; want renewals, none late, no error", m, err)
+	}
+	at, _, err := run("atomic")
+	if at.RenewalMargin != nil || err == nil {
+		t.Fatalf("atomic: renewal_margin %+v, error %v; want absent, and the threshold failing as not measured", at.RenewalMargin, err)
+	}
+	out, err := inProcess(t, "show", lateFile, "--columns", "strategy,margin_min,margin_p1,other")
+	want := strconv.FormatInt(n, 10) + " late)"
+	if err != nil || !strings.Contains(out, want) || !strings.Contains(out, "late renew "+strconv.FormatInt(n, 10)) || !strings.Contains(out, "margin p1 ms") {
+		t.Fatalf("show: %v, want %q, the late renewals in the other cell and the margin columns:\n%s", err, want, out)
+	}
+	t.Logf("late_renewals: cli-late-renewal %d of %d, watchdog %d of %d\n%s", late.RenewalMargin.LateRenewals, n, wd.RenewalMargin.LateRenewals, wd.RenewalMargin.Renewals, out)
+}

@@ -1,0 +1,198 @@
+package engine_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/drivers"
+	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// test-late-renewal (registered in this test binary only) is a custom
+// lock written through the public API, as a user's would be: the atomic
+// lock plus a renewal loop of its own that renews each lease at 0.8 x
+// TTL instead of every TTL/3 (a renewal schedule that left too little
+// margin), with RenewScript (owner-checked PEXPIRE), and that reports
+// each renewal's margin, the server's PTTL before the PEXPIRE, through
+// strategies.RenewalMargins. With a 5 s TTL it renews with about 1 s
+// left: every renewal is late (under TTL/3, 1.67 s), none loses its
+// lease unless the machine stalls the renewal for a second.
+// lateRenewals counts the renewals it made, lateLost the leases whose
+// renewal failed.
+var lateRenewals, lateLost atomic.Int64
+
+const lateRenewalAt = 0.8 // of the TTL
+
+func init() {
+	strategies.Register("test-late-renewal", strategies.Info{Desc: "test only: atomic, renewed at 0.8 x TTL, reporting its margins"},
+		func(c strategies.Config) (strategies.Locker, error) {
+			inner, err := strategies.New("atomic", strategies.Config{Nodes: c.Nodes, TTL: c.TTL})
+			if err != nil {
+				return nil, err
+			}
+			return &lateLocker{inner: inner, d: c.Nodes[0], ttl: c.TTL}, nil
+		})
+}
+
+type lateLocker struct {
+	inner strategies.Locker
+	d     drivers.Driver
+	ttl   time.Duration
+	rec   strategies.MarginFunc
+}
+
+var _ strategies.RenewalMargins = (*lateLocker)(nil)
+
+func (l *lateLocker) RenewalMargins(rec strategies.MarginFunc) bool { l.rec = rec; return true }
+
+func (l *lateLocker) TryAcquire(ctx context.Context, key string) (strategies.Lease, error) {
+	lease, err := l.inner.TryAcquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	ll := &lateLease{Lease: lease, stop: make(chan struct{})}
+	ll.wg.Add(1)
+	go func() {
+		defer ll.wg.Done()
+		t := time.NewTicker(time.Duration(lateRenewalAt * float64(l.ttl)))
+		defer t.Stop()
+		for {
+			select {
+			case <-ll.stop:
+				return
+			case <-t.C:
+			}
+			res, err := l.d.Eval(context.Background(), strategies.RenewScript, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
+			ok, left, known := strategies.Renewed(res)
+			if err != nil || !ok {
+				lateLost.Add(1)
+				return
+			}
+			lateRenewals.Add(1)
+			if known && l.rec != nil {
+				l.rec(l.ttl, left)
+			}
+		}
+	}()
+	return ll, nil
+}
+
+type lateLease struct {
+	strategies.Lease
+	stop chan struct{}
+	once sync.Once
+	wg   sync.WaitGroup
+}
+
+func (l *lateLease) end() { l.once.Do(func() { close(l.stop) }); l.wg.Wait() }
+
+func (l *lateLease) Release(ctx context.Context) error { l.end(); return l.Lease.Release(ctx) }
+
+// Abandon stops the renewal without releasing (a crashed client).
+func (l *lateLease) Abandon() { l.end() }
+
+// marginRun runs strategy with 2 clients on 2 locks for 8 s, a 5 s TTL
+// and 4.5 s of work per hold: each hold outlives the late lock's renewal
+// at 4 s once, and the watchdog's at 1.67 s and 3.33 s.
+func marginRun(t *testing.T, strategy string) report.Scenario {
+	t.Helper()
+	sc := engine.Scenario{Spec: engine.Spec{
+		Strategy: strategy, Driver: "rueidis", Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=20ms"), Clients: 2,
+		Duration: 8 * time.Second, TTL: 5 * time.Second, AcquireTimeout: 30 * time.Second,
+		Params:  workloads.Params{Work: workloads.Fixed(4500 * time.Millisecond)},
+		Options: registry.Values{"keys": 2}, Seed: 1,
+	}}
+	r, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A lock whose renewals come at 0.8 x TTL shows every renewal late
+// (late_renewals = the renewals it made, exactly) and a minimum margin
+// under TTL/3; the watchdog's renewals, every TTL/3, none late, with a
+// minimum above TTL/3; a lock that does not renew (atomic) shows no
+// renewal_margin at all.
+func TestRenewalMargins(t *testing.T) {
+	lateRenewals.Store(0)
+	lateLost.Store(0)
+	late := marginRun(t, "test-late-renewal")
+	m := late.RenewalMargin
+	if m == nil || m.MinMS == nil || m.P1MS == nil {
+		t.Fatalf("test-late-renewal: renewal_margin %+v, want measured", m)
+	}
+	if lost := lateLost.Load(); lost != 0 {
+		t.Logf("test-late-renewal lost %d leases (a stall of a second): the counts below still hold", lost)
+	}
+	n := lateRenewals.Load()
+	if n == 0 || m.Renewals != n || m.LateRenewals != n {
+		t.Fatalf("test-late-renewal: renewals %d, late_renewals %d; want both = %d (the renewals made), > 0", m.Renewals, m.LateRenewals, n)
+	}
+	third := float64(5*time.Second/3) / 1e6
+	if *m.MinMS >= third || *m.P1MS >= third {
+		t.Fatalf("test-late-renewal: margin min %v ms, p1 %v ms; want both under TTL/3 = %v ms", *m.MinMS, *m.P1MS, third)
+	}
+
+	wd := marginRun(t, "watchdog")
+	w := wd.RenewalMargin
+	if w == nil {
+		t.Fatal("watchdog: no renewal_margin")
+	}
+	t.Logf("late_renewals: test-late-renewal %d of %d (min %v ms, p1 %v ms), watchdog %d of %d (min %v ms)",
+		m.LateRenewals, m.Renewals, *m.MinMS, *m.P1MS, w.LateRenewals, w.Renewals, ptr(w.MinMS))
+	if w == nil || w.Renewals == 0 || w.LateRenewals != 0 || w.MinMS == nil || *w.MinMS < third {
+		t.Fatalf("watchdog: renewal_margin %+v; want renewals, none late, min over TTL/3 = %v ms", w, third)
+	}
+	if wd.StrategyStats["renewals"] < float64(w.Renewals) {
+		t.Fatalf("watchdog: %v renewals in strategy_stats, %d margins", wd.StrategyStats["renewals"], w.Renewals)
+	}
+	// The other-violations cell names the late renewals (beside "liveness
+	// n/a": the test lock tells no token registry of its tokens).
+	for _, col := range report.TableColumns() {
+		if col.Key == "other" {
+			if want := "late renew " + strconv.FormatInt(n, 10); !strings.HasSuffix(col.Cell(late), want) {
+				t.Fatalf("other cell %q, want it to end with %q", col.Cell(late), want)
+			}
+			if got := col.Cell(wd); got != "0" {
+				t.Fatalf("watchdog's other cell %q, want 0", got)
+			}
+		}
+	}
+}
+
+func ptr(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// A strategy that does not renew reports no renewal margin (absent, not
+// 0).
+func TestRenewalMarginsAbsent(t *testing.T) {
+	sc := engine.Scenario{Spec: engine.Spec{
+		Strategy: "atomic", Driver: "rueidis", Workload: "lock-cycle",
+		Retry: policy(t, "fixed:interval=2ms"), Clients: 2,
+		Duration: time.Second, TTL: 5 * time.Second, AcquireTimeout: 30 * time.Second,
+		Params:  workloads.Params{Work: workloads.Fixed(time.Millisecond)},
+		Options: registry.Values{"keys": 2}, Seed: 1,
+	}}
+	r, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.RenewalMargin != nil || r.Raw.RenewalMargin != nil {
+		t.Fatalf("atomic: renewal_margin %+v, raw %+v; want absent", r.RenewalMargin, r.Raw.RenewalMargin)
+	}
+}
