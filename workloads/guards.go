@@ -28,23 +28,35 @@ var (
 end
 return 0`)
 	// fenceRead: KEYS[1] = the integer, KEYS[2] = the highest fencing
-	// token seen for it. Returns -1 for a token ARGV[1] below the highest
-	// seen, else records the token and returns the integer (0 if missing).
+	// token seen for it, KEYS[3], when given, the count of refusals
+	// (Env.Rejections). Returns -1 for a token ARGV[1] below the highest
+	// seen (and increments KEYS[3]), else records the token and returns
+	// the integer (0 if missing).
 	fenceRead = drivers.NewScript(`local f = tonumber(ARGV[1])
 local hi = tonumber(redis.call('get', KEYS[2]) or '0')
-if f < hi then return -1 end
+if f < hi then
+	if KEYS[3] then redis.call('incr', KEYS[3]) end
+	return -1
+end
 if f > hi then redis.call('set', KEYS[2], ARGV[1], 'KEEPTTL') end
 return tonumber(redis.call('get', KEYS[1]) or '0')`)
 	// fenceWrite: KEYS[1] = the integer, KEYS[2] = the highest fencing
-	// token seen, KEYS[3], when given, a counter incremented with the
-	// write. Sets KEYS[1] to ARGV[2] unless token ARGV[1] is below the
-	// highest seen, and records the token.
+	// token seen; with ARGV[3] = "1" the last key is the count of
+	// refusals (Env.Rejections); KEYS[3], when given before it, a counter
+	// incremented with the write. Sets KEYS[1] to ARGV[2] unless token
+	// ARGV[1] is below the highest seen (then it returns 0, and counts
+	// the refusal), and records the token.
 	fenceWrite = drivers.NewScript(`local f = tonumber(ARGV[1])
 local hi = tonumber(redis.call('get', KEYS[2]) or '0')
-if f < hi then return 0 end
+local n = #KEYS
+if ARGV[3] == '1' then n = n - 1 end
+if f < hi then
+	if ARGV[3] == '1' then redis.call('incr', KEYS[#KEYS]) end
+	return 0
+end
 redis.call('set', KEYS[2], ARGV[1], 'KEEPTTL')
 redis.call('set', KEYS[1], ARGV[2], 'KEEPTTL')
-if KEYS[3] then redis.call('incr', KEYS[3]) end
+if n >= 3 then redis.call('incr', KEYS[3]) end
 return 1`)
 )
 
@@ -78,7 +90,7 @@ func (r *rmw) readValue(ctx context.Context, w *Worker, l strategies.Lease) erro
 			return errNoFence
 		}
 		r.fence = strconv.FormatInt(fl.Fence(), 10)
-		rep, err := d.Eval(ctx, fenceRead, r.fenceKeys(false), r.fence)
+		rep, err := d.Eval(ctx, fenceRead, r.fenceKeys(w.Env, false), r.fence)
 		if err != nil {
 			return err
 		}
@@ -102,12 +114,17 @@ func (r *rmw) readValue(ctx context.Context, w *Worker, l strategies.Lease) erro
 }
 
 // fenceKeys are the scripts' KEYS for the fence guard: the integer, the
-// highest token seen and, for the write, also when given.
-func (r *rmw) fenceKeys(write bool) []string {
+// highest token seen, for the write also when given, and the count of
+// refusals (env.Rejections) when the server counts them.
+func (r *rmw) fenceKeys(env *Env, write bool) []string {
+	keys := []string{r.key, r.seen}
 	if write && r.also != "" {
-		return []string{r.key, r.seen, r.also}
+		keys = append(keys, r.also)
 	}
-	return []string{r.key, r.seen}
+	if env.Rejections != "" {
+		keys = append(keys, env.Rejections)
+	}
+	return keys
 }
 
 // write sets r.key to next through the guard: GuardNone a plain SET (then
@@ -134,7 +151,11 @@ func (r *rmw) write(ctx context.Context, w *Worker, next int64) error {
 		}
 		rep, err = d.Eval(ctx, casWrite, keys, strconv.FormatInt(r.read, 10), val)
 	case GuardFence:
-		rep, err = d.Eval(ctx, fenceWrite, r.fenceKeys(true), r.fence, val)
+		counted := "0"
+		if w.Env.Rejections != "" {
+			counted = "1"
+		}
+		rep, err = d.Eval(ctx, fenceWrite, r.fenceKeys(w.Env, true), r.fence, val, counted)
 	default:
 		return fmt.Errorf("workloads: guard %q is not a read-modify-write guard", r.guard)
 	}

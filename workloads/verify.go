@@ -38,7 +38,7 @@ func (c *VerifyCost) Map() map[string]int64 {
 
 // verifyAcquire runs after a granted exclusive acquire: on every
 // Env.VerifyAcquire-th of the worker's, it reads the lock key on the
-// data server (HoldsToken) and counts a false acquire
+// lock's server (Env.LockNode, else Env.Data; HoldsToken) and counts a false acquire
 // (Observer.FalseAcquire) when the key does not hold the lease's token.
 // A read that fails (a server or network error) judges nothing, nor does
 // one that ends Env.VerifyTTL or more after the acquire began (start):
@@ -57,7 +57,11 @@ func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease, start ti
 	}
 	w.verifySkip = 0
 	defer func() { w.granted = metrics.Now() }()
-	held, err := HoldsToken(w.IO(ctx), w.Env.Data, l.Key(), l.Token(), w.Env.VerifyCost)
+	d := w.Env.LockNode // a separate resource: the lock is not on Data
+	if d == nil {
+		d = w.Env.Data
+	}
+	held, err := HoldsToken(w.IO(ctx), d, l.Key(), l.Token(), w.Env.VerifyCost)
 	if err == nil && !held && w.withinTTL(start) {
 		w.Obs.FalseAcquire()
 	}

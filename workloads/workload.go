@@ -134,8 +134,20 @@ const (
 
 // Env is shared by every worker of one scenario.
 type Env struct {
-	// Data is the server holding the workload's data (the first node).
+	// Data is the server holding the workload's data: the lock's first
+	// node, or with a separate resource (--resource separate) that server.
 	Data drivers.Driver
+	// LockNode, when set, is the lock's first node where it is not Data
+	// (a separate resource holds the data): the ownership check after
+	// acquire reads the lock key there. Nil: Data.
+	LockNode drivers.Driver
+	// Rejections, when set, is the key on Data of the count of the fence
+	// guard's reads and writes that the data server refused (a fencing
+	// token below the highest it saw): the fence scripts INCR it on each
+	// refusal, so the storage itself counts them (the separate resource's
+	// resource_rejected). Its creator gives it the safety TTL. "": not
+	// counted by the server.
+	Rejections string
 	// Locker is the strategy under test.
 	Locker strategies.Locker
 	// Prefix namespaces every key of the scenario ("lockbench:<run>:<n>:").

@@ -21,7 +21,7 @@ import (
 // run's (its servers, its outputs, its processes), given at the file's
 // top level or on the command line.
 var runLevel = map[string]bool{
-	"addr": true, "allow-nonempty": true, "backend": true, "barrier-timeout": true, "cluster": true,
+	"addr": true, "resource-addr": true, "allow-nonempty": true, "backend": true, "barrier-timeout": true, "cluster": true,
 	"columns": true, "fail-on": true, "file": true, "force": true, "format": true, "history": true,
 	"metrics-addr": true, "metrics-linger": true, "nodes": true, "out": true, "procs": true,
 	"quiet": true, "repeat": true, "run-id": true, "segment": true, "segment-count": true,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -85,6 +86,9 @@ var flagRules = []flagRule{
 	{"cluster", func(f *runFlags) bool { return f.cluster }, withAddr, "--addr (the nodes of your Cluster; --topology cluster starts one)"},
 	{"sentinel-master", func(f *runFlags) bool { return f.sentinelMaster != "" }, withAddr, "--addr (your Sentinels; --topology sentinel starts some)"},
 	{"allow-nonempty", func(f *runFlags) bool { return f.allowNonempty }, withAddr, "--addr (the servers lockbench starts are always empty)"},
+	{"resource-addr", func(f *runFlags) bool { return f.resourceAddr != "" },
+		func(f *runFlags, _ matrixUse) bool { return f.addr != "" && f.resource == engine.ResourceSeparate },
+		"--addr and --resource separate (without --addr, lockbench starts the resource's server)"},
 	{"sentinel-password", func(f *runFlags) bool { return f.sentinelPassword != "" },
 		func(f *runFlags, _ matrixUse) bool { return f.sentinelMaster != "" }, "--sentinel-master"},
 	{"sentinel-password-file", func(f *runFlags) bool { return f.sentinelPasswordFile != "" },
@@ -177,12 +181,16 @@ func commandLinePassword(cli map[string]bool, f *runFlags) string {
 		return "--password"
 	case cli["sentinel-password"] && f.sentinelPassword != "":
 		return "--sentinel-password"
-	case cli["addr"]:
+	}
+	if cli["addr"] {
 		for _, raw := range splitList(f.addr) {
 			if u, err := parseAddr(raw); err == nil && u.password != "" {
 				return "a password in an --addr URL"
 			}
 		}
+	}
+	if u, err := parseAddr(f.resourceAddr); cli["resource-addr"] && err == nil && u.password != "" {
+		return "a password in the --resource-addr URL"
 	}
 	return ""
 }

@@ -26,6 +26,7 @@ type runFlags struct {
 	quiet                                   bool
 	nodes                                   int
 	guard                                   string
+	resource, resourceAddr                  string // --resource, --resource-addr
 	allowNonempty, keepKeys                 bool
 	faults                                  []string
 	topology                                string

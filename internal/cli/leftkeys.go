@@ -56,8 +56,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// reportLeftKeys tells, after a run on the user's servers (--addr), how
-// many of its keys are still there (a stall, a failed clean-up, a run that
+// reportLeftKeys tells, after a run on the user's servers (--addr, and
+// the --resource-addr server), how many of its keys are still there (a stall, a failed clean-up, a run that
 // stopped early, or --keep-keys) and the exact command that removes them;
 // or, when it cannot count them, that command anyway. Nothing is printed
 // when none are left.
@@ -75,7 +75,11 @@ func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
 	defer cancel()
 	left := 0
 	var failed []string
-	for _, n := range p.external(strategies.Masters) {
+	nodes := p.external(strategies.Masters)
+	if p.resource != nil { // --resource-addr: the data's server
+		nodes = append(nodes, *p.resource)
+	}
+	for _, n := range nodes {
 		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", n.Addr, err))
@@ -89,6 +93,11 @@ func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
 		}
 	}
 	cmd := cleanCommand(f, note, runID)
+	if p.resource != nil {
+		res := *f
+		res.addr, res.cluster, res.sentinelMaster = f.resourceAddr, false, ""
+		cmd += ", and on the resource: " + cleanCommand(&res, note, runID)
+	}
 	switch {
 	case len(failed) > 0:
 		fmt.Fprintf(w, "lockbench: warning: could not count the keys this run left under %s (%s); %s; to remove them now: %s\n",

@@ -152,6 +152,7 @@ func (r *scenarioLoop) measure(ctx context.Context, i int, sc engine.Scenario, l
 	nodes, servers, name, release := lay.nodes, lay.servers, lay.name, lay.release
 	sc.Env.Topology, sc.Env.Servers, sc.Env.ReplLink = name, servers, lay.link
 	sc.Env.Backends, sc.Env.BackendServer = lay.backends, lay.backend
+	sc.Env.Resource = lay.resource
 	sc.Env.Prom, sc.Env.Number = r.prom, i+1
 	sc.Env.History = r.hist
 	var res report.Scenario

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -44,6 +45,9 @@ type plan struct {
 	// Sentinels of MasterName. Its Addr, Seeds and Sentinels are set per
 	// node (external).
 	conn drivers.Endpoint
+	// resource is the --resource-addr server (--resource separate with
+	// --addr); nil: none given (without --addr lockbench starts one).
+	resource *engine.Node
 	// sweep is lockbench sweep's meta.sweep (nil for run).
 	sweep *report.Sweep
 	// segRunID, for a run of execution segments, is its run id: the keys
@@ -68,6 +72,7 @@ func validate(f *runFlags) (*plan, error) {
 	s := b.timing()
 	addrs, conn, connErrs := parseConn(f)
 	b.add(connErrs...)
+	resource := b.resource(conn)
 	b.outputs()
 	b.arrivals(&s)
 	b.clientRampChecks()
@@ -107,6 +112,7 @@ func validate(f *runFlags) (*plan, error) {
 		thresholds: ths,
 		docker:     f.backend == "docker",
 		conn:       conn,
+		resource:   resource,
 		sweep:      sweepMeta(f, counts)}
 	return p, nil
 }
@@ -286,6 +292,50 @@ func (b *planBuilder) outputs() {
 	if f.repeat < 1 || f.repeat > 1000 {
 		b.bad("--repeat must be from 1 to 1000, got %d", f.repeat)
 	}
+}
+
+// resource checks --resource separate against --addr, --resource-addr,
+// --backend and execution segments, and returns the --resource-addr
+// server, reached with conn's login and TLS unless its URL gives a login
+// (nil: none given). --resource-addr without --resource separate and
+// --addr is flagRules'.
+func (b *planBuilder) resource(conn drivers.Endpoint) *engine.Node {
+	f := b.f
+	if f.resource != engine.ResourceSeparate {
+		return nil
+	}
+	switch {
+	case f.backend == "docker":
+		b.bad("--resource separate starts a redis-server process for the data; it needs --backend local")
+	case f.procs > 0 || f.segment != "" || f.segmentCount > 0:
+		b.bad("--resource separate runs in one process: not with execution segments (--procs, --segment, --segment-count)")
+	case f.addr != "" && f.resourceAddr == "":
+		b.bad("--resource separate with --addr needs --resource-addr, the server that holds the data (lockbench starts it only without --addr)")
+	}
+	if f.resourceAddr == "" || f.addr == "" {
+		return nil
+	}
+	u, err := parseAddr(f.resourceAddr)
+	if err != nil {
+		b.bad("--resource-addr %q: %v", redact(f.resourceAddr), err)
+		return nil
+	}
+	host, port, err := net.SplitHostPort(u.hostport)
+	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 || port[0] == '+' {
+		b.bad("--resource-addr %q: want host:port with a port from 1 to 65535", u.hostport)
+		return nil
+	}
+	if u.url && u.tls != (conn.TLS != nil) {
+		b.bad("--resource-addr: a rediss:// URL takes TLS, and the resource is reached with --addr's TLS settings: use TLS on both or on neither")
+	}
+	n := engine.Node{Addr: net.JoinHostPort(host, port), Username: conn.Username, Password: conn.Password, DB: conn.DB, TLS: conn.TLS}
+	if u.user != "" || u.password != "" {
+		n.Username, n.Password = u.user, u.password
+	}
+	if u.url {
+		n.DB = u.db
+	}
+	return &n
 }
 
 // arrivals reads the open loop's flags into s: --rate (a constant or a
@@ -504,7 +554,7 @@ func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.
 		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think, Background: s.background,
 		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
 		Liveness: s.liveness, ErrorStreak: s.streak, VerifyAcquire: f.verifyAcquire,
-		Guard: f.guard, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: s.interval,
+		Guard: f.guard, Resource: f.resource, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: s.interval,
 		Faults: s.faults,
 		Rate:   s.rate, Shape: s.shape, Poisson: f.arrivals == "poisson", DropAfter: f.dropAfter,
 		Client: engine.Client{PoolSize: f.poolSize, DialTimeout: f.dialTimeout,

@@ -31,6 +31,11 @@ type topologies struct {
 	// ZooKeeper, etcd), one of each for the whole matrix.
 	backends map[strategies.Backend]backend
 	border   []strategies.Backend
+	// resource is the separate resource's redis-server (--resource
+	// separate without --addr), started once for the whole matrix; nil:
+	// none started. resourceChecked: the --resource-addr server checked.
+	resource        *topology.Topology
+	resourceChecked bool
 }
 
 // errSkip marks a scenario skipped because its server is not installed.
@@ -67,6 +72,60 @@ func (t *topologies) backendsFor(ctx context.Context, sc engine.Scenario) (*topo
 	return s, b, nil
 }
 
+// resourceFor is the separate resource's server for sc (--resource
+// separate; nil otherwise): the --resource-addr server, checked once as
+// the --addr servers are (an empty database unless --allow-nonempty, not
+// a Cluster node), or a standalone redis-server started once for the
+// whole matrix (127.0.0.1, a random password; stopped with the others).
+func (t *topologies) resourceFor(ctx context.Context, sc engine.Scenario) (*engine.Node, error) {
+	if sc.Resource != engine.ResourceSeparate {
+		return nil, nil
+	}
+	if n := t.plan.resource; n != nil {
+		if !t.resourceChecked {
+			if err := t.checkResource(ctx, *n); err != nil {
+				return nil, err
+			}
+			t.resourceChecked = true
+		}
+		return n, nil
+	}
+	if t.resource == nil {
+		topo, err := topology.Start(ctx, 1)
+		if err != nil {
+			return nil, fmt.Errorf("start the separate resource's redis-server: %w", err)
+		}
+		t.resource = topo
+	}
+	s := t.resource.Servers[0]
+	return &engine.Node{Addr: s.Addr, Password: s.Password}, nil
+}
+
+// checkResource refuses a --resource-addr server that is a Cluster node
+// or, unless --allow-nonempty, whose database holds keys.
+func (t *topologies) checkResource(ctx context.Context, n engine.Node) error {
+	ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
+	if err != nil {
+		return fmt.Errorf("--resource-addr: %w", tlsHint(err, n.TLS != nil))
+	}
+	d := ds[0]
+	defer d.Close()
+	if r, err := d.Do(ctx, "INFO", "cluster"); err == nil && strings.Contains(r.Str, "cluster_enabled:1") {
+		return usageError{fmt.Errorf("--resource-addr %s is a Redis Cluster node: the resource is one standalone server", n.Addr)}
+	}
+	if t.plan.allowNonempty {
+		return nil
+	}
+	keys, err := redisadmin.KeyCount(ctx, d)
+	if err != nil {
+		return fmt.Errorf("count the keys on the resource %s to check that its database is empty (--allow-nonempty skips the check): %w", n.Addr, err)
+	}
+	if keys > 0 {
+		return usageError{fmt.Errorf("refusing to run on the resource %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keys)}
+	}
+	return nil
+}
+
 // backend is a started baseline server and what clients use to reach it.
 type backend struct {
 	s *topology.Server
@@ -101,6 +160,9 @@ type layout struct {
 	// (its process CPU is measured: engine.Env.BackendServer), nil: none.
 	backends strategies.Backends
 	backend  *topology.Server
+	// resource is the separate resource's server (--resource separate),
+	// nil: the data lives beside the locks.
+	resource *engine.Node
 }
 
 // layoutFor starts or reuses the scenario's layout.
@@ -116,12 +178,16 @@ func (t *topologies) layoutFor(ctx context.Context, sc engine.Scenario) (layout,
 	if err != nil {
 		return layout{release: func() {}}, err
 	}
+	resource, err := t.resourceFor(ctx, sc)
+	if err != nil {
+		return layout{release: func() {}}, err
+	}
 	nodes, servers, name, release, err := t.nodes(ctx, sc)
 	if err != nil || !link.Started() {
 		link.Close()
 		link = nil
 	}
-	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link, backends: backends, backend: backend}
+	l := layout{nodes: nodes, servers: servers, name: name, release: release, link: link, backends: backends, backend: backend, resource: resource}
 	if link != nil {
 		l.release = func() { release(); link.Close() }
 	}
@@ -338,6 +404,10 @@ func (t *topologies) describe() (string, []report.ServerInfo) {
 	if len(t.fresh) > 0 {
 		names = append(names, fmt.Sprintf("%d fresh for faults", len(t.fresh)))
 	}
+	if t.resource != nil {
+		names = append(names, "resource")
+		servers = append(servers, serverInfo(t.resource)...)
+	}
 	return strings.Join(names, ","), servers
 }
 
@@ -362,6 +432,9 @@ func (t *topologies) stop() {
 	for _, be := range t.backends {
 		be.s.Stop()
 	}
+	if t.resource != nil {
+		t.resource.Stop()
+	}
 }
 
 // cleanExternal deletes the run's keys on the user's servers, within 2 s
@@ -369,7 +442,11 @@ func (t *topologies) stop() {
 func cleanExternal(p *plan, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for _, n := range p.external(strategies.Masters) {
+	nodes := p.external(strategies.Masters)
+	if p.resource != nil {
+		nodes = append(nodes, *p.resource)
+	}
+	for _, n := range nodes {
 		ds, err := engine.Open(ctx, p.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
 			continue

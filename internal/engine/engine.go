@@ -168,6 +168,16 @@ type Spec struct {
 	// long-task and nested, decr on flash-sale). The result's params
 	// record the guard in force.
 	Guard string
+	// Resource is where the workload's protected data lives (--resource):
+	// "" or ResourceLock, on the lock's first node, beside the lock keys;
+	// ResourceSeparate, on a Redis server of its own (Env.Resource), the
+	// storage service of Kleppmann's "How to do distributed locking"
+	// (2016): the lock's servers hold only the locks, and with the fence
+	// guard the resource's own scripts refuse a fencing token below the
+	// highest they saw and count each refusal, which the result's figures
+	// give as resource_rejected. The result's params record it (resource)
+	// when separate.
+	Resource string
 	// Slowdown, for tests of regression gates only, adds this much to
 	// every critical section (Params.Work must be a fixed duration) without
 	// recording it in the result's params: the same scenario, slower.
@@ -232,6 +242,22 @@ type Spec struct {
 	VerifyAcquire int
 }
 
+// Where the workload's data lives (Spec.Resource).
+const (
+	ResourceLock     = "lock"     // on the lock's first node (the default)
+	ResourceSeparate = "separate" // on a Redis server of its own (Env.Resource)
+)
+
+// ResourceRejected is the workload figure of the separate resource's
+// refusals: the fence guard's reads and writes whose fencing token was
+// below the highest the resource had seen, counted by the resource's own
+// scripts (workloads.Env.Rejections) and read at the end check.
+const ResourceRejected = "resource_rejected"
+
+// separate reports whether the workload's data lives on a separate
+// resource.
+func (s Spec) separate() bool { return s.Resource == ResourceSeparate }
+
 // DefaultVerifyAcquire is the command line's --verify-acquire: one
 // granted acquire in 100 of each client is checked, about 0.01 reads per
 // operation (one GET each, HEXISTS besides for a hash lock).
@@ -266,6 +292,12 @@ type Env struct {
 	// own (report.ServerCost without command counts). nil: a server
 	// lockbench did not start, whose CPU it cannot read (not measured).
 	BackendServer *topology.Server
+	// Resource is the separate resource's Redis server (Spec.Resource
+	// ResourceSeparate): one standalone server that holds the workload's
+	// data and no lock key, started by lockbench (bound to 127.0.0.1,
+	// with a password of its own) or given with --resource-addr. Its
+	// commands count in the scenario's cost. nil: none.
+	Resource *Node
 	// KeepKeys leaves the scenario's keys in Redis after the run.
 	KeepKeys bool
 	// Prom, when set, publishes the scenario's figures as it runs.
@@ -391,6 +423,9 @@ func (s Spec) ParamsMap() map[string]string {
 	}
 	if !s.Think.IsZero() { // absent: no think time
 		m["think"] = s.Think.String()
+	}
+	if s.separate() { // absent: the data beside the locks
+		m["resource"] = ResourceSeparate
 	}
 	if s.Background != nil { // absent: no background traffic
 		m["background"] = s.Background.String()

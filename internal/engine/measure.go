@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -61,7 +62,7 @@ func (r *run) measure() error {
 			return r.ctx.Err()
 		}
 	}
-	before, err := commandStats(r.bg, ds)
+	before, err := commandStats(r.bg, r.costNodes())
 	if err != nil {
 		return fmt.Errorf("INFO commandstats: %w", err)
 	}
@@ -264,7 +265,7 @@ func (r *run) measure() error {
 	if r.live != nil {
 		r.live.Stop() // its reads are left out of the cost below
 	}
-	r.after, r.afterErr = commandStats(r.bg, ds)
+	r.after, r.afterErr = commandStats(r.bg, r.costNodes())
 	if r.procErr == nil {
 		r.procAfter, r.procErr = backendCPU(sc.Env.BackendServer)
 	}
@@ -313,6 +314,16 @@ func (r *run) injector() *faults.Injector {
 		},
 	})
 	return r.inj
+}
+
+// costNodes are the servers whose commands and CPU the scenario's cost
+// counts: the lock's nodes, and the separate resource (whose commands
+// are the workload's data writes).
+func (r *run) costNodes() []drivers.Driver {
+	if r.resource == nil {
+		return r.ds
+	}
+	return append(slices.Clip(r.ds), r.resource)
 }
 
 // commandStats is redisadmin.CommandStats within 10 s.

@@ -59,6 +59,12 @@ func (r *run) prepare() error {
 		}
 	})
 
+	if sc.separate() {
+		if err := r.openResource(); err != nil {
+			return err
+		}
+	}
+
 	// The liveness oracle's registry learns every token the strategy may
 	// store; a constant token shared by every client cannot be told apart.
 	var tokens strategies.TokenTracker
@@ -108,6 +114,10 @@ func (r *run) prepare() error {
 		QuietIO: strategies.InfoOf(sc.Strategy).Backend == strategies.NoBackend &&
 			!strategies.Blocks(locker) && !strategies.Blocks(strategies.ReadSide(locker)),
 	}
+	if r.resource != nil { // the data on the resource, the locks where they were
+		env.Data, env.LockNode, env.Cluster = r.resource, ds[0], false
+		env.Rejections = r.prefix + "resource:rejected"
+	}
 	r.env = env
 	// Renewal margins (metrics.Margins): the locker's own renewals, when
 	// it reports them (strategies.RenewalMargins), and the worker's
@@ -153,6 +163,11 @@ func (r *run) prepare() error {
 	sctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
 	err = r.wl.Setup(sctx, env)
 	cancel()
+	if err == nil && env.Rejections != "" { // the resource's count of refusals, with the safety TTL
+		sctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
+		err = workloads.SetData(sctx, env, []string{env.Rejections}, []string{"0"})
+		cancel()
+	}
 	if err != nil {
 		return fmt.Errorf("%s setup: %w", sc.Workload, err)
 	}
@@ -188,6 +203,28 @@ func (r *run) prepare() error {
 	if sc.Warmup > 0 { // warm-up figures go to a scratch set
 		r.scratch = metrics.NewSet(sc.Clients)
 	}
+	return nil
+}
+
+// openResource opens the separate resource's driver (Env.Resource) into
+// r.resource, closed when the run ends, and deletes the scenario's keys
+// there afterwards unless KeepKeys. Errors: the server cannot be reached.
+func (r *run) openResource() error {
+	sc := &r.sc
+	rs, err := OpenClient(r.ctx, sc.Driver, []Node{*sc.Env.Resource}, sc.Clients, sc.Client)
+	if err != nil {
+		return fmt.Errorf("the separate resource: %w", err)
+	}
+	r.resource = rs[0]
+	r.deferred(func() { rs[0].Close() })
+	r.deferred(func() {
+		if sc.Env.KeepKeys {
+			return
+		}
+		cctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
+		defer cancel()
+		_, _ = redisadmin.DeleteKeys(cctx, rs[0], r.prefix)
+	})
 	return nil
 }
 

@@ -36,6 +36,10 @@ type run struct {
 	// would be.
 	undo []func()
 
+	// resource is the separate resource's driver (Spec.Resource
+	// separate; Env.Data then), nil: none.
+	resource drivers.Driver
+
 	// prepare
 	proxies       *faults.Proxies
 	ds            []drivers.Driver

@@ -105,6 +105,9 @@ func (r *run) summarize() *metrics.Recorder {
 		for i, n := range r.nodes {
 			addrs[i] = n.Addr
 		}
+		if sc.separate() {
+			addrs = append(addrs, sc.Env.Resource.Addr)
+		}
 		slices.Sort(addrs)
 		raw.Cost = []report.ServerCost{{Servers: strings.Join(addrs, ","), ByCommand: c.ByCommand, Own: sampler, CPUMS: c.ServerCPUMS}}
 	}

@@ -60,7 +60,8 @@ var ErrThinkOpenLoop = errors.New("--think goes with a closed loop: with --rate 
 // guard the strategy, the workload or the layout cannot take, a retry
 // policy the driver cannot run (csc off rueidis), a value of a plugin
 // parameter (sc.Options) that its declaration refuses, a layout too
-// small for the strategy, a timeline interval under MinInterval, and a
+// small for the strategy, a --resource the strategy or workload cannot
+// take, a timeline interval under MinInterval, and a
 // think time in an open loop.
 // Run calls it first; the command line calls it for every scenario of its
 // matrix before it starts a server.
@@ -141,6 +142,20 @@ func Validate(sc Scenario, l Layout) []error {
 	if info.Backend == strategies.MariaDB && sc.Guard != "" && sc.Guard != "auto" {
 		bad("--guard %s: %s writes its own way (sql-rowlock: a plain UPDATE under the row lock; sql-guard: the conditional UPDATE); leave --guard auto", sc.Guard, sc.Strategy)
 	}
+	switch sc.Resource {
+	case "", ResourceLock:
+	case ResourceSeparate:
+		switch {
+		case info.Backend == strategies.MariaDB:
+			bad("--resource separate: %s keeps its data in MariaDB rows, not in Redis", sc.Strategy)
+		case workloads.Guards(sc.Workload) != nil && len(workloads.Guards(sc.Workload)) < 2:
+			bad("--resource separate: workload %s writes no protected data (the workloads that do: %s)", sc.Workload, strings.Join(guarded(), ", "))
+		case sc.Env.Sync != nil:
+			bad("--resource separate runs in one process: not with execution segments (--segment, --procs)")
+		}
+	default:
+		bad("--resource %q is not lock or separate", sc.Resource)
+	}
 	if sc.Client.PoolSize < 0 {
 		bad("--pool-size must be >= 0 (0 = --clients + 4), got %d", sc.Client.PoolSize)
 	}
@@ -199,9 +214,26 @@ func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
 	return errs
 }
 
-// validate is Validate on the layout nodes describe, as one error, for Run.
+// validate is Validate on the layout nodes describe, as one error, for
+// Run; a separate resource (Spec.Resource) needs its server (Env.Resource).
 func validate(sc Scenario, nodes []Node) error {
-	return errors.Join(Validate(sc, LayoutOf(nodes, len(sc.Env.Servers)))...)
+	errs := Validate(sc, LayoutOf(nodes, len(sc.Env.Servers)))
+	if sc.separate() && sc.Env.Resource == nil {
+		errs = append(errs, errors.New("--resource separate: no resource server given (Env.Resource)"))
+	}
+	return errors.Join(errs...)
+}
+
+// guarded lists the workloads that write protected data through the
+// write guards (workloads.Guarder), sorted.
+func guarded() []string {
+	var out []string
+	for _, n := range workloads.Names() {
+		if len(workloads.Guards(n)) > 1 {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func constantTokenStrategies() []string {

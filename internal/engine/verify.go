@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,6 +40,23 @@ func (r *run) verify(all *metrics.Recorder) error {
 		out.VerifyError = err.Error()
 	}
 	out.Figures = res.Figures
+	if r.resource != nil && err == nil && !sc.Env.Follower {
+		// The separate resource's own count of the tokens it refused.
+		rep, gerr := r.resource.Do(vctx, "GET", env.Rejections)
+		n, cerr := rep.AsInt()
+		if err = errors.Join(gerr, cerr); err != nil {
+			err = fmt.Errorf("read the separate resource's count of refusals: %w", err)
+			if r.inj == nil {
+				return err
+			}
+			out.VerifyError = err.Error()
+		} else {
+			if out.Figures == nil {
+				out.Figures = map[string]int64{}
+			}
+			out.Figures[ResourceRejected] = n
+		}
+	}
 	out.Violations = report.Violations{
 		Overlap:         env.Oracle.Overlaps(),
 		ForeignReleases: all.ForeignReleases,

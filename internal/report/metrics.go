@@ -206,6 +206,9 @@ func buildMetrics() []Metric {
 			func(s Scenario) float64 { return float64(s.Dropped) }, nil},
 		Metric{"commands_per_op", "Redis commands the servers executed per operation (not measured without operations, or when the servers could not be read)",
 			func(s Scenario) float64 { return s.RedisCost.CommandsPerOp }, func(s Scenario) bool { return s.RedisCost.CommandsPerOp > 0 }},
+		Metric{"resource_rejected", "fencing tokens the separate resource refused: a stale holder's read or write, rejected by the storage itself (figures.resource_rejected; not measured without --resource separate)",
+			func(s Scenario) float64 { n, _ := s.ResourceRejected(); return float64(n) },
+			func(s Scenario) bool { _, ok := s.ResourceRejected(); return ok }},
 	)
 }
 
