@@ -1,6 +1,7 @@
 package history
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +102,20 @@ func TestLinearizeBudget(t *testing.T) {
 		!strings.Contains(l.Reason, "time budget of 300ms ran out") {
 		t.Errorf("got %+v, want unknown (the budget ran out) on the one lock, with its overlap counted, no disagreement", l)
 	}
+}
+
+// PorcupineVersion names the version go.mod requires, so that a result's
+// account of the check does not drift from the module it ran.
+func TestPorcupineVersionMatchesGoMod(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "github.com/anishathalye/porcupine " + PorcupineVersion
+	for _, line := range strings.Split(string(mod), "\n") {
+		if strings.TrimSpace(line) == want {
+			return
+		}
+	}
+	t.Fatalf("go.mod has no line %q: update PorcupineVersion", want)
 }
