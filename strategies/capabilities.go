@@ -221,6 +221,18 @@ type FIFO interface {
 	FIFO()
 }
 
+// Reentrant is implemented by lockers whose holder may acquire a lock it
+// holds again (the same Client Owner), each acquire counted and each
+// release dropping one hold, the lock freed by the last (reentrant's
+// hash; rwlock's write side). The nested role of --mix (workloads.
+// RoleNested) re-enters the lock inside its section and needs it:
+// Register sets the strategy's Info.Reentrant when its factory's locker
+// type implements it (return the concrete type). Reentrant is a marker:
+// the method does nothing.
+type Reentrant interface {
+	Reentrant()
+}
+
 // WakesOnRelease is implemented by lockers whose release script wakes the
 // next waiter itself (fair: a PUBLISH to its queue head's own channel;
 // handoff: to the waiter it handed the lock to). lockbench then sends no

@@ -55,6 +55,11 @@ type Observer interface {
 	WriteRejected()
 	// Read: an operation only read (flash-sale's read-ratio).
 	Read()
+	// Overlapped: this client's entry into a critical section found a
+	// conflicting holder inside (an exclusive holder finding anyone, a
+	// reader finding an exclusive holder): one of the oracle's overlaps,
+	// counted on the client that entered (its role's figures).
+	Overlapped()
 }
 
 // Oracle is the in-process safety oracle as the worker's lock helpers

@@ -181,6 +181,9 @@ func (r *run) measure() error {
 			ws.obs.slow = sh / (1 - sh)
 		}
 		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
+		if r.roles != nil {
+			ws.w.Role = r.roles[r.role[i]]
+		}
 		var think *thinker // nil: none (Validate refuses one in an open loop)
 		if !sc.Think.IsZero() && sc.Rate <= 0 {
 			ws.think.init(sc.Think, sc.Seed, thinkStream(sc.Env.ClientOffset+i))

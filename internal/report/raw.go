@@ -113,6 +113,10 @@ type Raw struct {
 	// Handover is the hand-over measurement's counts and sums (with the
 	// handover_gap histogram in Hists): absent when it was not measured.
 	Handover *HandoverRaw `json:"handover,omitempty"`
+	// Roles are the client roles' data (--mix), by role (RoleNames):
+	// each role's clients, ops, histograms and violations. Absent without
+	// --mix (nothing measured per role).
+	Roles map[string]*RoleRaw `json:"roles,omitempty"`
 }
 
 // ServerCost is one set of servers' cost over a cost window.
@@ -240,6 +244,11 @@ func Derive(s *Scenario) error {
 		s.Liveness.TimeToFreeMS = metrics.Summarize(hs[HistTimeToFree])
 	}
 	s.Handover = deriveHandover(r.Handover, r.WindowS, hs[HistHandoverGap])
+	roles, err := deriveRoles(r.Roles, r.WindowS)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	s.Roles = roles
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
 	if s.HasJain() {
 		// With a client ramp the clients ran for different times, so their

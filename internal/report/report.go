@@ -228,6 +228,11 @@ type Scenario struct {
 	// Handover are the hand-over gaps and, for a FIFO lock, its queue
 	// order (derived from Raw.Handover; absent when not measured).
 	Handover *Handover `json:"handover,omitempty"`
+	// Roles are the figures of each client role (--mix), by role
+	// (RoleNames), derived from Raw.Roles: clients, ops, latency, acquire
+	// wait and violations of the clients of that role. Absent without
+	// --mix.
+	Roles map[string]Role `json:"roles,omitempty"`
 	// StopError is the failure that stopped an aborted scenario (stop
 	// reason "aborted").
 	StopError string `json:"stop_error,omitempty"`

@@ -147,8 +147,8 @@ func TestThresholdMetricTable(t *testing.T) {
 			t.Errorf("liveness figure %q is no metric", f.Key)
 		}
 	}
-	if want := len(report.ViolationKinds) + len(report.LivenessFigures) + 2 + 6 + 1 + 18 + 12; len(report.Metrics) != want {
-		t.Errorf("%d metrics, want %d: the %d violation kinds, the %d liveness counts, orphan_lock_ms, time_to_free_p99_ms, 6 hand-over figures, violations, 18 latencies and 12 others (slow_releases and hung_releases among them)",
+	if want := len(report.ViolationKinds) + len(report.LivenessFigures) + 2 + 6 + 4*len(report.RoleNames) + 1 + 18 + 12; len(report.Metrics) != want {
+		t.Errorf("%d metrics, want %d: the %d violation kinds, the %d liveness counts, orphan_lock_ms, time_to_free_p99_ms, 6 hand-over figures, 4 per client role, violations, 18 latencies and 12 others (slow_releases and hung_releases among them)",
 			len(report.Metrics), want, len(report.ViolationKinds), len(report.LivenessFigures))
 	}
 }
