@@ -132,9 +132,9 @@ func (g *Gate) CloseFor(d time.Duration) {
 
 // Hooks lets a fault injector act at points inside strategies.
 type Hooks interface {
-	// Crash reports whether the client must die at point
+	// Crash reports whether client (Client.ID) must die at point
 	// ("after-setnx": between naive's SETNX and EXPIRE; "after-acquire").
-	Crash(point string) bool
+	Crash(client int, point string) bool
 }
 
 // CrashPointer is implemented by strategies with a crash point of their
@@ -193,7 +193,7 @@ type Recycler interface {
 
 func crashAt(ctx context.Context, point string) bool {
 	c, ok := ctx.Value(clientKey{}).(Client)
-	return ok && c.Hooks != nil && c.Hooks.Crash(point)
+	return ok && c.Hooks != nil && c.Hooks.Crash(c.ID, point)
 }
 
 // Queued is implemented by lockers whose TryAcquire waits in the lock

@@ -220,8 +220,8 @@ type FaultHooks interface {
 	// PausedBeforeWrite is called after the holder's loss check, right
 	// before its write; it blocks when this client is the one to pause.
 	PausedBeforeWrite(client int, g *strategies.Gate)
-	// Crash reports whether the client dies at point.
-	Crash(point string) bool
+	// Crash reports whether client (Worker.ID) dies at point.
+	Crash(client int, point string) bool
 	// Acquired counts one lock granted (the fault windows' clock).
 	Acquired()
 	// Cancels reports whether the caller's context of this critical
@@ -463,7 +463,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	if err != nil {
 		return err
 	}
-	if f := w.Env.Faults; f != nil && f.Crash("after-acquire") {
+	if f := w.Env.Faults; f != nil && f.Crash(w.ID, "after-acquire") {
 		if lv := w.Env.Live; lv != nil {
 			lv.Exit(w.ID, lease.Key(), lease.Token(), liveness.Abandoned, metrics.Now())
 		}

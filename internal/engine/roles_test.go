@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
+	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
@@ -301,5 +302,48 @@ func TestRoleNames(t *testing.T) {
 	}
 	if w := res.Roles["write"]; w.Clients != 1 || w.Ops != res.Ops {
 		t.Errorf("write=1: the write role %+v, scenario ops %d", w, res.Ops)
+	}
+}
+
+// crash-after-setnx:role=read on real redis-server crashes a reader while
+// it holds rwlock's read side: its window says so, and the crashed client
+// is one of the readers (clients 1 and 3 of read=0.5,write=0.5 on 4
+// clients), which stops there while the other reader goes on. A role no
+// client plays is refused.
+func TestRoleCrash(t *testing.T) {
+	t.Parallel()
+	m, _ := workloads.ParseMix("read=0.5,write=0.5")
+	if roles, _ := m.Assign(4); !slices.Equal(roles, []string{"write", "read", "write", "read"}) {
+		t.Fatalf("roles %v", roles)
+	}
+	sp, err := faults.Parse("crash-after-setnx:role=read,at=300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := engine.Scenario{Spec: engine.Spec{
+		Strategy: "rwlock", Driver: "goredis", Workload: "flash-sale",
+		Retry: policy(t, "fixed:interval=2ms"), Clients: 4, Mix: &m, Faults: []faults.Spec{sp},
+		Duration: 1500 * time.Millisecond, TTL: 10 * time.Second, AcquireTimeout: 20 * time.Second,
+		Params:  workloads.Params{Work: workloads.Fixed(2 * time.Millisecond)},
+		Options: registry.Values{"stock": int64(1_000_000), "skus": 1}, Seed: 1, Liveness: -1,
+	}}
+	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Faults) != 1 || res.Faults[0].Note != "a client of role read crashed at after-acquire" {
+		t.Fatalf("fault windows %+v", res.Faults)
+	}
+	ops := res.Raw.ClientOps
+	dead, alive := min(ops[1], ops[3]), max(ops[1], ops[3])
+	if dead >= alive {
+		t.Errorf("client ops %v: no reader stopped early", ops)
+	}
+	t.Logf("client ops %v (writers 0 and 2, readers 1 and 3); roles %+v", ops, res.Roles)
+
+	wm, _ := workloads.ParseMix("write=1")
+	sc.Mix = &wm
+	if err := errors.Join(engine.Validate(sc, engine.Layout{})...); err == nil || !strings.Contains(err.Error(), "role=read, but no client plays it") {
+		t.Errorf("role=read without readers: %v", err)
 	}
 }

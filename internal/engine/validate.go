@@ -246,6 +246,9 @@ func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
 		}
 	}
 	fl := faults.Layout{Kind: kind, Servers: l.Servers, External: l.External, Strategy: sc.Strategy}
+	if sc.Mix != nil {
+		fl.Roles = sc.Mix.Roles()
+	}
 	for _, f := range sc.Faults {
 		errs = append(errs, f.Check(fl)...)
 	}
