@@ -89,6 +89,17 @@ func TestRolesDeriveCombine(t *testing.T) {
 	if err != nil || s.Roles != nil {
 		t.Errorf("an input without roles, yet combined roles %v (%v)", s.Roles, err)
 	}
+	if err := Check(&Run{Scenarios: []Scenario{a}}); err != nil {
+		t.Errorf("invariants: %v", err)
+	}
+	broken := roleScenario(30, 10, 2)
+	broken.Raw.Roles["write"].Ops++ // the roles' ops no longer sum to the scenario's
+	if err := Derive(&broken); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(&Run{Scenarios: []Scenario{broken}}); err == nil || !strings.Contains(err.Error(), "role write: ops 11, but its operation histogram has 10 values") {
+		t.Errorf("broken roles: %v", err)
+	}
 	var out strings.Builder
 	if err := RoleLines(&out, []Scenario{plain, a}); err != nil {
 		t.Fatal(err)
