@@ -53,7 +53,8 @@ type Observer interface {
 	// WriteRejected: a guard (optimistic check, fencing token, conditional
 	// decrement) refused a write.
 	WriteRejected()
-	// Read: an operation only read (flash-sale's read-ratio).
+	// Read: an operation only read (flash-sale's read-ratio, the read
+	// role of --mix).
 	Read()
 	// Overlapped: this client's entry into a critical section found a
 	// conflicting holder inside (an exclusive holder finding anyone, a

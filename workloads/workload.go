@@ -435,8 +435,11 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 
 // Hold runs body as the critical section of lock i (Redis key key) for w:
 // it acquires the lock (its read side when read), registers the holder,
-// enters the oracle, runs body on a context the run's stop cannot cancel,
-// leaves, and releases. It records the hold time, foreign releases (a
+// enters the oracle, runs body on a context the run's stop cannot cancel
+// (for a client of the nested role, after re-entering the lock, see
+// reenter), leaves, and releases. An entry that finds a conflicting
+// holder inside is told to Obs (Overlapped) as well as counted by the
+// oracle. It records the hold time, foreign releases (a
 // release that removed the lock the registry says another client holds)
 // and lost leases. It returns body's error, else the release's.
 func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body func(ctx context.Context, l strategies.Lease) error) error {

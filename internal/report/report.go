@@ -365,7 +365,8 @@ type Counters struct {
 	// Rejected counts writes a guard refused (optimistic check, fencing
 	// token, conditional decrement).
 	Rejected int64 `json:"rejected"`
-	// Reads counts read-only operations (--read-ratio), included in ops.
+	// Reads counts read-only operations (--read-ratio, the read role of
+	// --mix), included in ops.
 	Reads int64 `json:"reads"`
 	// Cancelled counts critical sections whose caller's context the cancel
 	// fault cancelled.
