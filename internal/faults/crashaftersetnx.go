@@ -18,11 +18,8 @@ import (
 // the lock's read side.
 func init() {
 	Register("crash-after-setnx", Info{
-		Desc: "a client dies between SETNX and EXPIRE (naive) or right after acquiring, never releasing",
-		Params: []registry.Param{
-			{Name: "role", Doc: "crash only a client of this role (--mix: " + strings.Join(workloads.Roles, ", ") + "); \"\" = any client",
-				Default: "", Check: registry.OneOf(append([]string{""}, workloads.Roles...)...)},
-		},
+		Desc:   "a client dies between SETNX and EXPIRE (naive) or right after acquiring, never releasing",
+		Params: []registry.Param{roleParam("crash")},
 	}, func(v registry.Values) (Fault, error) { return crashAfterSetnx{role: v.String("role")}, nil })
 }
 
@@ -31,11 +28,27 @@ func init() {
 type crashAfterSetnx struct{ role string }
 
 // Check refuses a role the scenario's clients do not play.
-func (c crashAfterSetnx) Check(l Layout) []error {
-	if c.role != "" && !slices.Contains(l.Roles, c.role) {
-		return []error{fmt.Errorf("fault crash-after-setnx: role=%s, but no client plays it (give the clients roles with --mix, e.g. --mix %s=0.5,...)", c.role, c.role)}
+func (c crashAfterSetnx) Check(l Layout) []error { return checkRole("crash-after-setnx", c.role, l) }
+
+// roleParam is the role= parameter of a fault that takes one client:
+// only a client of that role (--mix), "" any; verb says what it does.
+func roleParam(verb string) registry.Param {
+	return registry.Param{Name: "role", Doc: verb + " only a client of this role (--mix: " + strings.Join(workloads.Roles, ", ") + "); \"\" = any client",
+		Default: "", Check: registry.OneOf(append([]string{""}, workloads.Roles...)...)}
+}
+
+// checkRole refuses fault's role when no client of the scenario plays it
+// (Layout.Roles); nothing for "".
+func checkRole(fault, role string, l Layout) []error {
+	if role != "" && !slices.Contains(l.Roles, role) {
+		return []error{fmt.Errorf("fault %s: role=%s, but no client plays it (give the clients roles with --mix, e.g. --mix %s=0.5,...)", fault, role, role)}
 	}
 	return nil
+}
+
+// hasRole reports whether client plays role ("" : any client does).
+func hasRole(a *Action, client int, role string) bool {
+	return role == "" || a.Env().Role != nil && a.Env().Role(client) == role
 }
 
 // Act arms the crash; its window is the crash itself.
@@ -55,10 +68,7 @@ func (h *crashHook) Crash(client int, point string) bool {
 	if point != h.a.Env().CrashPoint {
 		return false
 	}
-	if h.role != "" && (h.a.Env().Role == nil || h.a.Env().Role(client) != h.role) {
-		return false
-	}
-	if !h.taken.CompareAndSwap(false, true) {
+	if !hasRole(h.a, client, h.role) || !h.taken.CompareAndSwap(false, true) {
 		return false
 	}
 	h.a.Disarm(h)
