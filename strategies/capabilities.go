@@ -154,9 +154,9 @@ func (g *Gate) CloseFor(d time.Duration) {
 
 // Hooks lets a fault injector act at points inside strategies.
 type Hooks interface {
-	// Crash reports whether the client must die at point
+	// Crash reports whether client (Client.ID) must die at point
 	// ("after-setnx": between naive's SETNX and EXPIRE; "after-acquire").
-	Crash(point string) bool
+	Crash(client int, point string) bool
 }
 
 // CrashPointer is implemented by strategies with a crash point of their
@@ -243,7 +243,7 @@ type Recycler interface {
 
 func crashAt(ctx context.Context, point string) bool {
 	c, ok := ctx.Value(clientKey{}).(Client)
-	return ok && c.Hooks != nil && c.Hooks.Crash(point)
+	return ok && c.Hooks != nil && c.Hooks.Crash(c.ID, point)
 }
 
 // Queued is implemented by lockers whose TryAcquire waits in the lock
@@ -269,6 +269,18 @@ type Queued interface {
 // a marker: the method does nothing.
 type FIFO interface {
 	FIFO()
+}
+
+// Reentrant is implemented by lockers whose holder may acquire a lock it
+// holds again (the same Client Owner), each acquire counted and each
+// release dropping one hold, the lock freed by the last (reentrant's
+// hash; rwlock's write side). The nested role of --mix (workloads.
+// RoleNested) re-enters the lock inside its section and needs it:
+// Register sets the strategy's Info.Reentrant when its factory's locker
+// type implements it (return the concrete type). Reentrant is a marker:
+// the method does nothing.
+type Reentrant interface {
+	Reentrant()
 }
 
 // WakesOnRelease is implemented by lockers whose release script wakes the

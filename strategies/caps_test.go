@@ -58,7 +58,16 @@ func TestRegisterDerivesCapabilities(t *testing.T) {
 		!strings.Contains(err.Error(), "its locker *strategies_test.queuedLocker implements strategies.Queued, but its factory returns a type that does not") {
 		t.Errorf("New(caps-hidden) = %v, want the factory's type refused", err)
 	}
-	for _, info := range []strategies.Info{{OwnsRetry: true}, {Queues: true}} {
+	// Reads, Reentrant and Lockless likewise (the roles of --mix).
+	for name, want := range map[string][3]bool{
+		"rwlock": {true, true, false}, "reentrant": {false, true, false}, "reentrant-watchdog": {false, true, false},
+		"atomic": {false, false, false}, "redis-guard": {false, false, true}, "caps-plain": {false, false, false},
+	} {
+		if info := strategies.InfoOf(name); info.Reads != want[0] || info.Reentrant != want[1] || info.Lockless != want[2] {
+			t.Errorf("%s: Reads %v, Reentrant %v, Lockless %v; want %v", name, info.Reads, info.Reentrant, info.Lockless, want)
+		}
+	}
+	for _, info := range []strategies.Info{{OwnsRetry: true}, {Queues: true}, {Reads: true}, {Reentrant: true}, {Lockless: true}} {
 		func() {
 			defer func() {
 				if r := recover(); r == nil || !strings.Contains(r.(string), "set from the factory's locker type") {

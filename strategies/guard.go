@@ -7,7 +7,7 @@ func init() {
 		Desc:      "no lock: GET the stock, work, then a Lua decrement-if-positive (stock = stock - 1 where stock >= 1; hot-key: INCR in place); the articles' last line of defence on its own",
 		Workloads: []string{"flash-sale", "hot-key"},
 		Guard:     "decr",
-	}, func(c Config) (Locker, error) { return redisGuard{}, nil })
+	}, func(c Config) (redisGuard, error) { return redisGuard{}, nil })
 }
 
 // redisGuard takes no lock. The workload reads, works, and writes through

@@ -9,9 +9,11 @@ import (
 
 func init() {
 	Register("reentrant", Info{Desc: "Redisson hash lock: field = owner (client+worker), value = hold count; HINCRBY + PEXPIRE in one script; nested acquires by the same owner succeed"},
-		func(c Config) (Locker, error) { return &reentrant{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil })
+		func(c Config) (*reentrant, error) {
+			return &reentrant{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil
+		})
 	Register("reentrant-watchdog", Info{Desc: "reentrant with watchdog renewal every TTL/3 (Redisson RLock.lock() without a lease time)"},
-		func(c Config) (Locker, error) {
+		func(c Config) (*reentrant, error) {
 			return &reentrant{d: c.Nodes[0], ttl: c.TTL, st: newRenewStats(), tokens: c.Tokens}, nil
 		})
 }
@@ -68,7 +70,11 @@ type reentrant struct {
 var (
 	_ Locker         = (*reentrant)(nil)
 	_ RenewalMargins = (*reentrant)(nil)
+	_ Reentrant      = (*reentrant)(nil)
 )
+
+// Reentrant: a holder's nested acquires count up in its field.
+func (*reentrant) Reentrant() {}
 
 func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	owner := ClientFrom(ctx).Owner

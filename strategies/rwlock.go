@@ -9,7 +9,7 @@ import (
 
 func init() {
 	Register("rwlock", Info{Desc: "read-write lock in one hash (Redisson RReadWriteLock model): many readers or one writer; reads take the read side (--read-ratio)"},
-		func(c Config) (Locker, error) { return &rwlock{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil })
+		func(c Config) (*rwlock, error) { return &rwlock{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil })
 }
 
 // ReadLocker is implemented by lockers with a shared (read) side.
@@ -139,7 +139,11 @@ type rwlock struct {
 var (
 	_ Locker     = (*rwlock)(nil)
 	_ ReadLocker = (*rwlock)(nil)
+	_ Reentrant  = (*rwlock)(nil)
 )
+
+// Reentrant: the writer's nested acquires count up in its field.
+func (*rwlock) Reentrant() {}
 
 func (r *rwlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	return r.take(ctx, rwWriteScript, key, ClientFrom(ctx).Owner+":w")

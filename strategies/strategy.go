@@ -287,6 +287,12 @@ type Info struct {
 	// with retry.Queue() whatever --retry says, and the table's retry
 	// column says "queue".
 	Queues bool
+	// Reads, Reentrant and Lockless are set by Register, never given to
+	// it, from the factory's locker type as OwnsRetry is: it implements
+	// ReadLocker (a read side, which the read role of --mix takes),
+	// Reentrant (its holder may acquire the lock again: the nested role)
+	// or Lockless (no lock at all: no role).
+	Reads, Reentrant, Lockless bool
 	// Unsafe: the strategy is a known-broken pattern kept to show its
 	// failure (naive): violations are what it measures, so a regression
 	// gate's baseline that shows them is not invalid. Default false: the
@@ -330,12 +336,15 @@ func Register[L Locker](name string, info Info, f func(c Config) (L, error)) {
 	if f == nil {
 		panic("strategies: Register with a nil factory")
 	}
-	if info.OwnsRetry || info.Queues {
-		panic("strategies: Register " + name + ": Info.OwnsRetry and Info.Queues are set from the factory's locker type (implement OwnRetry or Queued on it), not given")
+	if info.OwnsRetry || info.Queues || info.Reads || info.Reentrant || info.Lockless {
+		panic("strategies: Register " + name + ": Info.OwnsRetry, Queues, Reads, Reentrant and Lockless are set from the factory's locker type (implement OwnRetry, Queued, ReadLocker, Reentrant or Lockless on it), not given")
 	}
 	t := reflect.TypeFor[L]()
 	info.OwnsRetry = t.Implements(reflect.TypeFor[OwnRetry]())
 	info.Queues = t.Implements(reflect.TypeFor[Queued]())
+	info.Reads = t.Implements(reflect.TypeFor[ReadLocker]())
+	info.Reentrant = t.Implements(reflect.TypeFor[Reentrant]())
+	info.Lockless = t.Implements(reflect.TypeFor[Lockless]())
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}

@@ -79,9 +79,14 @@ type slot struct {
 }
 
 var (
-	_ Workload = (*flashSale)(nil)
-	_ Guarder  = (*flashSale)(nil)
+	_ Workload   = (*flashSale)(nil)
+	_ Guarder    = (*flashSale)(nil)
+	_ RoleRunner = (*flashSale)(nil)
 )
+
+// Roles: flash-sale's read role reads the stock and the orders under the
+// lock's read side (the read-ratio operation).
+func (*flashSale) Roles() []string { return []string{RoleRead} }
 
 // Guards: flash-sale's write takes every guard but the increment in place.
 func (*flashSale) Guards() []string { return []string{GuardNone, GuardCAS, GuardDecr, GuardFence} }
@@ -218,7 +223,7 @@ func (f *flashSale) Op(ctx context.Context, w *Worker) error {
 		return ErrDone
 	}
 	s := &f.slots[i]
-	if p := f.readRatio; p > 0 && w.Rng.Float64() < p {
+	if p := f.readRatio; w.Role == RoleRead || p > 0 && w.Rng.Float64() < p {
 		read := func(ctx context.Context, _ strategies.Lease) error {
 			var err error
 			if f.rows != nil {

@@ -28,7 +28,7 @@ func (h *holdAt) Paused(client int, _ *strategies.Gate) {
 	}
 }
 func (*holdAt) PausedBeforeWrite(int, *strategies.Gate) {}
-func (*holdAt) Crash(string) bool                       { return false }
+func (*holdAt) Crash(int, string) bool                  { return false }
 func (*holdAt) Acquired()                               {}
 func (*holdAt) Cancels(int) (float64, bool)             { return 0, false }
 func (*holdAt) Kills(int) (float64, bool)               { return 0, false }

@@ -53,8 +53,14 @@ type Observer interface {
 	// WriteRejected: a guard (optimistic check, fencing token, conditional
 	// decrement) refused a write.
 	WriteRejected()
-	// Read: an operation only read (flash-sale's read-ratio).
+	// Read: an operation only read (flash-sale's read-ratio, the read
+	// role of --mix).
 	Read()
+	// Overlapped: this client's entry into a critical section found a
+	// conflicting holder inside (an exclusive holder finding anyone, a
+	// reader finding an exclusive holder): one of the oracle's overlaps,
+	// counted on the client that entered (its role's figures).
+	Overlapped()
 }
 
 // Oracle is the in-process safety oracle as the worker's lock helpers

@@ -46,7 +46,7 @@ func (b *barrier) Paused(int, *strategies.Gate) {
 	<-b.release
 }
 func (*barrier) PausedBeforeWrite(int, *strategies.Gate) {}
-func (*barrier) Crash(string) bool                       { return false }
+func (*barrier) Crash(int, string) bool                  { return false }
 func (*barrier) Acquired()                               {}
 func (*barrier) Cancels(int) (float64, bool)             { return 0, false }
 func (*barrier) Kills(int) (float64, bool)               { return 0, false }

@@ -237,8 +237,8 @@ type FaultHooks interface {
 	// PausedBeforeWrite is called after the holder's loss check, right
 	// before its write; it blocks when this client is the one to pause.
 	PausedBeforeWrite(client int, g *strategies.Gate)
-	// Crash reports whether the client dies at point.
-	Crash(point string) bool
+	// Crash reports whether client (Worker.ID) dies at point.
+	Crash(client int, point string) bool
 	// Acquired counts one lock granted (the fault windows' clock).
 	Acquired()
 	// Cancels reports whether the caller's context of this critical
@@ -262,6 +262,11 @@ type Worker struct {
 	Rng     *rand.Rand
 	Backoff retry.Backoff
 	Obs     Observer // told the worker's events (required)
+	// Role is the client's role (--mix, Role* constants): RoleRead runs
+	// the workload's read-only operation (RoleRunner), RoleNested
+	// re-enters the lock inside each exclusive section (Hold). "" is
+	// RoleWrite.
+	Role string
 	// Hist, when set, records every critical section Hold runs (the
 	// cross-process oracle's history, internal/history); nil: none kept,
 	// at the cost of one nil check per section.
@@ -451,8 +456,11 @@ func (w *Worker) unlock(ctx context.Context, l strategies.Lease, start time.Dura
 
 // Hold runs body as the critical section of lock i (Redis key key) for w:
 // it acquires the lock (its read side when read), registers the holder,
-// enters the oracle, runs body on a context the run's stop cannot cancel,
-// leaves, and releases. It records the hold time, foreign releases (a
+// enters the oracle, runs body on a context the run's stop cannot cancel
+// (for a client of the nested role, after re-entering the lock, see
+// reenter), leaves, and releases. An entry that finds a conflicting
+// holder inside is told to Obs (Overlapped) as well as counted by the
+// oracle. It records the hold time, foreign releases (a
 // release that removed the lock the registry says another client holds)
 // and lost leases. It returns body's error, else the release's.
 func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body func(ctx context.Context, l strategies.Lease) error) error {
@@ -479,7 +487,7 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	if err != nil {
 		return err
 	}
-	if f := w.Env.Faults; f != nil && f.Crash("after-acquire") {
+	if f := w.Env.Faults; f != nil && f.Crash(w.ID, "after-acquire") {
 		if lv := w.Env.Live; lv != nil {
 			lv.Exit(w.ID, lease.Key(), lease.Token(), liveness.Abandoned, metrics.Now())
 		}
@@ -505,14 +513,23 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 	}
 	start := w.granted // the hold starts when the acquire returns
 	if read {
-		o.EnterRead(i)
+		if o.EnterRead(i) {
+			w.Obs.Overlapped()
+		}
 		w.cur, w.curLock = lease, -1
 	} else {
 		w.curGen = o.Acquired(i, w.ID)
-		o.Enter(i)
+		if o.Enter(i) {
+			w.Obs.Overlapped()
+		}
 		w.cur, w.curLock = lease, i
 	}
-	err = body(ioctx, lease)
+	if !read && w.Role == RoleNested {
+		err = w.reenter(ctx, key)
+	}
+	if err == nil {
+		err = body(ioctx, lease)
+	}
 	w.cur = nil
 	if w.cancel != nil { // a section that did no work is cancelled at its end
 		w.cancel()
@@ -566,6 +583,25 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		}
 	}
 	return err
+}
+
+// reenter is the nested role's re-entry (RoleNested), inside the
+// exclusive section of key that w holds: it acquires key again (a
+// reentrant lock grants it to its holder at once) and releases that inner
+// hold, before the section's work. The outer hold must keep the lock: a
+// lock whose inner release frees it lets the next client in while this
+// one works (an overlap, counted on the entrant's role). Neither call is
+// timed or told to the liveness oracle: the outer hold's are. Errors: the
+// inner acquire's (wrapped), the inner release's.
+func (w *Worker) reenter(ctx context.Context, key string) error {
+	inner, _, err := strategies.AcquireIO(ctx, w.attemptCtx(ctx), w.Env.Locker, key, w.Backoff, w.Env.AcquireTimeout)
+	if err != nil {
+		return fmt.Errorf("re-entering the lock it holds: %w", err)
+	}
+	if err := inner.Release(w.IO(ctx)); err != nil {
+		return fmt.Errorf("releasing the inner hold: %w", err)
+	}
+	return nil
 }
 
 // Unlocked runs body as the section of a strategy that takes no lock

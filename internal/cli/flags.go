@@ -19,6 +19,7 @@ type runFlags struct {
 	work                                    string
 	think                                   string // --think: a client's think time between operations
 	background                              string // --background: non-lock traffic on the lock's servers
+	mix                                     string // --mix: client roles
 	addr, password                          string
 	out                                     string
 	force                                   bool // --force: overwrite an existing --out

@@ -171,6 +171,7 @@ type scenarioSettings struct {
 	work             workloads.Dist
 	think            workloads.Dist     // --think; zero: none
 	background       *engine.Background // --background; nil: none
+	mix              *workloads.Mix     // --mix; nil: none
 	ttl              time.Duration
 	liveness, streak time.Duration // -1: off, never
 	rate             float64
@@ -248,8 +249,8 @@ func (b *planBuilder) clientCounts() []int {
 
 // timing reads the durations of a scenario and its operations: --duration,
 // --warmup, --work, --think, --background, --acquire-timeout, --release,
-// --liveness-interval, --error-streak, --verify-acquire and --ttl (auto:
-// from --work).
+// --liveness-interval, --error-streak, --verify-acquire, --mix and --ttl
+// (auto: from --work).
 func (b *planBuilder) timing() scenarioSettings {
 	f := b.f
 	var s scenarioSettings
@@ -258,6 +259,10 @@ func (b *planBuilder) timing() scenarioSettings {
 	s.work = work
 	s.think, _ = workloads.ParseDist(f.think)              // nor a --think
 	s.background, _ = engine.ParseBackground(f.background) // nor a --background
+	if b.shared("mix") && f.mix != "" {
+		m, _ := workloads.ParseMix(f.mix)
+		s.mix = &m
+	}
 	s.liveness, s.streak = f.livenessInterval, f.errorStreak
 	if s.liveness == 0 {
 		s.liveness = -1 // off
@@ -551,7 +556,7 @@ func newScenario(f *runFlags, s *scenarioSettings, st, d, wl string, pol *retry.
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: st, Driver: d, Workload: wl, Retry: pol,
 		Clients: s.clients, ClientShape: f.clientShape, Duration: f.duration, Warmup: f.warmup,
-		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think, Background: s.background,
+		TTL: s.ttl, AcquireTimeout: f.acquireTimeout, Seed: f.seed, Think: s.think, Background: s.background, Mix: s.mix,
 		Params: workloads.Params{Work: s.work, Release: f.release}, Options: opts,
 		Liveness: s.liveness, ErrorStreak: s.streak, VerifyAcquire: f.verifyAcquire,
 		Guard: f.guard, Resource: f.resource, ConstantToken: f.token == "constant", LoadSample: f.loadSample, Interval: s.interval,

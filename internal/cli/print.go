@@ -85,7 +85,8 @@ func termWidth(w io.Writer) int {
 // (report.FoldColumns) leave the table for an "every row:" line.
 //
 // Below the table, a scenario that ran background traffic (--background)
-// has a line of its figures (report.BackgroundLines); with --format
+// has a line of its figures (report.BackgroundLines), and a scenario
+// with client roles (--mix) a line of each role's (report.RoleLines); with --format
 // table, a scenario with a client ramp then has its per-interval lines
 // (report.WriteRampTimelines).
 func printResults(stdout io.Writer, format, columns string, width int, run *report.Run) error {
@@ -98,7 +99,10 @@ func printResults(stdout io.Writer, format, columns string, width int, run *repo
 	if err := printTable(stdout, format, columns, width, run); err != nil {
 		return err
 	}
-	return report.BackgroundLines(stdout, run.Scenarios)
+	if err := report.BackgroundLines(stdout, run.Scenarios); err != nil {
+		return err
+	}
+	return report.RoleLines(stdout, run.Scenarios)
 }
 
 // printTable is printResults' table.

@@ -163,6 +163,7 @@ func (sp *segPlan) segmentScenario(sc engine.Scenario, i int) engine.Scenario {
 	total := sc.Clients
 	sc.Clients = segment.Share(total, sp.seg)
 	sc.Env.ClientOffset = segment.Offset(total, sp.seg)
+	sc.Env.ScenarioClients = total
 	if sc.Rate > 0 {
 		sc.Rate = segment.Rate(sc.Rate, sp.seg)
 		if sc.Shape != nil {

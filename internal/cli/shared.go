@@ -83,6 +83,9 @@ var sharedSettings = []sharedSetting{
 	{Param: registry.Param{Name: "background", Default: "",
 		Doc: "non-lock traffic on the lock's servers while each scenario runs, open loop, on connections and keys of its own, with its own latency: CMD=RATE/s for get, set, incr, hget, hset (get=20000/s,set=5000/s), and keys=N (10000), size=B (value bytes, 64), conns=N (connections per node, 8); \"\" = none", Check: checkBackground},
 		bind: func(f *runFlags) any { return &f.background }, result: whenGiven("background")},
+	{Param: registry.Param{Name: "mix", Default: "",
+		Doc: "client roles, each a fixed share of the clients for the whole run, with figures per role: ROLE=SHARE,... summing to 1, ROLE one of write (the exclusive lock), read (the lock's read side: rwlock), nested (re-enters the lock it holds: reentrant, rwlock), e.g. read=0.8,write=0.2; \"\" = every client writes", Check: checkMix},
+		bind: func(f *runFlags) any { return &f.mix }, result: whenGiven("mix")},
 	{Param: registry.Param{Name: "acquire-timeout", Default: 10 * time.Second,
 		Doc:   "bound on one acquire, retries included (0 = none)",
 		Check: durationIn(0, 1<<63-1, "must be >= 0, got %v")},
@@ -293,6 +296,17 @@ func checkTTL(v any) error {
 // (engine.ParseBackground), or "" (none).
 func checkBackground(v any) error {
 	if _, err := engine.ParseBackground(v.(string)); err != nil {
+		return fmt.Errorf(": %v", err)
+	}
+	return nil
+}
+
+// checkMix accepts --mix's grammar (workloads.ParseMix), or "" (none).
+func checkMix(v any) error {
+	if v.(string) == "" {
+		return nil
+	}
+	if _, err := workloads.ParseMix(v.(string)); err != nil {
 		return fmt.Errorf(": %v", err)
 	}
 	return nil

@@ -52,8 +52,8 @@ func otherValue(s sharedSetting) string {
 		return "true"
 	case time.Duration:
 		return "2s"
-	case string: // a duration or a distribution of them (--think), a traffic mix (--background)
-		for _, v := range []string{"2s", "get=100/s"} {
+	case string: // a duration or a distribution of them (--think), a traffic mix (--background), client roles (--mix)
+		for _, v := range []string{"2s", "get=100/s", "write=1"} {
 			if s.Default != v && s.Check != nil && s.Check(v) == nil {
 				return v
 			}

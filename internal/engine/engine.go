@@ -240,6 +240,14 @@ type Spec struct {
 	// (Redlock). The result's params record it as verify_acquire when not
 	// DefaultVerifyAcquire.
 	VerifyAcquire int
+	// Mix, when set, gives the clients roles (--mix; workloads.Mix): a
+	// fixed share of the scenario's clients are readers, writers or
+	// nested holders for the whole run (Mix.Assign over every segment's
+	// clients), and the result has each role's figures (report.Scenario.
+	// Roles). Validate refuses a role the strategy or the workload does
+	// not run and a role that gets no client. The result's params record
+	// it (mix) only when given. nil: every client writes.
+	Mix *workloads.Mix
 }
 
 // Where the workload's data lives (Spec.Resource).
@@ -335,6 +343,10 @@ type Env struct {
 	// client ClientOffset+i of the whole scenario, for its random seed
 	// and its owner name, so that no two processes share one.
 	ClientOffset int
+	// ScenarioClients is the scenario's clients in every segment together
+	// (the roles of Spec.Mix are spread over them); 0: Spec.Clients (a
+	// scenario of this process alone).
+	ScenarioClients int
 	// Proc is this process's number among the children of lockbench run
 	// --procs (1-based; 0: not such a child): the proc-kill fault naming
 	// it is armed here (faults.Env.Proc). BeforeKill, when set, runs right
@@ -429,6 +441,9 @@ func (s Spec) ParamsMap() map[string]string {
 	}
 	if s.Background != nil { // absent: no background traffic
 		m["background"] = s.Background.String()
+	}
+	if s.Mix != nil { // absent: no client roles
+		m["mix"] = s.Mix.String()
 	}
 	s.Client.params(m) // only the driver settings given: a default adds no key
 	for _, ps := range [][]registry.Param{strategies.ParamsOf(s.Strategy), workloads.ParamsOf(s.Workload)} {

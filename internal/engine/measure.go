@@ -183,6 +183,9 @@ func (r *run) measure() error {
 			ws.obs.slow = sh / (1 - sh)
 		}
 		ws.w = workloads.Worker{ID: i, Env: env, Rng: &ws.rng, Backoff: sc.Retry.New(&ws.rng), Obs: &ws.obs}
+		if r.roles != nil {
+			ws.w.Role = r.roles[r.role[i]]
+		}
 		var think *thinker // nil: none (Validate refuses one in an open loop)
 		if !sc.Think.IsZero() && sc.Rate <= 0 {
 			ws.think.init(sc.Think, sc.Seed, thinkStream(sc.Env.ClientOffset+i))
@@ -295,7 +298,7 @@ func (r *run) injector() *faults.Injector {
 	r.inj = faults.New(sc.Faults, faults.Env{
 		Servers: sc.Env.Servers, Switches: r.switches, TTL: sc.TTL, CrashPoint: crashPoint(r.locker),
 		Proxies: r.proxies, Sentinels: r.nodes[0].Sentinels, SentinelPassword: r.nodes[0].SentinelPassword, ReplLink: sc.Env.ReplLink,
-		Proc: sc.Env.Proc, BeforeDeath: sc.Env.BeforeKill,
+		Proc: sc.Env.Proc, BeforeDeath: sc.Env.BeforeKill, Role: r.roleOf(),
 		Stuck: func() (int64, error) {
 			lk, ok := wl.(workloads.LockKeyer)
 			if !ok {
@@ -342,4 +345,19 @@ func crashPoint(l strategies.Locker) string {
 		return cp.CrashPoint()
 	}
 	return "after-acquire"
+}
+
+// roleOf is each local client's role (Spec.Mix) for the faults; nil
+// without roles.
+func (r *run) roleOf() func(client int) string {
+	if r.roles == nil {
+		return nil
+	}
+	roles, role := r.roles, r.role
+	return func(client int) string {
+		if client < 0 || client >= len(role) {
+			return ""
+		}
+		return roles[role[client]]
+	}
 }

@@ -97,6 +97,7 @@ func (o *observer) ForeignRelease() { o.rec.ForeignRelease(); o.prom.ForeignRele
 func (o *observer) WroteAfterLoss() { o.rec.WroteAfterLoss(); o.prom.WroteAfterLoss() }
 func (o *observer) FalseExtend()    { o.rec.FalseExtend(); o.prom.FalseExtend() }
 func (o *observer) FalseAcquire()   { o.rec.FalseAcquire(); o.prom.FalseAcquire() }
+func (o *observer) Overlapped()     { o.rec.Overlapped() } // the oracle's count is exported
 
 // The loop's events.
 

@@ -194,14 +194,46 @@ func (r *run) prepare() error {
 	// and zeroing the histograms (about 1.1 MB per shard, interval histograms
 	// included) is not the run's
 	// work, and must not count in its measured window or its CPU time.
-	r.recs = metrics.NewSet(sc.Clients)
+	// With client roles, each role's clients record into shards of their
+	// own (the role's figures).
+	r.role = make([]int, sc.Clients)
+	if err := r.assignRoles(); err != nil {
+		return err
+	}
+	r.recs = metrics.NewGroupedSet(r.role)
 	// Interval histograms: the timeline's latency and the .hlog file. Each
 	// client's values go to the histograms in batches; at an interval's
 	// end the sampler takes those of the operations that ended before it
 	// from a client that is still in an operation (metrics.Set.Settle).
 	r.recs.TrackIntervals()
 	if sc.Warmup > 0 { // warm-up figures go to a scratch set
-		r.scratch = metrics.NewSet(sc.Clients)
+		r.scratch = metrics.NewGroupedSet(r.role)
+	}
+	return nil
+}
+
+// assignRoles gives this process's clients their roles (Spec.Mix): the
+// mix's assignment over every segment's clients (workloads.Mix.Assign),
+// from client Env.ClientOffset on. Nothing without a mix.
+func (r *run) assignRoles() error {
+	sc := &r.sc
+	if sc.Mix == nil {
+		return nil
+	}
+	total := sc.Clients
+	if sc.Env.ScenarioClients > 0 {
+		total = sc.Env.ScenarioClients
+	}
+	all, err := sc.Mix.Assign(total)
+	if err != nil {
+		return err
+	}
+	if sc.Env.ClientOffset+sc.Clients > len(all) {
+		return fmt.Errorf("--mix: clients %d..%d of a scenario of %d", sc.Env.ClientOffset, sc.Env.ClientOffset+sc.Clients-1, total)
+	}
+	r.roles = sc.Mix.Roles()
+	for i := range r.role {
+		r.role[i] = slices.Index(r.roles, all[sc.Env.ClientOffset+i])
 	}
 	return nil
 }

@@ -54,6 +54,11 @@ type run struct {
 	live          *liveness.Sampler // its reader of the lock keys (nil: none)
 	liveApart     bool              // no reader: the lock is kept apart from its lock key (keptApart)
 	background    *bgRun            // the background traffic (nil: none)
+	// roles are the client roles in force (Spec.Mix.Roles(); nil without
+	// a mix), and role each local client's index in roles: recs and
+	// scratch group the clients by it.
+	roles []string
+	role  []int
 
 	// measure
 	runCtx              context.Context // its cause says why the run stopped

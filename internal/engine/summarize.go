@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/redisadmin"
 	"github.com/lockbench/lockbench/internal/report"
@@ -168,6 +170,7 @@ func (r *run) summarize() *metrics.Recorder {
 			raw.SetHist(report.HistMarginSecond, f.Second)
 		}
 	}
+	raw.Roles = r.roleRaw()
 	if sr, ok := r.locker.(strategies.StatsReporter); ok {
 		out.StrategyStats = sr.Stats()
 	}
@@ -208,6 +211,46 @@ func addOwn(a, b map[string]int64) map[string]int64 {
 	}
 	for k, v := range b {
 		out[k] += v
+	}
+	return out
+}
+
+// roleRaw is each client role's raw data (report.RoleRaw): its clients'
+// ops and histograms of the measured window, and their violation counts
+// over the whole run (warm-up included); nil without roles.
+func (r *run) roleRaw() map[string]*report.RoleRaw {
+	if r.roles == nil {
+		return nil
+	}
+	out := map[string]*report.RoleRaw{}
+	for g, name := range r.roles {
+		rr := &report.RoleRaw{}
+		for _, x := range r.role {
+			if x == g {
+				rr.Clients++
+			}
+		}
+		m := r.recs.TotalOf(g)
+		all := m
+		if r.scratch != nil {
+			all = metrics.NewRecorder()
+			all.Merge(m)
+			all.Merge(r.scratch.TotalOf(g))
+		}
+		rr.Ops = m.Ops
+		for kind, h := range map[string]*hdrhistogram.Histogram{report.HistOp: m.Op, report.HistAcquire: m.Acquire} {
+			if e := report.EncodeHist(h); e != "" {
+				if rr.Hists == nil {
+					rr.Hists = map[string]string{}
+				}
+				rr.Hists[kind] = e
+			}
+		}
+		rr.Violations = map[string]int64{
+			"overlap": all.Overlaps, "foreign_releases": all.ForeignReleases, "lost_leases": all.LostLeases,
+			"worked_after_loss": all.WorkedAfterLoss, "false_extends": all.FalseExtends, "false_acquires": all.FalseAcquires,
+		}
+		out[name] = rr
 	}
 	return out
 }

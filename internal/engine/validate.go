@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -170,6 +171,9 @@ func Validate(sc Scenario, l Layout) []error {
 	if known && sc.ConstantToken && !info.ConstantToken {
 		bad("--token constant: strategy %q keeps its own token (constant applies to %s)", sc.Strategy, strings.Join(constantTokenStrategies(), ", "))
 	}
+	if sc.Mix != nil && known {
+		errs = append(errs, validateMix(sc, info)...)
+	}
 	if known {
 		errs = append(errs, validateLayout(sc, info, l)...)
 	}
@@ -187,6 +191,55 @@ func Validate(sc Scenario, l Layout) []error {
 		bad("--segments %d exceeds --stock %d: segments would start empty", seg, stock)
 	}
 	return errs
+}
+
+// validateMix checks the client roles (Spec.Mix) against the strategy,
+// the workload and the clients: the read role needs a lock with a read
+// side (strategies.ReadLocker) and a workload with a read-only operation
+// (workloads.RoleRunner), the nested role a reentrant lock
+// (strategies.Reentrant); every role needs the lock (not a lock-free
+// strategy), a client at least, and no --read-ratio beside it.
+func validateMix(sc Scenario, info strategies.Info) []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	m := sc.Mix
+	if info.Lockless {
+		bad("--mix %s: strategy %s takes no lock, so its clients have no role to play", m, sc.Strategy)
+		return errs
+	}
+	wlRoles := workloads.RolesOf(sc.Workload)
+	for _, role := range m.Roles() {
+		switch {
+		case !slices.Contains(wlRoles, role):
+			bad("--mix %s: workload %s has no %s operation (it runs the roles %s)", m, sc.Workload, role, strings.Join(wlRoles, ", "))
+		case role == workloads.RoleRead && !info.Reads:
+			bad("--mix %s: strategy %s has no read side (the read role needs a read-write lock: %s)", m, sc.Strategy, strings.Join(strategiesWith(func(i strategies.Info) bool { return i.Reads }), ", "))
+		case role == workloads.RoleNested && !info.Reentrant:
+			bad("--mix %s: strategy %s is not reentrant (the nested role re-acquires the lock it holds: %s)", m, sc.Strategy, strings.Join(strategiesWith(func(i strategies.Info) bool { return i.Reentrant }), ", "))
+		}
+	}
+	if r, ok := registry.Pick(workloads.ParamsOf(sc.Workload), sc.Options)["read-ratio"].(float64); ok && r > 0 {
+		bad("--mix %s and --read-ratio %v: the read-ratio draws reads per operation, the mix gives clients roles; use one (--mix read=%v,write=%v)", m, r, r, 1-r)
+	}
+	total := sc.Clients
+	if sc.Env.ScenarioClients > 0 {
+		total = sc.Env.ScenarioClients
+	}
+	if _, err := m.Counts(total); err != nil {
+		errs = append(errs, err)
+	}
+	return errs
+}
+
+// strategiesWith lists the registered strategies whose Info has has.
+func strategiesWith(has func(strategies.Info) bool) []string {
+	var out []string
+	for _, e := range strategies.Entries() {
+		if has(e.Value) {
+			out = append(out, e.Name)
+		}
+	}
+	return out
 }
 
 // validateLayout checks the strategy's and the faults' needs against l.
@@ -208,6 +261,9 @@ func validateLayout(sc Scenario, info strategies.Info, l Layout) []error {
 		}
 	}
 	fl := faults.Layout{Kind: kind, Servers: l.Servers, External: l.External, Strategy: sc.Strategy}
+	if sc.Mix != nil {
+		fl.Roles = sc.Mix.Roles()
+	}
 	for _, f := range sc.Faults {
 		errs = append(errs, f.Check(fl)...)
 	}

@@ -252,6 +252,9 @@ type Layout struct {
 	// Strategy is the scenario's strategy, by name
 	// (strategies.TopologyOf(Strategy) is the layout it needs).
 	Strategy string
+	// Roles are the scenario's client roles (--mix; nil without): a
+	// fault's role= must name one of them.
+	Roles []string
 }
 
 func (l Layout) kind() strategies.Topology {

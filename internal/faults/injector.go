@@ -47,6 +47,10 @@ type Env struct {
 	// BeforeDeath, when set, runs right before Die's SIGKILL (to tell the
 	// parent the kill is its own).
 	BeforeDeath func()
+	// Role, when set, is each client's role (--mix; workloads.Roles), by
+	// its number in this process (strategies.Client.ID): a fault with
+	// role= takes only a client of that role. Nil: no roles.
+	Role func(client int) string
 }
 
 // The client hooks: a fault that acts through a client arms one
@@ -73,8 +77,8 @@ const (
 // Crasher makes a client die at a crash point ("after-setnx" in naive,
 // "after-acquire" after any acquire; strategies.Hooks).
 type Crasher interface {
-	// Crash reports whether the client dies at point: it never releases.
-	Crash(point string) bool
+	// Crash reports whether client dies at point: it never releases.
+	Crash(client int, point string) bool
 }
 
 // Canceller cancels the caller's context of a critical section.
@@ -350,15 +354,15 @@ func (in *Injector) pause(client int, g *strategies.Gate, point string) {
 	}
 }
 
-// Crash implements strategies.Hooks: whether the client dies at point (an
+// Crash implements strategies.Hooks: whether client dies at point (an
 // armed Crasher claims it).
-func (in *Injector) Crash(point string) bool {
+func (in *Injector) Crash(client int, point string) bool {
 	hs := in.hooks.Load()
 	if hs == nil {
 		return false
 	}
 	for _, c := range hs.crashers {
-		if c.Crash(point) {
+		if c.Crash(client, point) {
 			return true
 		}
 	}

@@ -15,7 +15,9 @@ import (
 // loops wait together, like a long GC pause. point=work (default) strikes
 // before its critical-section work, so a watchdog or Redlock holder can
 // still learn of the loss before it writes; point=write after that check,
-// right before the write (a GC pause between check and act).
+// right before the write (a GC pause between check and act). With role=
+// (--mix), the next client of that role: role=read pauses a reader
+// holding the read side.
 func init() {
 	Register("pause", Info{
 		Desc: "stop-the-world of one lock holder and its renewal loop",
@@ -23,9 +25,10 @@ func init() {
 			Span("for", "pause length; 0 = 2 x the TTL", 0),
 			{Name: "point", Doc: "where it strikes: work (before the critical-section work) or write (after the loss check, right before the write)",
 				Default: PointWork, Check: registry.OneOf(PointWork, PointWrite)},
+			roleParam("pause"),
 		},
 	}, func(v registry.Values) (Fault, error) {
-		return pause{d: v.Duration("for"), point: v.String("point")}, nil
+		return pause{d: v.Duration("for"), point: v.String("point"), role: v.String("role")}, nil
 	})
 }
 
@@ -33,9 +36,11 @@ func init() {
 type pause struct {
 	d     time.Duration // the pause; 0 = 2 x the TTL
 	point string        // PointWork or PointWrite
+	role  string        // the role of the client it takes ("" any)
 }
 
-func (pause) Check(Layout) []error { return nil }
+// Check refuses a role the scenario's clients do not play.
+func (p pause) Check(l Layout) []error { return checkRole("pause", p.role, l) }
 
 // Act arms the pause; its window begins and ends with the client that
 // takes it.
@@ -44,20 +49,21 @@ func (p pause) Act(_ context.Context, a *Action) {
 	if d == 0 {
 		d = 2 * a.Env().TTL
 	}
-	a.Arm(&pauseHook{a: a, d: d, point: p.point})
+	a.Arm(&pauseHook{a: a, d: d, point: p.point, role: p.role})
 }
 
 type pauseHook struct {
 	a     *Action
 	d     time.Duration
 	point string
+	role  string
 	taken atomic.Bool
 }
 
 // Pause takes the first client at the pause's point: its gate closes for
 // the pause and it waits there with its renewals.
 func (h *pauseHook) Pause(client int, g *strategies.Gate, point string) bool {
-	if point != h.point || !h.taken.CompareAndSwap(false, true) {
+	if point != h.point || !hasRole(h.a, client, h.role) || !h.taken.CompareAndSwap(false, true) {
 		return false
 	}
 	h.a.Disarm(h)
@@ -67,6 +73,9 @@ func (h *pauseHook) Pause(client int, g *strategies.Gate, point string) bool {
 	where := "inside its critical section"
 	if point == PointWrite {
 		where = "after its loss check, before its write"
+	}
+	if h.role != "" {
+		where += " (role " + h.role + ")"
 	}
 	h.a.End(fmt.Sprintf("client %d paused %v %s", client, h.d, where))
 	return true

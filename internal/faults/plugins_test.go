@@ -228,7 +228,7 @@ func window(t *testing.T, e registry.Entry[faults.Info]) {
 		in.Acquired()
 		in.Paused(0, &g)
 		in.PausedBeforeWrite(0, &g)
-		in.Crash(env.CrashPoint)
+		in.Crash(0, env.CrashPoint)
 		in.Cancels(0)
 		in.Kills(0) // a Killer's client would now call in.Die, which would kill this test
 	}

@@ -38,6 +38,7 @@ func (nopObs) FalseExtend()                           {}
 func (nopObs) FalseAcquire()                          {}
 func (nopObs) WriteRejected()                         {}
 func (nopObs) Read()                                  {}
+func (nopObs) Overlapped()                            {}
 
 // TestPorcupineAgrees runs "processes" against one real redis-server and
 // checks that Porcupine's lock model and Count agree, lock by lock. The

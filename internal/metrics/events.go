@@ -69,6 +69,10 @@ func (r *Recorder) WriteRejected() { r.Rejected++ }
 // Read counts a read-only operation.
 func (r *Recorder) Read() { r.Reads++ }
 
+// Overlapped counts an entry into a critical section that found a
+// conflicting holder inside (the oracle's overlap, on the entrant).
+func (r *Recorder) Overlapped() { r.Overlaps++ }
+
 // Completed counts a completed operation and records its latency.
 func (r *Recorder) Completed(latency time.Duration) {
 	r.Ops++

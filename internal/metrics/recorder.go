@@ -131,6 +131,10 @@ type Recorder struct {
 	// FalseAcquires counts granted acquires after which the lock key did
 	// not hold the lease's token (Worker's verify read).
 	FalseAcquires int64
+	// Overlaps counts this client's entries into a critical section that
+	// found a conflicting holder inside (Oracle.Enter, EnterRead): the
+	// oracle's overlaps, each on the client that entered.
+	Overlaps int64
 	// Errors counts Redis and other errors by kind (drivers.ErrorKind).
 	// Nil in a Set's client Recorder until its first error.
 	Errors map[string]int64
@@ -141,7 +145,7 @@ type Recorder struct {
 	// client's Recorder, written by another core, never shares a line with
 	// this one (Set keeps its Recorders in one slice, which starts on a
 	// line, as does NewRecorder's allocation of that size class).
-	_ [recorderSize - 240]byte
+	_ [recorderSize - 248]byte
 }
 
 // The sampler's states of Recorder.state.
@@ -345,6 +349,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.WorkedAfterLoss += o.WorkedAfterLoss
 	r.FalseExtends += o.FalseExtends
 	r.FalseAcquires += o.FalseAcquires
+	r.Overlaps += o.Overlaps
 	if len(o.Errors) > 0 && r.Errors == nil {
 		r.Errors, r.Samples = map[string]int64{}, map[string]string{}
 	}

@@ -105,25 +105,58 @@ type Set struct {
 	// steals counts the values Settle took (the sampler's alone).
 	settled []uint32
 	steals  int64
+	// group is each client's group (NewGroupedSet); group g's shards are
+	// shards[first[g]:first[g+1]].
+	group []int
+	first []int
 }
 
 // NewSet returns the Recorders of clients (>= 1) clients, empty.
-func NewSet(clients int) *Set {
+func NewSet(clients int) *Set { return NewGroupedSet(make([]int, clients)) }
+
+// NewGroupedSet returns the Recorders of len(groups) (>= 1) clients,
+// empty, client i in group groups[i] (0, 1, ...: a client role, --mix).
+// The S shards (see Set) are split between the groups in proportion to
+// their clients, at least one each, and no shard holds clients of two
+// groups: TotalOf(g) is the histograms of group g's clients alone. With
+// one group it is NewSet.
+func NewGroupedSet(groups []int) *Set {
+	clients := len(groups)
 	s := max(maxShards, 4*runtime.GOMAXPROCS(0))
 	buf := sharedLen
 	if clients <= s {
 		s, buf = clients, pendingLen
 	}
-	set := &Set{recs: make([]Recorder, clients), shards: make([]Shard, s)}
+	ng := 1
+	for _, g := range groups {
+		ng = max(ng, g+1)
+	}
+	count := make([]int, ng)
+	for _, g := range groups {
+		count[g]++
+	}
+	set := &Set{recs: make([]Recorder, clients), group: append([]int(nil), groups...),
+		first: make([]int, ng+1)}
+	per := make([]int, ng)
+	for g, c := range count {
+		if c > 0 {
+			per[g] = max(1, c*s/clients) // with clients <= S: one shard per client
+		}
+		set.first[g+1] = set.first[g] + per[g]
+	}
+	set.shards = make([]Shard, set.first[ng])
 	for i := range set.shards {
 		set.shards[i].h = newHists()
 	}
 	// One slab for every buffer: whole cache lines each, none shared.
 	slab := make([]uint32, clients*buf)
+	seen := make([]int, ng)
 	for i := range set.recs {
 		r := &set.recs[i]
+		g := groups[i]
 		r.pending = slab[i*buf : (i+1)*buf : (i+1)*buf]
-		r.shard = &set.shards[i%s]
+		r.shard = &set.shards[set.first[g]+seen[g]%per[g]]
+		seen[g]++
 		r.epoch = &set.epoch
 		r.stagger()
 	}
@@ -308,6 +341,24 @@ func (s *Set) Total() *Recorder {
 	}
 	for i := range s.shards {
 		t.Hists.merge(&s.shards[i].h)
+	}
+	return t
+}
+
+// TotalOf is Total of group g's clients alone (NewGroupedSet): their
+// counters and the histograms of their shards. Call it when no client
+// records any more.
+func (s *Set) TotalOf(g int) *Recorder {
+	t := NewRecorder()
+	for i := range s.recs {
+		if s.group[i] == g {
+			t.Merge(&s.recs[i])
+		}
+	}
+	if g+1 < len(s.first) {
+		for i := s.first[g]; i < s.first[g+1]; i++ {
+			t.Hists.merge(&s.shards[i].h)
+		}
 	}
 	return t
 }

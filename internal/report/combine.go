@@ -105,6 +105,9 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 		o.Background = bg
 		o.Handover = addHandover(o.Handover, r.Handover, mode)
 		o.RenewalMargin = addRenewalMargin(o.RenewalMargin, r.RenewalMargin)
+		if o.Roles, err = addRoles(o.Roles, r.Roles, mode); err != nil {
+			return Scenario{}, fmt.Errorf("%s: %w", s.Name(), err)
+		}
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
 		o.CostOps += r.CostOps
 		o.SharedCost = o.SharedCost || r.SharedCost
@@ -284,6 +287,7 @@ func cloneRaw(r *Raw) *Raw {
 	}
 	c.LoadRates = slices.Clone(r.LoadRates)
 	c.Background = cloneBackground(r.Background)
+	c.Roles = cloneRoles(r.Roles)
 	if r.Handover != nil {
 		h := *r.Handover
 		c.Handover = &h

@@ -26,6 +26,8 @@ var ErrInvariant = errors.New("result invariant broken")
 //   - the background traffic's counts (raw.background) add up per
 //     command kind: offered = sent + dropped, sent = done + errors, and
 //     its latency histogram has one value per command done.
+//   - with client roles (--mix), the roles' ops sum to ops, their
+//     clients to clients, and each role's latency has one value per op.
 //
 // Errors wrap ErrInvariant and name the scenario and the figures.
 func Check(r *Run) error {
@@ -85,6 +87,9 @@ func checkScenario(r *Run, s *Scenario) error {
 		}
 	}
 	if err := checkBackground(raw.Background); err != nil {
+		return err
+	}
+	if err := checkRoles(s); err != nil {
 		return err
 	}
 	if !s.HasCeiling() || s.Counters.Reads > 0 || s.Violations.Overlap > 0 {
@@ -148,6 +153,27 @@ func checkBackground(b *BackgroundRaw) error {
 		if n != c.Done {
 			return fmt.Errorf("raw.background.commands.%s: %d done, but its histogram has %d values", name, c.Done, n)
 		}
+	}
+	return nil
+}
+
+// checkRoles: the client roles' ops and clients sum to the scenario's,
+// and each role's latency count is its ops.
+func checkRoles(s *Scenario) error {
+	if len(s.Roles) == 0 {
+		return nil
+	}
+	var ops int64
+	clients := 0
+	for name, r := range s.Roles {
+		if r.LatencyMS.Count != r.Ops {
+			return fmt.Errorf("role %s: ops %d, but its operation histogram has %d values", name, r.Ops, r.LatencyMS.Count)
+		}
+		ops += r.Ops
+		clients += r.Clients
+	}
+	if ops != s.Ops || clients != s.Clients {
+		return fmt.Errorf("the roles' ops sum to %d and their clients to %d; the scenario has %d ops and %d clients", ops, clients, s.Ops, s.Clients)
 	}
 	return nil
 }

@@ -152,6 +152,22 @@ func buildMetrics() []Metric {
 				}
 				return float64(s.RenewalMargin.LateRenewals)
 			}})
+	for _, role := range RoleNames {
+		has := func(s Scenario) bool { _, ok := s.Roles[role]; return ok }
+		acq := func(of func(metrics.Latency) float64) func(Scenario) float64 {
+			return func(s Scenario) float64 { return of(s.Roles[role].AcquireMS) }
+		}
+		acqKnown := func(s Scenario) bool { return has(s) && LatencyMeasured(s.Roles[role].AcquireMS) }
+		ms = append(ms,
+			Metric{Name: "role_" + role + "_ops", Doc: "client roles: operations the " + role + " role's clients completed in the measured window (not measured without --mix " + role + "=...)",
+				Known: has, Of: func(s Scenario) float64 { return float64(s.Roles[role].Ops) }},
+			Metric{Name: "role_" + role + "_acquire_p50_ms", Doc: "client roles: median acquire wait of the " + role + " role's clients, ms (not measured as role_" + role + "_ops, nor without a granted acquire)",
+				Known: acqKnown, Of: acq(func(l metrics.Latency) float64 { return l.P50 })},
+			Metric{Name: "role_" + role + "_acquire_p99_ms", Doc: "client roles: 99th percentile of the acquire wait of the " + role + " role's clients, ms (not measured as role_" + role + "_acquire_p50_ms)",
+				Known: acqKnown, Of: acq(func(l metrics.Latency) float64 { return l.P99 })},
+			Metric{Name: "role_" + role + "_violations", Doc: "client roles: the violations counted on the " + role + " role's clients (overlaps on the client that entered, and its foreign releases, lost leases, work after loss, false extends and false acquires; not measured as role_" + role + "_ops)",
+				Known: has, Of: func(s Scenario) float64 { return float64(s.Roles[role].ViolationsTotal) }})
+	}
 	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind (not measured in a follower segment's file, which lacks the end checks)",
 		Of:    func(s Scenario) float64 { return float64(s.Violations.Total()) },
 		Known: func(s Scenario) bool { return s.Violations.EndCheck != EndCheckNotRun }})

@@ -121,6 +121,10 @@ type Raw struct {
 	// renewal_margin_first and renewal_margin_second histograms in Hists):
 	// absent for a strategy that does not renew.
 	RenewalMargin *RenewalMarginRaw `json:"renewal_margin,omitempty"`
+	// Roles are the client roles' data (--mix), by role (RoleNames):
+	// each role's clients, ops, histograms and violations. Absent without
+	// --mix (nothing measured per role).
+	Roles map[string]*RoleRaw `json:"roles,omitempty"`
 }
 
 // ServerCost is one set of servers' cost over a cost window.
@@ -253,6 +257,11 @@ func Derive(s *Scenario) error {
 	}
 	s.Handover = deriveHandover(r.Handover, r.WindowS, hs[HistHandoverGap])
 	s.RenewalMargin = deriveRenewalMargin(r.RenewalMargin, hs[HistMarginFirst], hs[HistMarginSecond])
+	roles, err := deriveRoles(r.Roles, r.WindowS)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	s.Roles = roles
 	s.Fairness = Fairness{LongestWaitMS: s.AcquireMS.Max}
 	if s.HasJain() {
 		// With a client ramp the clients ran for different times, so their

@@ -232,6 +232,11 @@ type Scenario struct {
 	// (derived from Raw.RenewalMargin; absent for a strategy that does not
 	// renew).
 	RenewalMargin *RenewalMargin `json:"renewal_margin,omitempty"`
+	// Roles are the figures of each client role (--mix), by role
+	// (RoleNames), derived from Raw.Roles: clients, ops, latency, acquire
+	// wait and violations of the clients of that role. Absent without
+	// --mix.
+	Roles map[string]Role `json:"roles,omitempty"`
 	// StopError is the failure that stopped an aborted scenario (stop
 	// reason "aborted").
 	StopError string `json:"stop_error,omitempty"`
@@ -368,7 +373,8 @@ type Counters struct {
 	// Rejected counts writes a guard refused (optimistic check, fencing
 	// token, conditional decrement).
 	Rejected int64 `json:"rejected"`
-	// Reads counts read-only operations (--read-ratio), included in ops.
+	// Reads counts read-only operations (--read-ratio, the read role of
+	// --mix), included in ops.
 	Reads int64 `json:"reads"`
 	// Cancelled counts critical sections whose caller's context the cancel
 	// fault cancelled.
