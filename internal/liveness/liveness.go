@@ -134,10 +134,11 @@ type Tracker struct {
 	// not with every token that died in the retention window.
 	watch        map[*entry]struct{}
 	fresh, aging []deadRef
-	// released are tokens freed by their own release, kept for two
+	// released are tokens freed by their own release, by the client that
+	// released them (-1: a client out of range), kept for two
 	// generations of the TTL to tell renewals sent after a release (only
 	// once a renewal was seen: strategies that never renew keep nothing).
-	released, releasedPrev map[tokKey]struct{}
+	released, releasedPrev map[tokKey]int32
 	rotated                time.Duration
 	ttf                    *hdrhistogram.Histogram // µs
 	orphans                int64
@@ -202,7 +203,7 @@ type ownSlot struct {
 // locks whose lease is ttl.
 func NewTracker(clients int, ttl time.Duration) *Tracker {
 	return &Tracker{ttl: ttl, m: map[tokKey]*entry{}, cl: make([]clientState, clients),
-		dead: map[*entry]struct{}{}, watch: map[*entry]struct{}{}, released: map[tokKey]struct{}{}, ttf: metrics.NewHistogram(),
+		dead: map[*entry]struct{}{}, watch: map[*entry]struct{}{}, released: map[tokKey]int32{}, ttf: metrics.NewHistogram(),
 		shareAges: metrics.NewHistogram()}
 }
 
@@ -422,12 +423,26 @@ func (t *Tracker) Renewing(key, token string) {
 	t.mu.Lock()
 	e := t.m[k]
 	bad := e != nil && e.st == dead
+	by := int32(-1) // the client that released it
 	if e == nil {
-		_, r1 := t.released[k]
-		_, r2 := t.releasedPrev[k]
-		bad = r1 || r2
+		id, r1 := t.released[k]
+		if !r1 {
+			id, r1 = t.releasedPrev[k]
+		}
+		bad, by = r1, id
 	}
 	t.mu.Unlock()
+	if bad && by >= 0 {
+		// A token its client sent again after releasing it (a reentrant
+		// lock's token is its owner, the same at every acquire) is live
+		// again when that client's own entry holds it.
+		if c := t.client(int(by)); c != nil {
+			c.mu.Lock()
+			again := c.lookup(k) != nil
+			c.mu.Unlock()
+			bad = !again
+		}
+	}
 	if bad {
 		t.orphanRenewals.Add(1)
 	}
@@ -545,7 +560,7 @@ func (t *Tracker) ExitAt(client int, key, token string, how How, start, now time
 			if t.renews.Load() {
 				t.mu.Lock()
 				t.rotate(now)
-				t.released[k] = struct{}{}
+				t.released[k] = int32(client)
 				t.mu.Unlock()
 			}
 		}
@@ -576,7 +591,7 @@ func (t *Tracker) exit(c *clientState, e *entry, how How, start, now time.Durati
 		t.drop(c, e)
 		if t.renews.Load() {
 			t.rotate(now)
-			t.released[e.k] = struct{}{}
+			t.released[e.k] = e.client
 		}
 	case NotOwner:
 		t.drop(c, e)
@@ -652,5 +667,5 @@ func (t *Tracker) rotate(now time.Duration) {
 		return
 	}
 	t.rotated = now
-	t.releasedPrev, t.released = t.released, map[tokKey]struct{}{}
+	t.releasedPrev, t.released = t.released, map[tokKey]int32{}
 }

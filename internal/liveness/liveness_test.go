@@ -237,3 +237,25 @@ func TestShareAgeRecordedOnce(t *testing.T) {
 		t.Fatalf("after its token was sent again: %d ages (share %v), want the one recorded", h.TotalCount(), e.share)
 	}
 }
+
+// A token its client sends again after releasing it (a reentrant lock's
+// token is its owner, the same at every acquire) is live again: the new
+// holder's renewals are no orphan renewals, and a renewal after the
+// second release is one.
+func TestRenewingReusedToken(t *testing.T) {
+	tr := NewTracker(2, 1e9)
+	for round := range 3 {
+		tr.Sent(client(0), "k", "owner")
+		tr.Acquired(0, "k", "owner")
+		tr.Renewing("k", "owner")
+		tr.Renewing("k", "owner")
+		tr.Exit(0, "k", "owner", Released, metrics.Now())
+		if n := tr.orphanRenewals.Load(); n != int64(round) {
+			t.Fatalf("round %d: orphan renewals %d, want %d (one after each earlier release)", round, n, round)
+		}
+		tr.Renewing("k", "owner") // after its release: an orphan renewal
+	}
+	if n := tr.orphanRenewals.Load(); n != 3 {
+		t.Fatalf("orphan renewals %d, want 3", n)
+	}
+}
