@@ -41,7 +41,10 @@ func roleParam(verb string) registry.Param {
 // (Layout.Roles); nothing for "".
 func checkRole(fault, role string, l Layout) []error {
 	if role != "" && !slices.Contains(l.Roles, role) {
-		return []error{fmt.Errorf("fault %s: role=%s, but no client plays it (give the clients roles with --mix, e.g. --mix %s=0.5,...)", fault, role, role)}
+		if len(l.Roles) > 0 {
+			return []error{fmt.Errorf("fault %s: role=%s, but no client plays it (--mix gives the roles %s)", fault, role, strings.Join(l.Roles, ", "))}
+		}
+		return []error{fmt.Errorf("fault %s: role=%s, but no client plays it: the clients have no roles (give them roles with --mix, e.g. --mix %s=0.5,...)", fault, role, role)}
 	}
 	return nil
 }

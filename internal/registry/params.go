@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -483,11 +484,16 @@ func Positive(v any) error {
 	return nil
 }
 
-// OneOf accepts the strings listed: "X is not one of a, b".
+// OneOf accepts the strings listed: "X is not one of a, b" (an empty
+// string listed as "").
 func OneOf(valid ...string) func(any) error {
 	return func(v any) error {
 		if s, ok := v.(string); ok && !slices.Contains(valid, s) {
-			return fmt.Errorf("%q is not one of %s", s, strings.Join(valid, ", "))
+			names := make([]string, len(valid))
+			for i, n := range valid {
+				names[i] = cmp.Or(n, `""`)
+			}
+			return fmt.Errorf("%q is not one of %s", s, strings.Join(names, ", "))
 		}
 		return nil
 	}
