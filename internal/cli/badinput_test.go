@@ -48,6 +48,8 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--resource", "separate", "--resource-addr", "127.0.0.1:2"}, code: 2, want: "--resource-addr goes with --addr and --resource separate"},
 	{args: []string{"run", "--resource", "separate", "--addr", "127.0.0.1:1"}, code: 2, want: "--resource separate with --addr needs --resource-addr"},
 	{args: []string{"run", "--resource", "separate", "--addr", "127.0.0.1:1", "--resource-addr", "127.0.0.1:0"}, code: 2, want: "--resource-addr \"127.0.0.1:0\": want host:port"},
+	{args: []string{"run", "--resource", "separate", "--addr", "127.0.0.1:1", "--resource-addr", "127.0.0.1:1"}, code: 2, want: "--resource-addr 127.0.0.1:1 is one of --addr's servers"},
+	{args: []string{"run", "--resource", "separate", "--addr", "redis://127.0.0.1:1/2", "--resource-addr", "redis://127.0.0.1:1/3"}, code: 2, want: "--resource-addr 127.0.0.1:1 is one of --addr's servers"},
 	{args: []string{"run", "--resource", "separate", "--workload", "lock-cycle"}, code: 2, want: "--resource separate: workload lock-cycle writes no protected data"},
 	{args: []string{"run", "--resource", "separate", "--strategy", "sql-rowlock"}, code: 2, want: "--resource separate: sql-rowlock keeps its data in MariaDB rows"},
 	{args: []string{"run", "--resource", "separate", "--backend", "docker"}, code: 2, want: "it needs --backend local"},

@@ -72,7 +72,7 @@ func validate(f *runFlags) (*plan, error) {
 	s := b.timing()
 	addrs, conn, connErrs := parseConn(f)
 	b.add(connErrs...)
-	resource := b.resource(conn)
+	resource := b.resource(conn, addrs)
 	b.outputs()
 	b.arrivals(&s)
 	b.clientRampChecks()
@@ -302,9 +302,11 @@ func (b *planBuilder) outputs() {
 // resource checks --resource separate against --addr, --resource-addr,
 // --backend and execution segments, and returns the --resource-addr
 // server, reached with conn's login and TLS unless its URL gives a login
-// (nil: none given). --resource-addr without --resource separate and
-// --addr is flagRules'.
-func (b *planBuilder) resource(conn drivers.Endpoint) *engine.Node {
+// (nil: none given). A --resource-addr that is one of addrs (the lock's
+// servers, host:port as given) is refused: the resource must be another
+// server. --resource-addr without --resource separate and --addr is
+// flagRules'.
+func (b *planBuilder) resource(conn drivers.Endpoint, addrs []string) *engine.Node {
 	f := b.f
 	if f.resource != engine.ResourceSeparate {
 		return nil
@@ -334,6 +336,10 @@ func (b *planBuilder) resource(conn drivers.Endpoint) *engine.Node {
 		b.bad("--resource-addr: a rediss:// URL takes TLS, and the resource is reached with --addr's TLS settings: use TLS on both or on neither")
 	}
 	n := engine.Node{Addr: net.JoinHostPort(host, port), Username: conn.Username, Password: conn.Password, DB: conn.DB, TLS: conn.TLS}
+	if slices.Contains(addrs, n.Addr) {
+		b.bad("--resource-addr %s is one of --addr's servers: the resource must be a server of its own, which the storage's token check and the lock do not share", n.Addr)
+		return nil
+	}
 	if u.user != "" || u.password != "" {
 		n.Username, n.Password = u.user, u.password
 	}

@@ -121,7 +121,7 @@ func (t *topologies) checkResource(ctx context.Context, n engine.Node) error {
 		return fmt.Errorf("count the keys on the resource %s to check that its database is empty (--allow-nonempty skips the check): %w", n.Addr, err)
 	}
 	if keys > 0 {
-		return usageError{fmt.Errorf("refusing to run on the resource %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keys)}
+		return usageError{fmt.Errorf("refusing to run on the resource %s: its database already holds %s; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keysText(keys))}
 	}
 	return nil
 }
@@ -330,7 +330,7 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 			keys -= ourKeys(ctx, d, t.plan.segRunID) // the other segments' of this run
 			if keys > 0 {
 				d.Close()
-				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %d keys; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keys)}
+				return usageError{fmt.Errorf("refusing to run on %s: its database already holds %s; lockbench only ever touches keys under lockbench:<run-id>:, but pass --allow-nonempty to confirm", n.Addr, keysText(keys))}
 			}
 		}
 		if kind == strategies.Replicated {
@@ -467,4 +467,12 @@ func probeVersion(ctx context.Context, driver string, nodes []engine.Node) (stri
 		return "", fmt.Errorf("read the Redis version from %s: %w", nodes[0].Addr, err)
 	}
 	return v, nil
+}
+
+// keysText is n keys in words: "1 key", "2 keys".
+func keysText[N int | int64](n N) string {
+	if n == 1 {
+		return "1 key"
+	}
+	return fmt.Sprintf("%d keys", n)
 }
