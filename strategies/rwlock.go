@@ -55,15 +55,22 @@ func (s readSide) TryAcquire(ctx context.Context, key string) (Lease, error) {
 // oracle). The deadlines are in the server's time (TIME), as the key's
 // own expiry is: client clocks do not matter, and a jump of the server's
 // clock moves both alike.
+//
+// rwPrelude reads the whole hash (HGETALL) and leaves, for the script
+// after it, live (a live holder field's hold count), dl (its deadline, as
+// stored) and last (the latest deadline): every acquire and release costs
+// O(holders), as Redisson's read lock's release walks every holder's
+// timeout keys.
 const rwPrelude = `local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local live, last = {}, 0
+local live, dl, last = {}, {}, 0
 local kv = redis.call('hgetall', KEYS[1])
 for i = 1, #kv, 2 do
-	local n, d = string.match(kv[i + 1], '^(%d+):(%d+)$')
-	d = tonumber(d)
+	local n, ds = string.match(kv[i + 1], '^(%d+):(%d+)$')
+	local d = tonumber(ds)
 	if d and d > now then
 		live[kv[i]] = tonumber(n)
+		dl[kv[i]] = ds
 		last = math.max(last, d)
 	else
 		redis.call('hdel', KEYS[1], kv[i])
@@ -109,8 +116,7 @@ if not n then
 	return nil
 end
 if n > 1 then
-	local v = redis.call('hget', KEYS[1], ARGV[1])
-	redis.call('hset', KEYS[1], ARGV[1], (n - 1) .. string.sub(v, string.find(v, ':'), -1))
+	redis.call('hset', KEYS[1], ARGV[1], (n - 1) .. ':' .. dl[ARGV[1]])
 	return 0
 end
 redis.call('hdel', KEYS[1], ARGV[1])
@@ -120,8 +126,7 @@ if redis.call('exists', KEYS[1]) == 0 then
 end
 last = 0
 for f in pairs(live) do
-	local d = tonumber(string.match(redis.call('hget', KEYS[1], f), ':(%d+)$'))
-	last = math.max(last, d)
+	last = math.max(last, tonumber(dl[f]))
 end
 redis.call('pexpire', KEYS[1], last - now)
 return 0`)

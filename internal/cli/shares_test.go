@@ -1,78 +1,14 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/report"
-	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/internal/testlocks"
 )
-
-// cli-whole-key-readers (this test binary only) is a lock of shares only
-// (every holder a reader) in one hash whose field is the holder's owner
-// id, as rwlock's readers, except that each acquire extends the whole
-// hash (PEXPIRE): a dead reader's share lives as long as other readers
-// keep arriving.
-func init() {
-	strategies.Register("cli-whole-key-readers", strategies.Info{Desc: "test only: readers' shares in one hash, every acquire extending the whole hash"},
-		func(c strategies.Config) (strategies.Locker, error) {
-			return cliReaders{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil
-		})
-}
-
-var (
-	cliReadersTake = drivers.NewScript(`redis.call('hincrby', KEYS[1], ARGV[2], 1)
-redis.call('pexpire', KEYS[1], ARGV[1])
-return 1`)
-	cliReadersDrop = drivers.NewScript(`if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-	return 0
-end
-if redis.call('hincrby', KEYS[1], ARGV[1], -1) <= 0 then
-	redis.call('hdel', KEYS[1], ARGV[1])
-end
-return 1`)
-)
-
-type cliReaders struct {
-	d      drivers.Driver
-	ttl    time.Duration
-	tokens strategies.TokenTracker
-}
-
-func (r cliReaders) TryAcquire(ctx context.Context, key string) (strategies.Lease, error) {
-	owner := strategies.ClientFrom(ctx).Owner
-	if r.tokens != nil {
-		r.tokens.Sent(ctx, key, owner)
-	}
-	if _, err := r.d.Eval(ctx, cliReadersTake, []string{key}, strconv.FormatInt(r.ttl.Milliseconds(), 10), owner); err != nil {
-		return nil, err
-	}
-	return cliReaderLease{r: r, key: key, owner: owner}, nil
-}
-
-type cliReaderLease struct {
-	r          cliReaders
-	key, owner string
-}
-
-func (l cliReaderLease) Key() string   { return l.key }
-func (l cliReaderLease) Token() string { return l.owner }
-func (l cliReaderLease) Release(ctx context.Context) error {
-	v, err := l.r.d.Eval(ctx, cliReadersDrop, []string{l.key}, l.owner)
-	if err != nil {
-		return err
-	}
-	if v.Int == 0 {
-		return strategies.ErrNotOwner
-	}
-	return nil
-}
 
 // orphan_shares end to end, in the result file, --fail-on and show: two
 // readers crashed while holding, among readers that keep coming, are 2
@@ -94,9 +30,9 @@ func TestOrphanSharesFigures(t *testing.T) {
 		}
 		return r.Scenarios[0], out, err
 	}
-	bad, badFile, err := run("cli-whole-key-readers")
+	bad, badFile, err := run(testlocks.WholeKeyReaders)
 	if l := bad.Liveness; err == nil || l == nil || l.OrphanShares != 2 || l.OrphanShareAgeMS.Count != 2 || l.OrphanShareAgeMS.Max < 2100 {
-		t.Fatalf("cli-whole-key-readers: liveness %+v, --fail-on error %v; want 2 orphan shares older than 2 x TTL and an error", l, err)
+		t.Fatalf("%s: liveness %+v, --fail-on error %v; want 2 orphan shares older than 2 x TTL and an error", testlocks.WholeKeyReaders, l, err)
 	}
 	good, _, err := run("rwlock")
 	if l := good.Liveness; err != nil || l == nil || !l.Measured || l.OrphanShares != 0 || l.OrphanLocks != 2 {

@@ -2,15 +2,13 @@ package engine_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
-	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/internal/testlocks"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -50,7 +48,7 @@ func TestOrphanShares(t *testing.T) {
 	for _, tc := range []struct {
 		strategy string
 		want     int64
-	}{{"test-whole-key-readers", 2}, {"rwlock", 0}} {
+	}{{testlocks.WholeKeyReaders, 2}, {"rwlock", 0}} {
 		t.Run(tc.strategy, func(t *testing.T) {
 			res := sharesRun(t, tc.strategy, 2)
 			l := res.Liveness
@@ -66,64 +64,4 @@ func TestOrphanShares(t *testing.T) {
 			}
 		})
 	}
-}
-
-// test-whole-key-readers (registered in this test binary only) is a lock
-// of shares only (every holder a reader), in one hash whose field is the
-// holder's owner id, as rwlock's readers: each acquire extends the whole
-// hash (PEXPIRE), so a dead reader's share lives as long as other readers
-// keep arriving, the defect orphan_shares names.
-func init() {
-	strategies.Register("test-whole-key-readers", strategies.Info{Desc: "test only: readers' shares in one hash, every acquire extending the whole hash"},
-		func(c strategies.Config) (strategies.Locker, error) {
-			return wholeKeyReaders{d: c.Nodes[0], ttl: c.TTL, tokens: c.Tokens}, nil
-		})
-}
-
-var (
-	wholeKeyTake = drivers.NewScript(`redis.call('hincrby', KEYS[1], ARGV[2], 1)
-redis.call('pexpire', KEYS[1], ARGV[1])
-return 1`)
-	wholeKeyDrop = drivers.NewScript(`if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-	return 0
-end
-if redis.call('hincrby', KEYS[1], ARGV[1], -1) <= 0 then
-	redis.call('hdel', KEYS[1], ARGV[1])
-end
-return 1`)
-)
-
-type wholeKeyReaders struct {
-	d      drivers.Driver
-	ttl    time.Duration
-	tokens strategies.TokenTracker
-}
-
-func (w wholeKeyReaders) TryAcquire(ctx context.Context, key string) (strategies.Lease, error) {
-	owner := strategies.ClientFrom(ctx).Owner
-	if w.tokens != nil {
-		w.tokens.Sent(ctx, key, owner)
-	}
-	if _, err := w.d.Eval(ctx, wholeKeyTake, []string{key}, strconv.FormatInt(w.ttl.Milliseconds(), 10), owner); err != nil {
-		return nil, err
-	}
-	return wholeKeyLease{w: w, key: key, owner: owner}, nil
-}
-
-type wholeKeyLease struct {
-	w          wholeKeyReaders
-	key, owner string
-}
-
-func (l wholeKeyLease) Key() string   { return l.key }
-func (l wholeKeyLease) Token() string { return l.owner }
-func (l wholeKeyLease) Release(ctx context.Context) error {
-	r, err := l.w.d.Eval(ctx, wholeKeyDrop, []string{l.key}, l.owner)
-	if err != nil {
-		return err
-	}
-	if r.Int == 0 {
-		return strategies.ErrNotOwner
-	}
-	return nil
 }

@@ -614,10 +614,14 @@ func (t *Tracker) drop(c *clientState, e *entry) {
 }
 
 // kill marks e dead since at (t.mu held): at a holder's exit (exit), or
-// in a failed acquire, answered or not (see Refused).
+// in a failed acquire, answered or not (see Refused). An entry already
+// dead and counted as an orphan share (exit with Abandoned of a map
+// entry) ends that dead life here: its age is recorded first, so that
+// orphan_shares and the ages keep one age per share.
 func (t *Tracker) kill(e *entry, at time.Duration, exit, answered bool) {
+	t.endShare(e)
 	e.st, e.since, e.exit, e.freed, e.answered = dead, at, exit, false, answered
-	e.share, e.shareRef = false, 0
+	e.shareRef = 0
 	if exit {
 		e.shareRef = at // its last lease began before its holder's exit
 	}
@@ -640,14 +644,20 @@ func (t *Tracker) kill(e *entry, at time.Duration, exit, answered bool) {
 // confirmed acquire, or gone from the servers (forget). An orphan share's
 // age is recorded here, once.
 func (t *Tracker) untrack(e *entry) {
-	if e.share {
-		e.share = false
-		_ = t.shareAges.RecordValue(max(1, (e.lastSeen - e.since).Microseconds()))
-	}
+	t.endShare(e)
 	if e.tracked {
 		e.tracked = false
 		delete(t.dead, e)
 		delete(t.watch, e)
+	}
+}
+
+// endShare records the age of e's orphan share, if it is one, from its
+// death to the last read that saw it, and clears the flag (t.mu held).
+func (t *Tracker) endShare(e *entry) {
+	if e.share {
+		e.share = false
+		_ = t.shareAges.RecordValue(max(1, (e.lastSeen - e.since).Microseconds()))
 	}
 }
 

@@ -259,3 +259,44 @@ func TestRenewingReusedToken(t *testing.T) {
 		t.Fatalf("orphan renewals %d, want 3", n)
 	}
 }
+
+// A dead entry already counted as an orphan share and killed again (an
+// Abandoned exit reported twice for one map entry) keeps one age per
+// share: orphan_shares and the ages' count stay equal through each dead
+// life, the first life's age recorded when the second begins.
+func TestShareAgeKilledAgain(t *testing.T) {
+	tr := NewTracker(1, time.Second)
+	tr.Sent(client(0), "k", "r0")
+	tr.Acquired(0, "k", "r0")
+	tr.Exit(0, "k", "r0", Abandoned, metrics.Now())
+	e, _ := tr.find(tokKey{"k", "r0"})
+	if e == nil || e.st != dead {
+		t.Fatalf("r0: %+v, want dead at its exit", e)
+	}
+	// countShare does what a read past the grace does (Sampler.sample).
+	countShare := func() {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		e.share, e.lastSeen = true, e.since+5*time.Second
+		tr.orphanShares++
+	}
+	check := func(when string, want int64) {
+		t.Helper()
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		if n := tr.shareAgeHist().TotalCount(); n != tr.orphanShares || n != want {
+			t.Fatalf("%s: %d ages, orphan_shares %d; want %d of each", when, n, tr.orphanShares, want)
+		}
+	}
+	countShare()
+	check("counted", 1)
+	tr.Exit(0, "k", "r0", Abandoned, metrics.Now()) // the same map entry again
+	if e2, _ := tr.find(tokKey{"k", "r0"}); e2 != e || e.st != dead || e.share {
+		t.Fatalf("r0 after its second exit: %+v, want the same entry dead, not yet a share again", e2)
+	}
+	check("killed again", 1)
+	countShare() // its second dead life is a share too
+	check("counted again", 2)
+	tr.Sent(client(0), "k", "r0") // its owner's next acquire ends it
+	check("sent again", 2)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
+	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology/topotest"
 	"github.com/lockbench/lockbench/strategies"
 )
@@ -163,11 +164,18 @@ func TestSamplerReadsHashAndStringKeys(t *testing.T) {
 // (Sampler.NotTokens, from strategies.NonTokenFields) the key holds only
 // a dead token and counts once in held_past_ttl; without, "mode" is a
 // field the registry does not know, read as a live holder's, and the key
-// never counts (0). The dead field is an orphan either way.
+// never counts (0). The dead field is an orphan either way. The test
+// polls the figures (up to 10 s) instead of sleeping a fixed time: the
+// declared case until its key is counted, the other until its reads span
+// one TTL more than the declared case's did when counted.
 func TestSamplerNotTokens(t *testing.T) {
 	d, _ := topotest.Server(t)
 	ctx := context.Background()
-	const ttl = 50 * time.Millisecond
+	const ttl = time.Second
+	span := func(l report.Liveness) time.Duration { // first read to last
+		return time.Duration(l.ResolutionMS * 1e6 * float64(max(l.Samples-1, 0)))
+	}
+	var declaredSpan time.Duration // the declared case's reads when counted
 	for _, declared := range []bool{true, false} {
 		tr := liveness.NewTracker(1, ttl)
 		c0 := strategies.WithClient(ctx, strategies.Client{ID: 0})
@@ -178,12 +186,28 @@ func TestSamplerNotTokens(t *testing.T) {
 		tr.Acquired(0, "n:rw", "reader-0")
 		tr.Exit(0, "n:rw", "reader-0", liveness.Abandoned, metrics.Now())
 		time.Sleep(time.Millisecond) // the reads begin after the death
-		smp := &liveness.Sampler{T: tr, Nodes: []drivers.Driver{d}, Quorum: 1, Keys: []string{"n:rw"}, Interval: 5 * time.Millisecond}
+		smp := &liveness.Sampler{T: tr, Nodes: []drivers.Driver{d}, Quorum: 1, Keys: []string{"n:rw"}, Interval: 20 * time.Millisecond}
 		if declared {
 			smp.NotTokens = []string{"mode"}
 		}
 		smp.Start(ctx)
-		time.Sleep(8 * ttl) // the key stays (no expiry): past 3 x the TTL
+		// The key stays (no expiry): poll until past 3 x the TTL.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			l := smp.Result()
+			if declared && l.HeldPastTTL > 0 {
+				declaredSpan = span(l)
+				break
+			}
+			if !declared && span(l) > max(declaredSpan, 3*ttl)+ttl {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("mode declared %v: after 10 s, %+v (reads span %v)", declared, l, span(l))
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		smp.Stop()
 		l := smp.Result()
 		want := int64(0)

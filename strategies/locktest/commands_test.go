@@ -234,3 +234,61 @@ func TestFairCommandCounts(t *testing.T) {
 		})
 	}
 }
+
+// rwlock's commands, counted on a dedicated server: every call is one
+// EVALSHA that runs TIME and one HGETALL of the whole hash (rwPrelude), then
+// its own writes; a release reads the holders' deadlines from that HGETALL,
+// with no HGET per holder field. With readers a, b and c holding: a read
+// acquire adds HSET and PEXPIRE; a nested hold's release is one HSET; a
+// last hold's release beside other holders is HDEL, EXISTS and PEXPIRE
+// (to the latest deadline left); the last holder's is HDEL and EXISTS
+// (Redis deletes the empty hash). A warm-up cycle loads both scripts first
+// (a first EVALSHA would also count an EVAL).
+func TestReadWriteLockCommandCounts(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := dedicated(t, d)
+			rl := strategies.ReadSide(locker(t, "rwlock", ds, 30*time.Second))
+			key := lockKey(t)
+			acquire := func(owner string) strategies.Lease {
+				t.Helper()
+				l, err := rl.TryAcquire(as(ctx, 0, owner), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			release := func(l strategies.Lease) {
+				t.Helper()
+				if err := l.Release(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			release(acquire("warm-up"))
+			counts(t, ds[0])
+			prelude := map[string]int64{"evalsha": 1, "time": 1, "hgetall": 1}
+			with := func(m map[string]int64) map[string]int64 {
+				out := maps.Clone(prelude)
+				maps.Copy(out, m)
+				return out
+			}
+			take := with(map[string]int64{"hset": 1, "pexpire": 1})
+			a := acquire("a")
+			wantCounts(t, "a read acquire", counts(t, ds[0]), take)
+			b := acquire("b")
+			c := acquire("c")
+			wantCounts(t, "two more read acquires", counts(t, ds[0]), map[string]int64{"evalsha": 2, "time": 2, "hgetall": 2, "hset": 2, "pexpire": 2})
+			bNested := acquire("b")
+			wantCounts(t, "a nested read acquire", counts(t, ds[0]), take)
+			release(bNested)
+			wantCounts(t, "a nested hold's release", counts(t, ds[0]), with(map[string]int64{"hset": 1}))
+			release(a)
+			wantCounts(t, "a last hold's release beside two holders", counts(t, ds[0]), with(map[string]int64{"hdel": 1, "exists": 1, "pexpire": 1}))
+			release(b)
+			counts(t, ds[0])
+			release(c)
+			wantCounts(t, "the last holder's release", counts(t, ds[0]), with(map[string]int64{"hdel": 1, "exists": 1}))
+		})
+	}
+}

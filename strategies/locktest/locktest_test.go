@@ -508,6 +508,71 @@ func TestReadWriteLock(t *testing.T) {
 	}
 }
 
+// rwlock's release keeps what the holder fields say: a nested read
+// hold's release counts the field down and keeps its deadline as stored;
+// the last hold's release drops the field and sets the key to expire with
+// the latest deadline of the holders left (here one set 60 s ahead).
+func TestReadWriteLockRelease(t *testing.T) {
+	ctx := context.Background()
+	as := func(owner string) context.Context {
+		return strategies.WithClient(ctx, strategies.Client{ID: 0, Owner: owner})
+	}
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			ds := open(t, d, "rwlock")
+			l := locker(t, "rwlock", ds, 10*time.Second)
+			rl := strategies.ReadSide(l)
+			key := "lockbench:locktest:{" + t.Name() + "}:lock"
+			do := func(args ...string) drivers.Reply {
+				t.Helper()
+				v, err := ds[0].Do(ctx, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			outer, err := rl.TryAcquire(as("a"), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inner, err := rl.TryAcquire(as("a"), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := do("HGET", key, "a").Str
+			deadline, ok := strings.CutPrefix(held, "2:")
+			if !ok {
+				t.Fatalf("field a %q after two holds, want 2:<deadline>", held)
+			}
+			if err := inner.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if v := do("HGET", key, "a").Str; v != "1:"+deadline {
+				t.Fatalf("field a %q after the nested release, want %q", v, "1:"+deadline)
+			}
+			if _, err := rl.TryAcquire(as("b"), key); err != nil {
+				t.Fatal(err)
+			}
+			tm := do("TIME").Array
+			if len(tm) != 2 {
+				t.Fatalf("TIME: %+v", tm)
+			}
+			sec, _ := strconv.ParseInt(tm[0].Str, 10, 64)
+			do("HSET", key, "b", "1:"+strconv.FormatInt(sec*1000+60_000, 10))
+			if err := outer.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if do("HEXISTS", key, "a").Int != 0 || do("HLEN", key).Int != 1 {
+				t.Fatalf("after a's last release: %v, want b's field alone", do("HGETALL", key))
+			}
+			if pttl := do("PTTL", key).Int; pttl < 50_000 || pttl > 60_000 {
+				t.Fatalf("pttl %d, want b's deadline about 60 s ahead", pttl)
+			}
+			do("DEL", key)
+		})
+	}
+}
+
 // rwlock's shares expire one by one: a share whose lease has ended (its
 // deadline set in the past here, as a crashed reader's would pass) is
 // dropped by the next call on the lock, whatever other readers do, so it
