@@ -61,19 +61,8 @@ func runCheck(cmd *cobra.Command, args []string, failOn []string, lf linFlags) e
 	if len(errs) > 0 {
 		return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
 	}
-	runs, err := readMergeInputs(args, "")
+	m, _, err := readMerged(args, "", lb)
 	if err != nil {
-		return err
-	}
-	missing, err := checkSegmentFiles(runs, args)
-	if err != nil {
-		return usageError{err}
-	}
-	m, err := mergeSegments(runs, missing)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := crossCheck(m, runs, args, lb); err != nil {
 		return err
 	}
 	checked := 0

@@ -11,8 +11,11 @@ import (
 )
 
 // Two runs with --history, merged: each result names its history
-// (relative to its own directory), the merge sets the cross-process
-// counts and cross_check; a missing history file is bad input (exit 2).
+// (relative to its own directory) and has no linearizability block (a
+// run of one process runs no Porcupine check), lockbench check of one
+// run's file gives the verdict ok, the merge sets the cross-process
+// counts, cross_check and linearizability (ok); a missing history file is
+// bad input (exit 2).
 func TestHistoryRunAndMerge(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("redis-server"); err != nil {
@@ -33,6 +36,11 @@ func TestHistoryRunAndMerge(t *testing.T) {
 		if got, want := sc["history_file"], filepath.Join("..", "hist", name+".history.jsonl.gz"); got != want {
 			t.Fatalf("history_file %v, want %v", got, want)
 		}
+		// A run of one process runs no Porcupine check, --history or not:
+		// only check, merge and the --procs parent do.
+		if l, ok := sc["linearizability"]; ok {
+			t.Errorf("a single run's file has linearizability %v, want it absent", l)
+		}
 		f, err := history.ReadFile(hist)
 		if err != nil {
 			t.Fatal(err)
@@ -42,12 +50,19 @@ func TestHistoryRunAndMerge(t *testing.T) {
 		}
 		outs = append(outs, out)
 	}
+	// One run's file gets the check through lockbench check.
+	if r := lockbench(t, "check", outs[0]); r.code != 0 || !strings.Contains(r.stdout, "  ok  ") {
+		t.Errorf("check of one run's file: exit %d, want 0 and the verdict ok:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 	merged := filepath.Join(dir, "m.json")
 	r := lockbench(t, "merge", outs[0], outs[1], "--out", merged)
 	if r.code != 0 {
 		t.Fatalf("merge exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	sc := readDoc(t, merged)["scenarios"].([]any)[0].(map[string]any)
+	if l, _ := sc["linearizability"].(map[string]any); l["verdict"] != "ok" {
+		t.Errorf("merged linearizability %v, want the verdict ok", sc["linearizability"])
+	}
 	v := sc["violations"].(map[string]any)
 	if v["cross_overlap"] != float64(0) || v["cross_overlap_possible"] != float64(0) || !strings.HasPrefix(sc["cross_check"].(string), "2 histories, same host: exact") {
 		t.Fatalf("merged violations %v, cross_check %v", v, sc["cross_check"])

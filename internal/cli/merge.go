@@ -91,20 +91,8 @@ func runMerge(cmd *cobra.Command, args []string, out string, failOn []string, lf
 	if checkOnly(cmd.Context()) {
 		return nil // CheckArgs: no file is read
 	}
-	runs, err := readMergeInputs(args, out)
+	m, runs, err := readMerged(args, out, lb)
 	if err != nil {
-		return err
-	}
-	// Execution segments: of one run, each once (exit 2 else).
-	missing, err := checkSegmentFiles(runs, args)
-	if err != nil {
-		return usageError{err}
-	}
-	m, err := mergeSegments(runs, missing)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := crossCheck(m, runs, args, lb); err != nil {
 		return err
 	}
 	// The table lockbench show prints of the merged file (a
@@ -135,6 +123,33 @@ func runMerge(cmd *cobra.Command, args []string, out string, failOn []string, lf
 		return fmt.Errorf("%w: %d of %d (threshold x scenario)", errThresholds, k, len(m.Thresholds))
 	}
 	return nil
+}
+
+// readMerged is what lockbench merge and lockbench check share: it reads
+// the result files paths (readMergeInputs; out, when not "", must not be
+// one of them), checks that their execution segments are of one run,
+// each once (checkSegmentFiles), merges them (mergeSegments) and runs the
+// cross-process oracle and Porcupine's check within b on the merged run
+// (crossCheck). It returns the merged run and the runs read. Bad input
+// (an unreadable or invalid file, segments of different runs, a history
+// file missing) is a usageError (exit 2).
+func readMerged(paths []string, out string, b report.LinBounds) (*report.Run, []*report.Run, error) {
+	runs, err := readMergeInputs(paths, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	missing, err := checkSegmentFiles(runs, paths)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	m, err := mergeSegments(runs, missing)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	if err := crossCheck(m, runs, paths, b); err != nil {
+		return nil, nil, err
+	}
+	return m, runs, nil
 }
 
 // readMergeInputs reads the files to merge, each checked (report.Check);

@@ -105,6 +105,16 @@ type Scenario struct {
 	Env Env
 }
 
+// totalClients is the scenario's clients in every segment together:
+// Env.ScenarioClients, or Spec.Clients when that is 0 (a scenario of this
+// process alone). A mix's roles are spread over them (Spec.Mix).
+func (sc *Scenario) totalClients() int {
+	if sc.Env.ScenarioClients > 0 {
+		return sc.Env.ScenarioClients
+	}
+	return sc.Clients
+}
+
 // Spec is what a scenario measures (see Scenario for the rule).
 type Spec struct {
 	Strategy string

@@ -220,10 +220,7 @@ func (r *run) assignRoles() error {
 	if sc.Mix == nil {
 		return nil
 	}
-	total := sc.Clients
-	if sc.Env.ScenarioClients > 0 {
-		total = sc.Env.ScenarioClients
-	}
+	total := sc.totalClients()
 	all, err := sc.Mix.Assign(total)
 	if err != nil {
 		return err

@@ -133,21 +133,33 @@ func init() {
 }
 
 // roleRun runs flash-sale on one item with strategy and mix (workloads.
-// ParseMix), 8 clients holding the lock 5 ms, a warm-up included, and
-// checks what holds for any lock: the result has each role of the mix,
-// the roles' clients are the mix's counts, their ops sum to the
-// scenario's exactly, and their overlaps to the oracle's.
-func roleRun(t *testing.T, strategy, mix string) report.Scenario {
+// ParseMix), 8 clients holding the lock 5 ms and thinking think between
+// operations ("" or "0": none; workloads.ParseDist), a warm-up included,
+// and checks what holds for any lock: the result has each role of the
+// mix, every role completed operations, the roles' clients are the mix's
+// counts, their ops sum to the scenario's exactly, and their overlaps to
+// the oracle's. A role that may be starved (rwlock's writers beside
+// readers that hold without pause) can fail the "completed operations"
+// check by chance: give such a run a think time and few of the starving
+// role's clients.
+func roleRun(t *testing.T, strategy, mix, think string) report.Scenario {
 	t.Helper()
 	m, err := workloads.ParseMix(mix)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var th workloads.Dist
+	if think != "" {
+		if th, err = workloads.ParseDist(think); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: strategy, Driver: "goredis", Workload: "flash-sale",
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 8, Mix: &m,
 		Warmup: 200 * time.Millisecond, Duration: 1500 * time.Millisecond, TTL: 10 * time.Second, AcquireTimeout: 20 * time.Second,
 		Params:  workloads.Params{Work: workloads.Fixed(5 * time.Millisecond)},
+		Think:   th,
 		Options: registry.Values{"stock": int64(1_000_000), "skus": 1}, Seed: 1,
 	}}
 	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
@@ -188,13 +200,28 @@ func roleRun(t *testing.T, strategy, mix string) report.Scenario {
 	return res
 }
 
+// rwMix and rwThink are TestRolesReadWrite's mix and think time: 2
+// readers and 6 writers of 8 clients, each waiting an exponential think
+// time (mean 10 ms) between operations, so that the read side is often
+// free and rwlock's writers (no writer preference) get in. A read-heavy
+// mix without think time (read=0.75 of 8, back to back) can keep the read
+// side held for the whole run and give rwlock's writers 0 operations (the
+// starvation docs/workloads-and-faults.md's "Client roles" describes),
+// which would fail roleRun by chance on a loaded machine.
+const (
+	rwMix   = "read=0.25,write=0.75"
+	rwThink = "exp:mean=10ms"
+)
+
 // Both ways, on real redis-server: a read-write lock whose writer enters
 // while readers hold shows overlaps on the write role (a writer's entry
 // finding readers inside), the roles' overlaps summing to the oracle's
-// exactly (roleRun); rwlock shows 0 in every role.
+// exactly (roleRun); rwlock shows 0 in every role, with readers and
+// writers both completing operations (roleRun; rwMix keeps its writers
+// from being starved).
 func TestRolesReadWrite(t *testing.T) {
 	t.Parallel()
-	bad := roleRun(t, "test-rw-writer-ignores-readers", "read=0.75,write=0.25")
+	bad := roleRun(t, "test-rw-writer-ignores-readers", rwMix, rwThink)
 	w, r := bad.Roles[workloads.RoleWrite], bad.Roles[workloads.RoleRead]
 	if w.Violations["overlap"] < 1 || w.ViolationsTotal < w.Violations["overlap"] {
 		t.Errorf("defective lock: write role %+v, want overlaps", w)
@@ -202,7 +229,7 @@ func TestRolesReadWrite(t *testing.T) {
 	t.Logf("defective rwlock: write role overlap %d (violations %d), read role overlap %d; scenario overlap %d",
 		w.Violations["overlap"], w.ViolationsTotal, r.Violations["overlap"], bad.Violations.Overlap)
 
-	good := roleRun(t, "rwlock", "read=0.75,write=0.25")
+	good := roleRun(t, "rwlock", rwMix, rwThink)
 	for name, ro := range good.Roles {
 		if ro.ViolationsTotal != 0 {
 			t.Errorf("rwlock: role %s violations %v, want none", name, ro.Violations)
@@ -220,7 +247,7 @@ func TestRolesReadWrite(t *testing.T) {
 // reentrant shows 0 in every role.
 func TestRolesNested(t *testing.T) {
 	t.Parallel()
-	bad := roleRun(t, "test-reentrant-inner-release-frees", "nested=0.5,write=0.5")
+	bad := roleRun(t, "test-reentrant-inner-release-frees", "nested=0.5,write=0.5", "")
 	var overlaps int64
 	for _, ro := range bad.Roles {
 		overlaps += ro.Violations["overlap"]
@@ -232,7 +259,7 @@ func TestRolesNested(t *testing.T) {
 	t.Logf("defective reentrant: overlaps write %d nested %d; nested lost leases %d",
 		bad.Roles["write"].Violations["overlap"], n.Violations["overlap"], n.Violations["lost_leases"])
 
-	good := roleRun(t, "reentrant", "nested=0.5,write=0.5")
+	good := roleRun(t, "reentrant", "nested=0.5,write=0.5", "")
 	for name, ro := range good.Roles {
 		if ro.ViolationsTotal != 0 {
 			t.Errorf("reentrant: role %s violations %v, want none", name, ro.Violations)

@@ -231,11 +231,12 @@ func (r *run) roleRaw() map[string]*report.RoleRaw {
 			}
 		}
 		m := r.recs.TotalOf(g)
-		all := m
+		// The violations are counters over the whole run: the measured
+		// window's (m) and the warm-up's (the scratch set's counters
+		// alone: its histograms are not used).
+		counts := []*metrics.Recorder{m}
 		if r.scratch != nil {
-			all = metrics.NewRecorder()
-			all.Merge(m)
-			all.Merge(r.scratch.TotalOf(g))
+			counts = append(counts, r.scratch.CountsOf(g))
 		}
 		rr.Ops = m.Ops
 		for kind, h := range map[string]*hdrhistogram.Histogram{report.HistOp: m.Op, report.HistAcquire: m.Acquire} {
@@ -246,9 +247,14 @@ func (r *run) roleRaw() map[string]*report.RoleRaw {
 				rr.Hists[kind] = e
 			}
 		}
-		rr.Violations = map[string]int64{
-			"overlap": all.Overlaps, "foreign_releases": all.ForeignReleases, "lost_leases": all.LostLeases,
-			"worked_after_loss": all.WorkedAfterLoss, "false_extends": all.FalseExtends, "false_acquires": all.FalseAcquires,
+		rr.Violations = map[string]int64{}
+		for _, c := range counts {
+			rr.Violations["overlap"] += c.Overlaps
+			rr.Violations["foreign_releases"] += c.ForeignReleases
+			rr.Violations["lost_leases"] += c.LostLeases
+			rr.Violations["worked_after_loss"] += c.WorkedAfterLoss
+			rr.Violations["false_extends"] += c.FalseExtends
+			rr.Violations["false_acquires"] += c.FalseAcquires
 		}
 		out[name] = rr
 	}

@@ -221,11 +221,7 @@ func validateMix(sc Scenario, info strategies.Info) []error {
 	if r, ok := registry.Pick(workloads.ParamsOf(sc.Workload), sc.Options)["read-ratio"].(float64); ok && r > 0 {
 		bad("--mix %s and --read-ratio %v: the read-ratio draws reads per operation, the mix gives clients roles; use one (--mix read=%v,write=%v)", m, r, r, 1-r)
 	}
-	total := sc.Clients
-	if sc.Env.ScenarioClients > 0 {
-		total = sc.Env.ScenarioClients
-	}
-	if _, err := m.Counts(total); err != nil {
+	if _, err := m.Counts(sc.totalClients()); err != nil {
 		errs = append(errs, err)
 	}
 	return errs

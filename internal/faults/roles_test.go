@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +60,13 @@ func TestCrashRole(t *testing.T) {
 	}
 }
 
+// TestPauseRole: pause:role=write, armed at 10 ms, passes over the
+// readers and pauses the writer. No step rests on a fixed time: Env.Role
+// is consulted only by the armed fault (a client offered to it), and
+// Env.Stuck runs when its window ends (Action.End), so the test offers
+// the readers until the armed fault has consulted both and let them go
+// (its window still open: not paused), then offers the writer until the
+// window has ended, each within 5 s.
 func TestPauseRole(t *testing.T) {
 	sp, err := faults.Parse("pause:role=write,for=1ms,at=10ms")
 	if err != nil {
@@ -68,16 +76,37 @@ func TestPauseRole(t *testing.T) {
 		t.Errorf("readers only: %v, want role=write refused", errs)
 	}
 	roles := []string{"read", "read", "write"}
-	in := faults.New([]faults.Spec{sp}, faults.Env{TTL: time.Second, Role: func(c int) string { return roles[c] }})
+	var consulted [3]atomic.Int64 // Role calls per client: by the armed fault only
+	var ended atomic.Int64        // windows ended (Stuck runs in Action.End)
+	in := faults.New([]faults.Spec{sp}, faults.Env{TTL: time.Second,
+		Role:  func(c int) string { consulted[c].Add(1); return roles[c] },
+		Stuck: func() (int64, error) { ended.Add(1); return 0, nil }})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	in.Start(ctx)
 	var g strategies.Gate
-	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		in.Paused(0, &g) // readers: never taken
+	deadline := time.Now().Add(5 * time.Second)
+	for consulted[0].Load() == 0 || consulted[1].Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fault did not arm within 5 s: readers consulted %d and %d times", consulted[0].Load(), consulted[1].Load())
+		}
+		in.Paused(0, &g) // readers: offered, never taken
 		in.Paused(1, &g)
+		time.Sleep(time.Millisecond)
 	}
-	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+	if n := ended.Load(); n != 0 {
+		t.Fatalf("%d windows ended while only readers were offered: a reader was paused", n)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for ended.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer was not paused within 5 s of the fault's arming")
+		}
 		in.Paused(2, &g)
+		time.Sleep(time.Millisecond)
+	}
+	if consulted[2].Load() == 0 {
+		t.Error("the writer's role was never consulted")
 	}
 	cancel()
 	if ws := in.Finish(); len(ws) != 1 || ws[0].Note != "client 2 paused 1ms inside its critical section (role write)" {

@@ -41,6 +41,14 @@ func TestGroupedSetTotals(t *testing.T) {
 			t.Errorf("%d clients: group 0 acquires %d (max %d µs), group 1 %d (min %d µs): a shard mixes the groups", clients,
 				g0.Acquire.TotalCount(), g0.Acquire.Max(), g1.Acquire.TotalCount(), g1.Acquire.Min())
 		}
+		// CountsOf: TotalOf's counters, without histograms.
+		for g, tot := range []*Recorder{g0, g1} {
+			c := s.CountsOf(g)
+			if c.Ops != tot.Ops || c.Overlaps != tot.Overlaps || c.Attempts != tot.Attempts || c.Hists.Op != nil || c.Hists.Acquire != nil {
+				t.Errorf("%d clients: CountsOf(%d) ops %d overlaps %d attempts %d (op hist %v), want TotalOf's %d, %d, %d and no histogram",
+					clients, g, c.Ops, c.Overlaps, c.Attempts, c.Hists.Op != nil, tot.Ops, tot.Overlaps, tot.Attempts)
+			}
+		}
 		if g0.Op.TotalCount()+g1.Op.TotalCount() != all.Op.TotalCount() {
 			t.Errorf("%d clients: op values %d + %d of %d", clients, g0.Op.TotalCount(), g1.Op.TotalCount(), all.Op.TotalCount())
 		}

@@ -335,6 +335,12 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.Flush()
 	o.Flush()
 	r.Hists.merge(&o.Hists)
+	r.addCounts(o)
+}
+
+// addCounts adds o's counters, errors and error samples into r, not its
+// histograms (Merge, Set.CountsOf).
+func (r *Recorder) addCounts(o *Recorder) {
 	r.Overshoots += o.Overshoots
 	r.Cancels += o.Cancels
 	r.Ops += o.Ops

@@ -363,6 +363,21 @@ func (s *Set) TotalOf(g int) *Recorder {
 	return t
 }
 
+// CountsOf is group g's clients' counters, errors and error samples
+// alone: TotalOf without the histograms, so that no client is flushed and
+// no shard merged, for a caller that reads counters only. Its Hists are
+// nil and it is no Recorder to observe into or Merge into (it is not
+// NewRecorder's). Call it when no client records any more.
+func (s *Set) CountsOf(g int) *Recorder {
+	t := &Recorder{Errors: map[string]int64{}, Samples: map[string]string{}}
+	for i := range s.recs {
+		if s.group[i] == g {
+			t.addCounts(&s.recs[i])
+		}
+	}
+	return t
+}
+
 // Jain returns Jain's fairness index of xs, (Σx)² / (n·Σx²): 1 when every
 // client got the same share, 1/n when one client got everything; 1 for an
 // empty or all-zero input.
