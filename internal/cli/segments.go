@@ -280,7 +280,7 @@ func checkSegmentFiles(runs []*report.Run, names []string) (missing []int, err e
 		for i, r := range runs {
 			if id := r.Meta.RunID; id != "" {
 				if prev, ok := byID[id]; ok {
-					return nil, fmt.Errorf("%s and %s are of one run (run id %s): merge the files of runs made together on several machines, or the segments of one run", prev, names[i], id)
+					return nil, fmt.Errorf("%s and %s are of one run (run id %s): give the files of runs made together on several machines, or the segments of one run", prev, names[i], id)
 				}
 				byID[id] = names[i]
 			}
@@ -288,11 +288,11 @@ func checkSegmentFiles(runs []*report.Run, names []string) (missing []int, err e
 		return nil, nil
 	}
 	if seg != len(runs) {
-		return nil, errors.New("some files are execution segments (meta.segments) and some are not: merge the segments of one run")
+		return nil, errors.New("some files are execution segments (meta.segments) and some are not: give the segments of one run")
 	}
 	for i, r := range runs {
 		if r.Meta.Segment == 0 {
-			return nil, fmt.Errorf("%s is already the merge of %d segments: merge the segments' own files", names[i], r.Meta.Segments)
+			return nil, fmt.Errorf("%s is already the merge of %d segments: give the segments' own files", names[i], r.Meta.Segments)
 		}
 	}
 	idx := make([]int, len(runs))
