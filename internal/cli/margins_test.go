@@ -18,7 +18,7 @@ import (
 // cli-late-renewal (this test binary only) is the atomic lock with a
 // renewal loop of its own, written as a custom lock would be, that
 // renews each lease at 0.8 x TTL (instead of every TTL/3) with
-// strategies.RenewScript and reports the server's margins through
+// strategies.RenewScriptPTTL and reports the server's margins through
 // strategies.RenewalMargins; cliLateRenewals counts its renewals.
 var cliLateRenewals atomic.Int64
 
@@ -56,7 +56,7 @@ func (l *cliLate) TryAcquire(ctx context.Context, key string) (strategies.Lease,
 				return
 			case <-t.C:
 			}
-			res, err := l.d.Eval(context.Background(), strategies.RenewScript, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
+			res, err := l.d.Eval(context.Background(), strategies.RenewScriptPTTL, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
 			ok, left, known := strategies.Renewed(res)
 			if err != nil || !ok {
 				return

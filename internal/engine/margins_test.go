@@ -21,7 +21,7 @@ import (
 // lock written through the public API, as a user's would be: the atomic
 // lock plus a renewal loop of its own that renews each lease at 0.8 x
 // TTL instead of every TTL/3 (a renewal schedule that left too little
-// margin), with RenewScript (owner-checked PEXPIRE), and that reports
+// margin), with RenewScriptPTTL (owner-checked PEXPIRE), and that reports
 // each renewal's margin, the server's PTTL before the PEXPIRE, through
 // strategies.RenewalMargins. With a 5 s TTL it renews with about 1 s
 // left: every renewal is late (under TTL/3, 1.67 s), none loses its
@@ -71,7 +71,7 @@ func (l *lateLocker) TryAcquire(ctx context.Context, key string) (strategies.Lea
 				return
 			case <-t.C:
 			}
-			res, err := l.d.Eval(context.Background(), strategies.RenewScript, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
+			res, err := l.d.Eval(context.Background(), strategies.RenewScriptPTTL, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
 			ok, left, known := strategies.Renewed(res)
 			if err != nil || !ok {
 				lateLost.Add(1)

@@ -86,6 +86,9 @@ func (r *run) measure() error {
 	go func() {
 		select {
 		case <-runCtx.Done():
+			// The renewal margins' window ends with the run (its duration,
+			// its operations, an abort): renewals in the drain do not count.
+			env.Margins.End(time.Now())
 		case <-hard.Done():
 			return
 		}
@@ -102,7 +105,14 @@ func (r *run) measure() error {
 	r.start, r.warmEnd = start, warmEnd
 	if r.env != nil {
 		r.env.Handover.Start(metrics.Mono(warmEnd))
-		r.env.Margins.Start(warmEnd, warmEnd.Add(sc.Duration/2))
+		// The margins' window: the measured duration, split at its middle;
+		// a run bounded by operations (no duration) has no middle, and
+		// its end is the stop's (End above).
+		var end time.Time
+		if sc.Duration > 0 {
+			end = warmEnd.Add(sc.Duration)
+		}
+		r.env.Margins.Start(warmEnd, warmEnd.Add(sc.Duration/2), end)
 	}
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	r.deferred(func() { timer.Stop() })

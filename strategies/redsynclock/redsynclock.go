@@ -111,7 +111,11 @@ var (
 	_ strategies.OwnRetry      = (*locker)(nil)
 	_ strategies.StatsReporter = (*locker)(nil)
 	_ strategies.Extender      = (*extending)(nil)
+	_ strategies.ExtendsLeases = (*locker)(nil)
 )
+
+// ExtendsLeases: with extend=on the leases are Extenders.
+func (l *locker) ExtendsLeases() bool { return l.ext }
 
 // open builds the locker on c.Nodes (one pool each; redsync's quorum is
 // len(c.Nodes)/2+1). Every Mutex gets WithExpiry(c.TTL), the declared
