@@ -87,7 +87,8 @@ func (r *run) measure() error {
 		select {
 		case <-runCtx.Done():
 			// The renewal margins' window ends with the run (its duration,
-			// its operations, an abort): renewals in the drain do not count.
+			// a workload with nothing left to do, an abort): renewals in
+			// the drain do not count.
 			env.Margins.End(time.Now())
 		case <-hard.Done():
 			return
@@ -106,8 +107,8 @@ func (r *run) measure() error {
 	if r.env != nil {
 		r.env.Handover.Start(metrics.Mono(warmEnd))
 		// The margins' window: the measured duration, split at its middle;
-		// a run bounded by operations (no duration) has no middle, and
-		// its end is the stop's (End above).
+		// without a duration it has no middle, and its end is the stop's
+		// (End above), as is that of a run that stops early.
 		var end time.Time
 		if sc.Duration > 0 {
 			end = warmEnd.Add(sc.Duration)

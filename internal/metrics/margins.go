@@ -21,8 +21,8 @@ import (
 // those before its start or after its end (the stop's drain) count in no
 // figure. The window is split at its middle into a first and a second
 // half, whose margins are kept apart (the trend); a window without a
-// middle (Start's mid not after from: a run bounded by operations, not
-// by a duration) counts every renewal in the first half, so the second
+// middle (Start's mid not after from: a scenario without a duration)
+// counts every renewal in the first half, so the second
 // half and the trend are absent. The figures are kept in
 // marginShards shards, merged by Figures, so that clients do not queue
 // on one mutex to record: Extended picks its shard by the client's ID,
@@ -93,9 +93,9 @@ func (m *Margins) Renews() {
 // Start sets the window: renewals before from count in no figure, nor
 // those after end (the zero time: no end set here; an earlier End's is
 // kept); those from
-// mid on count in the second half. A mid not after from (a run bounded by
-// operations) leaves the window without a middle: every renewal counts
-// in the first half.
+// mid on count in the second half. A mid not after from (a scenario
+// without a duration) leaves the window without a middle: every renewal
+// counts in the first half.
 func (m *Margins) Start(from, mid, end time.Time) {
 	if m == nil {
 		return
@@ -113,8 +113,8 @@ func (m *Margins) Start(from, mid, end time.Time) {
 }
 
 // End ends the window at t unless it already ends earlier: the run
-// stopped (its duration, its operations, an abort); renewals after t,
-// during the stop's drain, count in no figure.
+// stopped (its duration, a workload with nothing left to do, an abort);
+// renewals after t, during the stop's drain, count in no figure.
 func (m *Margins) End(t time.Time) {
 	if m == nil {
 		return
