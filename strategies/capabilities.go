@@ -65,6 +65,38 @@ type Extender interface {
 	Extend(ctx context.Context) error
 }
 
+// ExtendsLeases is implemented by lockers whose leases can be Extenders
+// (a strategy parameter such as extend=on decides): ExtendsLeases reports
+// whether this locker's leases are. lockbench then measures the renewal
+// margins of the worker's extends from the start, so that a run (or one
+// process of --procs) whose clients never extended reports renewals 0
+// rather than nothing (see docs/workloads-and-faults.md, "Renewal
+// margin"). A locker that does not implement it has its margins measured
+// from the first extend of an Extender lease on.
+type ExtendsLeases interface {
+	ExtendsLeases() bool
+}
+
+// Extends reports whether l's leases are Extenders (l implements
+// ExtendsLeases and says so).
+func Extends(l Locker) bool {
+	e, ok := l.(ExtendsLeases)
+	return ok && e.ExtendsLeases()
+}
+
+// Validity is implemented by leases whose client counts their validity
+// itself, as Redlock does (redis.io distlock: the validity is the TTL
+// minus the time elapsed since the acquire's, or the last extend's,
+// start, minus the clock drift). ValidUntil is the moment, on the local
+// clock (a time.Time with a monotonic reading, time.Now based), until
+// which the holder may count on the lease as the strategy computes it.
+// lockbench's worker measures the renewal margin of each extend of such a
+// lease as ValidUntil minus the extend's send time; it calls ValidUntil
+// from the holder's goroutine only, right before Extend.
+type Validity interface {
+	ValidUntil() time.Time
+}
+
 // Fenced is implemented by leases that carry a fencing token: a number that
 // grows with every acquisition of the lock (strictly greater than every
 // token handed out before for the same key), so that storage can reject a
@@ -392,8 +424,10 @@ type MarginFunc func(ttl, remaining time.Duration)
 // client counts it: the last successful renewal's (or the acquire's)
 // send time plus the TTL, minus now. The extends of leases that are
 // Extenders are not reported here: lockbench's worker measures each extend
-// it makes itself (the TTL minus the time since the grant or the last
-// extend), and would count a reported one twice.
+// it makes itself (Validity's ValidUntil minus the extend's send time;
+// without Validity, the TTL minus the time since the acquire's start or
+// the last successful extend's start), and would count a reported one
+// twice.
 type RenewalMargins interface {
 	RenewalMargins(rec MarginFunc) bool
 }

@@ -211,7 +211,7 @@ func (h *handoff) Stats() map[string]float64 {
 }
 
 // RenewalMargins: with renew=on every lease is renewed as watchdog's
-// (each margin the server's, RenewScript's PTTL before its PEXPIRE);
+// (each margin the server's, RenewScriptPTTL's PTTL before its PEXPIRE);
 // with renew=off none is.
 func (h *handoff) RenewalMargins(rec MarginFunc) bool {
 	if !h.renew {

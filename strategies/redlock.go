@@ -58,7 +58,12 @@ var (
 	_ Watched       = (*redlockLease)(nil)
 	_ Extender      = (*extendingLease)(nil)
 	_ Watched       = (*extendingLease)(nil)
+	_ Validity      = (*redlockLease)(nil)
+	_ ExtendsLeases = (*redlock)(nil)
 )
+
+// ExtendsLeases: with extend=on or unchecked the leases are Extenders.
+func (r *redlock) ExtendsLeases() bool { return r.extend == "on" || r.extend == "unchecked" }
 
 func newRedlock(c Config) (Locker, error) {
 	n := len(c.Nodes)
@@ -111,13 +116,14 @@ func (r *redlock) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	if int(ok.Load()) >= r.quorum && validity > 0 {
 		// The keys expire TTL after they were set, at the earliest start+TTL;
 		// the holder may count on start + TTL - drift = now + validity.
-		if r.extend == "on" || r.extend == "unchecked" {
+		until := start.Add(r.ttl - r.drift)
+		if r.ExtendsLeases() {
 			lctx, cancel := context.WithCancel(context.Background())
-			return &extendingLease{redlockLease: redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel},
+			return &extendingLease{redlockLease: redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel, until: until},
 				timer: time.AfterFunc(validity, cancel)}, nil
 		}
 		lctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(validity))
-		return &redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel}, nil
+		return &redlockLease{key: key, token: tok, r: r, ctx: lctx, cancel: cancel, until: until}, nil
 	}
 	if int(ok.Load()) >= r.quorum {
 		r.expired.Add(1)
@@ -178,7 +184,7 @@ func (r *redlock) extendAll(ctx context.Context, key, tok string, checked bool) 
 			} else {
 				res, err = d.Do(nctx, "PEXPIRE", key, ttlMS)
 			}
-			if err == nil && (!checked && res.Int == 1 || checked && res.Int >= -1) { // RenewScript: see Renewed
+			if err == nil && res.Int == 1 { // PEXPIRE's and RenewScript's 1: extended
 				n.Add(1)
 			}
 		}(d)
@@ -217,7 +223,13 @@ type redlockLease struct {
 	r          *redlock
 	ctx        context.Context
 	cancel     context.CancelFunc
+	until      time.Time // the validity's end: the acquire's (last extend's) start + TTL - drift
 }
+
+// ValidUntil is the end of the lease's validity as Redlock counts it (the
+// acquire's, or the last successful extend's, start plus the TTL minus
+// the drift; strategies.Validity).
+func (l *redlockLease) ValidUntil() time.Time { return l.until }
 
 func (l *redlockLease) Key() string              { return l.key }
 func (l *redlockLease) Token() string            { return l.token }
@@ -266,6 +278,7 @@ func (l *extendingLease) Extend(ctx context.Context) error {
 		return ErrExtendFailed
 	}
 	r.extends.Add(1)
+	l.until = start.Add(r.ttl - r.drift)
 	if l.timer.Stop() && l.ctx.Err() == nil {
 		l.timer.Reset(validity)
 		return nil

@@ -43,11 +43,20 @@ redis.call('del', KEYS[1])
 return 1`)
 
 // ReentrantRenewScript extends the hash lock to ARGV[2] ms while ARGV[1]
-// holds it, as Redisson's renewExpirationAsync does; where Redisson's
-// returns 1 or 0, it returns as RenewScript does (see Renewed): the key's
-// PTTL before the extension, ms, when renewed (the renewal margin as the
-// server sees it); -2 when ARGV[1] does not hold it.
+// holds it, as Redisson's renewExpirationAsync does: it returns 1 when
+// renewed, 0 when ARGV[1] does not hold it (its contract since it was
+// exported; reentrant-watchdog uses ReentrantRenewScriptPTTL).
 var ReentrantRenewScript = drivers.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[1]) == 1) then
+	return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0`)
+
+// ReentrantRenewScriptPTTL extends the hash lock as ReentrantRenewScript
+// does; where that returns 1 or 0, it returns as RenewScriptPTTL does
+// (see Renewed): the key's PTTL before the extension, ms, when renewed
+// (the renewal margin as the server sees it); -2 when ARGV[1] does not
+// hold it.
+var ReentrantRenewScriptPTTL = drivers.NewScript(`if (redis.call('hexists', KEYS[1], ARGV[1]) == 1) then
 	local left = redis.call('pttl', KEYS[1])
 	redis.call('pexpire', KEYS[1], ARGV[2])
 	return left
@@ -94,7 +103,7 @@ func (r *reentrant) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	ttlMS := ms(r.ttl)
 	rn := startRenewal(r.st, r.ttl, start, ClientFrom(ctx).Gate, func(ctx context.Context) (bool, time.Duration, bool, error) {
 		renewing(r.tokens, key, owner)
-		res, err := r.d.Eval(ctx, ReentrantRenewScript, []string{key}, owner, ttlMS)
+		res, err := r.d.Eval(ctx, ReentrantRenewScriptPTTL, []string{key}, owner, ttlMS)
 		if err != nil {
 			return false, 0, false, err
 		}
@@ -116,7 +125,7 @@ func (r *reentrant) release(ctx context.Context, key, owner string) error {
 }
 
 // RenewalMargins: reentrant-watchdog renews (each margin the server's,
-// ReentrantRenewScript's PTTL before its PEXPIRE); reentrant does not.
+// ReentrantRenewScriptPTTL's PTTL before its PEXPIRE); reentrant does not.
 func (r *reentrant) RenewalMargins(rec MarginFunc) bool {
 	if r.st == nil {
 		return false

@@ -12,11 +12,23 @@ import (
 )
 
 // RenewScript extends KEYS[1]'s TTL to ARGV[2] ms only while it holds the
-// token ARGV[1]. It returns the key's PTTL before the extension, ms (the
-// renewal margin as the server sees it: 0 or more; -1 for a key that had
-// no TTL) when renewed, and -2 when the token is gone (the key is missing
-// or holds another token). Renewed reads its reply.
+// token ARGV[1]; it returns 1 when renewed, 0 when the token is gone (the
+// key is missing or holds another token). Its contract is unchanged since
+// it was exported; lockbench's own watchdogs use RenewScriptPTTL, which
+// also returns the renewal margin.
 var RenewScript = drivers.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then
+	return redis.call("pexpire", KEYS[1], ARGV[2])
+else
+	return 0
+end`)
+
+// RenewScriptPTTL extends KEYS[1]'s TTL to ARGV[2] ms only while it holds
+// the token ARGV[1], as RenewScript does, but it returns the key's PTTL
+// before the extension, ms (the renewal margin as the server sees it: 0
+// or more; -1 for a key that had no TTL) when renewed, and -2 when the
+// token is gone (the key is missing or holds another token). Renewed
+// reads its reply.
+var RenewScriptPTTL = drivers.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then
 	local left = redis.call("pttl", KEYS[1])
 	redis.call("pexpire", KEYS[1], ARGV[2])
 	return left
@@ -24,9 +36,10 @@ else
 	return -2
 end`)
 
-// Renewed reads a reply of RenewScript (or ReentrantRenewScript): whether
-// the lease was renewed, and its remaining TTL before the renewal (-1 ms
-// when the key had none, then not a margin: known is false).
+// Renewed reads a reply of RenewScriptPTTL (or ReentrantRenewScriptPTTL):
+// whether the lease was renewed, and its remaining TTL before the renewal
+// (-1 ms when the key had none, then not a margin: known is false). It
+// does not read RenewScript's 1/0 replies.
 func Renewed(r drivers.Reply) (ok bool, left time.Duration, known bool) {
 	if r.Int < -1 {
 		return false, 0, false
@@ -92,7 +105,7 @@ type renewal struct {
 
 // renewFunc renews one lease: ok when it was renewed; left is its
 // remaining TTL before the renewal as the server saw it, when known
-// (RenewScript's reply), else the loop counts it from the client's side.
+// (RenewScriptPTTL's reply), else the loop counts it from the client's side.
 type renewFunc func(ctx context.Context) (ok bool, left time.Duration, known bool, err error)
 
 // startRenewal starts the loop; acquired is when the acquire command was

@@ -45,7 +45,7 @@ func (w *watchdog) TryAcquire(ctx context.Context, key string) (Lease, error) {
 func (w *watchdog) Stats() map[string]float64 { return w.st.stats() }
 
 // RenewalMargins: every lease is renewed; each renewal's margin is the
-// server's (RenewScript's PTTL before its PEXPIRE).
+// server's (RenewScriptPTTL's PTTL before its PEXPIRE).
 func (w *watchdog) RenewalMargins(rec MarginFunc) bool { w.st.setMargin(rec); return true }
 
 // watchedLease is a lease kept alive by a renewal loop.
@@ -67,12 +67,12 @@ func (l *watchedLease) Release(ctx context.Context) error {
 
 // renewer returns a renew function for a token-valued lock on d, which
 // tells tokens of each renewal before it is sent; it reports the key's
-// PTTL before the renewal (RenewScript).
+// PTTL before the renewal (RenewScriptPTTL).
 func renewer(d drivers.Driver, tokens TokenTracker, key, token string, ttl time.Duration) renewFunc {
 	ttlMS := ms(ttl)
 	return func(ctx context.Context) (bool, time.Duration, bool, error) {
 		renewing(tokens, key, token)
-		res, err := d.Eval(ctx, RenewScript, []string{key}, token, ttlMS)
+		res, err := d.Eval(ctx, RenewScriptPTTL, []string{key}, token, ttlMS)
 		if err != nil {
 			return false, 0, false, err
 		}

@@ -282,7 +282,7 @@ func TestHoldHandoverAllocatesNothing(t *testing.T) {
 }
 
 // With Env.Margins set, each successful extend records its margin: the
-// TTL minus the time since the grant, then since the last extend's start;
+// TTL minus the time since the acquire's start, then since the last extend's start;
 // a failed extend records none, but the strategy still counts as one that
 // renews (measured, 0 renewals).
 func TestWorkExtendMargins(t *testing.T) {
@@ -315,5 +315,65 @@ func TestWorkExtendMargins(t *testing.T) {
 		if f.Renewals != 2 || f.Late != 0 || f.Min > ttl-100*time.Millisecond || f.Min <= 0 {
 			t.Fatalf("renewals %d, late %d, min %v; want 2, 0, 0 < min <= %v", f.Renewals, f.Late, f.Min, ttl-100*time.Millisecond)
 		}
+	}
+}
+
+// validLease is an Extender that counts its own validity
+// (strategies.Validity): until, fixed.
+type validLease struct {
+	extLease
+	until time.Time
+}
+
+func (l *validLease) ValidUntil() time.Time { return l.until }
+
+type validLocker struct{ l *validLease }
+
+func (m validLocker) TryAcquire(context.Context, string) (strategies.Lease, error) { return m.l, nil }
+
+// slowLocker's acquire takes delay before it returns its lease.
+type slowLocker struct {
+	l     *extLease
+	delay time.Duration
+}
+
+func (m slowLocker) TryAcquire(context.Context, string) (strategies.Lease, error) {
+	time.Sleep(m.delay)
+	return m.l, nil
+}
+
+// An extend's margin is the lease's ValidUntil minus the extend's send
+// time when the lease counts its validity (strategies.Validity): with
+// 3 s of validity left of a 10 s TTL it is late (under TTL/3) however
+// long since the grant; without Validity it counts from the acquire's
+// start, not its return: after an acquire that took 300 ms, an extend
+// right after the grant has at most TTL - 300 ms left.
+func TestWorkExtendMarginsFrom(t *testing.T) {
+	const ttl = 10 * time.Second
+	w, _ := memWorker(1)
+	vl := &validLease{extLease: extLease{ok: true}, until: time.Now().Add(3 * time.Second)}
+	w.Env.Locker = validLocker{vl}
+	w.Env.Margins = metrics.NewMargins(ttl)
+	if err := w.Hold(context.Background(), 0, "k", false, func(context.Context, strategies.Lease) error {
+		w.Work()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if f := w.Env.Margins.Figures(); f.Renewals != 1 || f.Late != 1 || f.Min > 3*time.Second || f.Min < 2*time.Second {
+		t.Fatalf("Validity lease: renewals %d, late %d, min %v; want 1, 1, 2 s <= min <= 3 s (ValidUntil - now)", f.Renewals, f.Late, f.Min)
+	}
+
+	w, _ = memWorker(1)
+	w.Env.Locker = slowLocker{l: &extLease{ok: true}, delay: 300 * time.Millisecond}
+	w.Env.Margins = metrics.NewMargins(ttl)
+	if err := w.Hold(context.Background(), 0, "k", false, func(context.Context, strategies.Lease) error {
+		w.Work()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if f := w.Env.Margins.Figures(); f.Renewals != 1 || f.Late != 0 || f.Min > ttl-300*time.Millisecond || f.Min <= 0 {
+		t.Fatalf("slow acquire: renewals %d, late %d, min %v; want 1, 0, 0 < min <= %v (from the acquire's start)", f.Renewals, f.Late, f.Min, ttl-300*time.Millisecond)
 	}
 }

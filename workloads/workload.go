@@ -306,8 +306,9 @@ type Worker struct {
 	// check (Env.VerifyAcquire).
 	verifySkip int
 	// leaseFrom is when the current lease's time runs from as the worker
-	// counts it (metrics.Now): its grant, then each successful extend's
-	// start (the extend's margin, Env.Margins).
+	// counts it (metrics.Now), conservatively: its acquire's start (the
+	// first attempt's), then each successful extend's start (the extend's
+	// margin, Env.Margins, for a lease that is not a strategies.Validity).
 	leaseFrom time.Duration
 }
 
@@ -359,7 +360,7 @@ func (w *Worker) observe(ctx context.Context, start time.Duration, attempts int,
 		w.Obs.Overshot()
 	}
 	if err == nil {
-		w.granted, w.grantAt, w.leaseFrom = now, now, now
+		w.granted, w.grantAt, w.leaseFrom = now, now, start
 		w.Obs.Acquired(attempts, now-start)
 		if f := w.Env.Faults; f != nil {
 			f.Acquired()
@@ -690,9 +691,13 @@ func (w *Worker) Work() {
 // names a holder only from its acquire's return to its release, and an
 // extend between two holders' registrations would escape the second. Its
 // Redis calls run on the worker's I/O context (see IO). With Env.Margins
-// set, a successful extend's margin is recorded: the TTL minus the time
-// from the lease's grant (the acquire's return) or its last successful
-// extend's start to this extend's start (metrics.Margins.Extended).
+// set, a successful extend's margin is recorded (metrics.Margins.Extended,
+// in the worker's shard): for a lease that counts its own validity
+// (strategies.Validity, Redlock's), its ValidUntil minus this extend's
+// send time, the remaining validity the client counts with; else,
+// conservatively, the TTL minus the time from the acquire's start (its
+// first attempt's, not its return) or the last successful extend's start
+// to this extend's start.
 func (w *Worker) Extend(l strategies.Lease) error {
 	e, ok := l.(strategies.Extender)
 	if !ok {
@@ -703,14 +708,24 @@ func (w *Worker) Extend(l strategies.Lease) error {
 		ctx = context.Background()
 	}
 	m := w.Env.Margins
-	var sent time.Duration
+	var (
+		sent, left time.Duration
+		valid      bool
+	)
 	if m != nil {
-		m.Renews()
-		sent = metrics.Now()
+		m.Renews() // a locker that does not declare strategies.ExtendsLeases: measured from here on
+		now := time.Now()
+		sent = metrics.Mono(now)
+		if v, ok := l.(strategies.Validity); ok {
+			left, valid = v.ValidUntil().Sub(now), true
+		}
 	}
 	err := e.Extend(ctx)
 	if err == nil && m != nil {
-		m.Extended(w.leaseFrom, sent)
+		if !valid {
+			left = m.TTL() - (sent - w.leaseFrom)
+		}
+		m.Extended(w.ID, sent, left)
 		w.leaseFrom = sent
 	}
 	if err == nil && w.cur != nil && w.curLock >= 0 {

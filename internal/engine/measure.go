@@ -86,6 +86,10 @@ func (r *run) measure() error {
 	go func() {
 		select {
 		case <-runCtx.Done():
+			// The renewal margins' window ends with the run (its duration,
+			// a workload with nothing left to do, an abort): renewals in
+			// the drain do not count.
+			env.Margins.End(time.Now())
 		case <-hard.Done():
 			return
 		}
@@ -102,7 +106,14 @@ func (r *run) measure() error {
 	r.start, r.warmEnd = start, warmEnd
 	if r.env != nil {
 		r.env.Handover.Start(metrics.Mono(warmEnd))
-		r.env.Margins.Start(warmEnd, warmEnd.Add(sc.Duration/2))
+		// The margins' window: the measured duration, split at its middle;
+		// without a duration it has no middle, and its end is the stop's
+		// (End above), as is that of a run that stops early.
+		var end time.Time
+		if sc.Duration > 0 {
+			end = warmEnd.Add(sc.Duration)
+		}
+		r.env.Margins.Start(warmEnd, warmEnd.Add(sc.Duration/2), end)
 	}
 	timer := time.AfterFunc(sc.Warmup+sc.Duration, func() { stop(errDuration) })
 	r.deferred(func() { timer.Stop() })

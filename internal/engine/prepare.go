@@ -122,9 +122,15 @@ func (r *run) prepare() error {
 	// Renewal margins (metrics.Margins): the locker's own renewals, when
 	// it reports them (strategies.RenewalMargins), and the worker's
 	// extends of Extender leases. Measured (present) only for a strategy
-	// that renews.
+	// that renews; one whose leases extend (strategies.Extends) is marked
+	// here, before any extend, so that a process whose clients never
+	// extended reports renewals 0, not nothing (which would drop the
+	// figure from a --procs result, report.Combine).
 	env.Margins = metrics.NewMargins(sc.TTL)
 	if rm, ok := locker.(strategies.RenewalMargins); ok && rm.RenewalMargins(env.Margins.Renewed) {
+		env.Margins.Renews()
+	}
+	if strategies.Extends(locker) {
 		env.Margins.Renews()
 	}
 	if verifiable(sc, locker) {

@@ -17,21 +17,38 @@ import (
 //
 // A renewal is late when its margin is below a third of its lease's TTL
 // (the watchdog renews every TTL/3, so a correct one renews with about
-// two thirds left). Renewals before the window's start (Start) count in
-// no figure; the window is split at its middle into a first and a second
-// half, whose margins are kept apart (the trend). Safe for concurrent
-// use.
+// two thirds left). Only renewals in the window count (Start, End):
+// those before its start or after its end (the stop's drain) count in no
+// figure. The window is split at its middle into a first and a second
+// half, whose margins are kept apart (the trend); a window without a
+// middle (Start's mid not after from: a scenario without a duration)
+// counts every renewal in the first half, so the second
+// half and the trend are absent. The figures are kept in
+// marginShards shards, merged by Figures, so that clients do not queue
+// on one mutex to record: Extended picks its shard by the client's ID,
+// Renewed (a renewal loop's, with no client) by a round-robin counter.
+// Safe for concurrent use.
 type Margins struct {
 	ttl      time.Duration // the scenario's TTL: an extend's lease
 	from     atomic.Int64  // the window's start (Now ns); 0: not started, every renewal counts
-	mid      atomic.Int64  // the window's middle (Now ns)
+	mid      atomic.Int64  // the window's middle (Now ns); <= from: no middle
+	end      atomic.Int64  // the window's end (Now ns); 0: none yet
 	measured atomic.Bool   // the strategy renews (Renews)
+	next     atomic.Uint32 // Renewed's round-robin shard
+	shards   [marginShards]marginShard
+}
 
+// marginShards is how many figure shards a Margins has.
+const marginShards = 16
+
+// marginShard is one shard of a Margins' figures.
+type marginShard struct {
 	mu       sync.Mutex
-	halves   [2]*hdrhistogram.Histogram // margins in µs (1 µs .. 60 s), by half of the window
+	halves   [2]*hdrhistogram.Histogram // margins in µs (1 µs .. 60 s), by half of the window; nil until the first
 	renewals int64
 	late     int64
-	min      time.Duration
+	min      time.Duration // math.MaxInt64 until the first renewal
+	_        [64]byte      // keeps neighbouring shards' mutexes off one cache line
 }
 
 // MarginsFigures are a Margins' data.
@@ -52,12 +69,18 @@ type MarginsFigures struct {
 	Min time.Duration
 }
 
-// NewMargins returns a Margins for leases of ttl (the TTL that Extended
-// counts with).
+// NewMargins returns a Margins for leases of ttl (the TTL of the leases
+// that Extended records).
 func NewMargins(ttl time.Duration) *Margins {
-	return &Margins{ttl: ttl, min: math.MaxInt64,
-		halves: [2]*hdrhistogram.Histogram{NewHistogram(), NewHistogram()}}
+	m := &Margins{ttl: ttl}
+	for i := range m.shards {
+		m.shards[i].min = math.MaxInt64
+	}
+	return m
 }
+
+// TTL is the TTL of the leases that Extended records (NewMargins').
+func (m *Margins) TTL() time.Duration { return m.ttl }
 
 // Renews marks the strategy as one that renews its leases: its figures
 // are measured (zero renewals included). Safe on a nil Margins.
@@ -67,67 +90,129 @@ func (m *Margins) Renews() {
 	}
 }
 
-// Start sets the window: renewals before from count in no figure; those
-// from mid on count in the second half.
-func (m *Margins) Start(from, mid time.Time) {
+// Start sets the window: renewals before from count in no figure, nor
+// those after end (the zero time: no end set here; an earlier End's is
+// kept); those from
+// mid on count in the second half. A mid not after from (a scenario
+// without a duration) leaves the window without a middle: every renewal
+// counts in the first half.
+func (m *Margins) Start(from, mid, end time.Time) {
 	if m == nil {
 		return
 	}
-	m.mid.Store(int64(Mono(mid)))
-	m.from.Store(int64(Mono(from)))
+	f := int64(Mono(from))
+	md := int64(Mono(mid))
+	if md <= f {
+		md = 0
+	}
+	m.mid.Store(md)
+	if !end.IsZero() {
+		m.End(end)
+	}
+	m.from.Store(f)
+}
+
+// End ends the window at t unless it already ends earlier: the run
+// stopped (its duration, a workload with nothing left to do, an abort);
+// renewals after t, during the stop's drain, count in no figure.
+func (m *Margins) End(t time.Time) {
+	if m == nil {
+		return
+	}
+	e := int64(Mono(t))
+	for {
+		old := m.end.Load()
+		if old != 0 && old <= e || m.end.CompareAndSwap(old, e) {
+			return
+		}
+	}
+}
+
+// half is the half of the window a renewal at now counts in; false
+// outside the window.
+func (m *Margins) half(now int64) (int, bool) {
+	f := m.from.Load()
+	if f == 0 {
+		return 0, true
+	}
+	if now < f {
+		return 0, false
+	}
+	if e := m.end.Load(); e != 0 && now > e {
+		return 0, false
+	}
+	if md := m.mid.Load(); md != 0 && now >= md {
+		return 1, true
+	}
+	return 0, true
 }
 
 // Renewed records one successful renewal of a lease of ttl whose
-// remaining TTL at the renewal was remaining. Safe on a nil Margins.
+// remaining TTL at the renewal was remaining, at the clock's now (a
+// strategies.MarginFunc). Safe on a nil Margins.
 func (m *Margins) Renewed(ttl, remaining time.Duration) {
 	if m == nil {
 		return
 	}
-	now := int64(Now())
-	if f := m.from.Load(); f != 0 && now < f {
+	m.record(int(m.next.Add(1)), Now(), ttl, remaining)
+}
+
+// Extended records a successful extend (strategies.Extender) by client,
+// sent at sent (Now's scale), of a lease of the scenario's TTL whose
+// remaining TTL at sent was remaining, as its client counts it (see
+// workloads.Worker.Extend). Safe on a nil Margins.
+func (m *Margins) Extended(client int, sent, remaining time.Duration) {
+	if m == nil {
 		return
 	}
-	half := 0
-	if now >= m.mid.Load() && m.from.Load() != 0 {
-		half = 1
+	m.record(client, sent, m.ttl, remaining)
+}
+
+// record records a renewal at at in shard i (modulo the shards).
+func (m *Margins) record(i int, at, ttl, remaining time.Duration) {
+	half, ok := m.half(int64(at))
+	if !ok {
+		return
 	}
 	m.Renews()
-	m.mu.Lock()
-	Record(m.halves[half], remaining)
-	m.renewals++
+	s := &m.shards[uint(i)%marginShards]
+	s.mu.Lock()
+	if s.halves[half] == nil {
+		s.halves[half] = NewHistogram()
+	}
+	Record(s.halves[half], remaining)
+	s.renewals++
 	if remaining < ttl/3 {
-		m.late++
+		s.late++
 	}
-	m.min = min(m.min, remaining)
-	m.mu.Unlock()
+	s.min = min(s.min, remaining)
+	s.mu.Unlock()
 }
 
-// Extended records a successful extend (strategies.Extender) sent at
-// sent, of a lease that ran from from (its grant, or its last extend's
-// start): its margin is the scenario's TTL minus the time between them,
-// the lease's remaining TTL as its client counts it.
-func (m *Margins) Extended(from, sent time.Duration) {
-	if m == nil {
-		return
-	}
-	m.Renewed(m.ttl, m.ttl-(sent-from))
-}
-
-// Figures returns the data measured so far (histograms copied); nothing
-// measured for a nil Margins.
+// Figures returns the data measured so far (the shards merged, histograms
+// copied); nothing measured for a nil Margins.
 func (m *Margins) Figures() MarginsFigures {
-	if m == nil {
+	if m == nil || !m.measured.Load() {
 		return MarginsFigures{}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f := MarginsFigures{Measured: m.measured.Load(), Renewals: m.renewals, Late: m.late}
-	if !f.Measured {
-		return MarginsFigures{}
+	f := MarginsFigures{Measured: true, First: NewHistogram(), Second: NewHistogram()}
+	lo := time.Duration(math.MaxInt64)
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		if s.halves[0] != nil {
+			f.First.Merge(s.halves[0])
+		}
+		if s.halves[1] != nil {
+			f.Second.Merge(s.halves[1])
+		}
+		f.Renewals += s.renewals
+		f.Late += s.late
+		lo = min(lo, s.min)
+		s.mu.Unlock()
 	}
-	f.First, f.Second = hdrhistogram.Import(m.halves[0].Export()), hdrhistogram.Import(m.halves[1].Export())
-	if m.renewals > 0 {
-		f.Min = m.min
+	if f.Renewals > 0 {
+		f.Min = lo
 	}
 	return f
 }

@@ -84,7 +84,11 @@ var (
 	_ strategies.OwnRetry      = (*locker)(nil)
 	_ strategies.StatsReporter = (*locker)(nil)
 	_ strategies.Extender      = (*extending)(nil)
+	_ strategies.ExtendsLeases = (*locker)(nil)
 )
+
+// ExtendsLeases: with extend=on the leases are Extenders.
+func (l *locker) ExtendsLeases() bool { return l.ext }
 
 // open builds a redislock Client on c.Nodes[0]'s go-redis client. It fails
 // on another driver: redislock needs go-redis.

@@ -111,7 +111,12 @@ var (
 	_ strategies.OwnRetry      = (*locker)(nil)
 	_ strategies.StatsReporter = (*locker)(nil)
 	_ strategies.Extender      = (*extending)(nil)
+	_ strategies.ExtendsLeases = (*locker)(nil)
+	_ strategies.Validity      = (*extending)(nil)
 )
+
+// ExtendsLeases: with extend=on the leases are Extenders.
+func (l *locker) ExtendsLeases() bool { return l.ext }
 
 // open builds the locker on c.Nodes (one pool each; redsync's quorum is
 // len(c.Nodes)/2+1). Every Mutex gets WithExpiry(c.TTL), the declared
@@ -251,6 +256,11 @@ func (le *lease) Release(ctx context.Context) error {
 
 // extending is a lease of extend=on: its holder can extend it.
 type extending struct{ lease }
+
+// ValidUntil is redsync's Mutex.Until: the end of the validity redsync
+// counts, the acquire's (or last extend's) start plus the expiry minus
+// the drift (strategies.Validity).
+func (e *extending) ValidUntil() time.Time { return e.m.Until() }
 
 // Extend runs Mutex.ExtendContext: redsync's owner-checked PEXPIRE to the
 // TTL on every node, held when a quorum extended it with validity left.

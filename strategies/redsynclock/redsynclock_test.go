@@ -291,11 +291,27 @@ func TestExtend(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if !strategies.Extends(l) {
+					t.Fatal("extend=on: the locker does not declare ExtendsLeases")
+				}
+				// ValidUntil: redsync's validity, at most TTL after the
+				// acquire's start, less its drift.
+				v, ok := a.(strategies.Validity)
+				if !ok {
+					t.Fatal("extend=on: the lease is not a strategies.Validity")
+				}
+				if left := time.Until(v.ValidUntil()); left <= 0 || left >= 2*time.Second {
+					t.Fatalf("ValidUntil is %v from now, want within the 2 s TTL", left)
+				}
 				for _, n := range ds {
 					n.Do(ctx, "PEXPIRE", key, "500")
 				}
+				sent := time.Now()
 				if err := a.(strategies.Extender).Extend(ctx); err != nil {
 					t.Fatalf("extend of a held lease: %v", err)
+				}
+				if u := v.ValidUntil(); !u.After(sent) || u.After(sent.Add(2*time.Second)) {
+					t.Fatalf("after the extend ValidUntil is %v after its send, want within (0, 2 s]", u.Sub(sent))
 				}
 				for i, n := range ds {
 					if p, _ := n.Do(ctx, "PTTL", key); p.Int <= 500 {
