@@ -508,29 +508,37 @@ func TestReadWriteLock(t *testing.T) {
 	}
 }
 
+// rwFixture opens rwlock (10 s leases) on driver d and returns its
+// exclusive and read sides, a lock key of the test's own, a command on
+// the first server that fails the test on an error, and a context per
+// owner (the holder field's name).
+func rwFixture(t *testing.T, d string) (l, rl strategies.Locker, key string, do func(args ...string) drivers.Reply, as func(owner string) context.Context) {
+	ctx := context.Background()
+	ds := open(t, d, "rwlock")
+	l = locker(t, "rwlock", ds, 10*time.Second)
+	do = func(args ...string) drivers.Reply {
+		t.Helper()
+		v, err := ds[0].Do(ctx, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	as = func(owner string) context.Context {
+		return strategies.WithClient(ctx, strategies.Client{ID: 0, Owner: owner})
+	}
+	return l, strategies.ReadSide(l), "lockbench:locktest:{" + t.Name() + "}:lock", do, as
+}
+
 // rwlock's release keeps what the holder fields say: a nested read
 // hold's release counts the field down and keeps its deadline as stored;
 // the last hold's release drops the field and sets the key to expire with
 // the latest deadline of the holders left (here one set 60 s ahead).
 func TestReadWriteLockRelease(t *testing.T) {
 	ctx := context.Background()
-	as := func(owner string) context.Context {
-		return strategies.WithClient(ctx, strategies.Client{ID: 0, Owner: owner})
-	}
 	for _, d := range drivers.Names() {
 		t.Run(d, func(t *testing.T) {
-			ds := open(t, d, "rwlock")
-			l := locker(t, "rwlock", ds, 10*time.Second)
-			rl := strategies.ReadSide(l)
-			key := "lockbench:locktest:{" + t.Name() + "}:lock"
-			do := func(args ...string) drivers.Reply {
-				t.Helper()
-				v, err := ds[0].Do(ctx, args...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
+			_, rl, key, do, as := rwFixture(t, d)
 			outer, err := rl.TryAcquire(as("a"), key)
 			if err != nil {
 				t.Fatal(err)
@@ -580,23 +588,9 @@ func TestReadWriteLockRelease(t *testing.T) {
 // release finds it gone; the key expires with its last live share.
 func TestReadWriteLockShareExpiry(t *testing.T) {
 	ctx := context.Background()
-	as := func(owner string) context.Context {
-		return strategies.WithClient(ctx, strategies.Client{ID: 0, Owner: owner})
-	}
 	for _, d := range drivers.Names() {
 		t.Run(d, func(t *testing.T) {
-			ds := open(t, d, "rwlock")
-			l := locker(t, "rwlock", ds, 10*time.Second)
-			rl := strategies.ReadSide(l)
-			key := "lockbench:locktest:{" + t.Name() + "}:lock"
-			do := func(args ...string) drivers.Reply {
-				t.Helper()
-				v, err := ds[0].Do(ctx, args...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
+			l, rl, key, do, as := rwFixture(t, d)
 			dead, err := rl.TryAcquire(as("dead"), key)
 			if err != nil {
 				t.Fatal(err)
