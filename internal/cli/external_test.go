@@ -150,7 +150,7 @@ func TestExternalACLUser(t *testing.T) {
 	args := []string{"run", "-q", "--addr", "redis://" + user + ":" + pw + "@" + s.Addr, "--strategy", "atomic,watchdog,reentrant",
 		"--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms,pubsub", "--force", "--out", out}
 	r := lockbench(t, args...)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 keys") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 key;") {
 		t.Fatalf("non-empty db: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	r = lockbench(t, append(args, "--allow-nonempty")...)
@@ -196,7 +196,7 @@ func TestExternalCluster(t *testing.T) {
 	args := []string{"run", "-q", "--addr", strings.Join(topo.Addrs(), ","), "--cluster", "--password", pw,
 		"--strategy", "atomic,watchdog", "--stock", "20", "--ttl", "5s", "--clients", "4", "--retry", "fixed:interval=2ms", "--out", out}
 	r := lockbench(t, args...)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 keys") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 key;") {
 		t.Fatalf("a cluster with a key on %s: exit %d, want 2\n%s", stored, r.code, r.stderr)
 	}
 	r = lockbench(t, append(args, "--allow-nonempty")...)

@@ -533,7 +533,7 @@ func TestExternalServerSafety(t *testing.T) {
 	base := []string{"run", "-q", "--addr", url, "--strategy", "atomic", "--driver", "rueidis", "--stock", "20", "--clients", "4", "--force", "--out", out}
 
 	r := lockbench(t, base...)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 keys") || !strings.Contains(r.stderr, "--allow-nonempty") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "already holds 1 key;") || !strings.Contains(r.stderr, "--allow-nonempty") {
 		t.Fatalf("non-empty db: exit %d\n%s", r.code, r.stderr)
 	}
 	if strings.Contains(r.stderr, s.Password) {
