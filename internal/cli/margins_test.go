@@ -1,87 +1,13 @@
 package cli
 
 import (
-	"context"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/report"
-	"github.com/lockbench/lockbench/strategies"
+	"github.com/lockbench/lockbench/internal/testlocks"
 )
-
-// cli-late-renewal (this test binary only) is the atomic lock with a
-// renewal loop of its own, written as a custom lock would be, that
-// renews each lease at 0.8 x TTL (instead of every TTL/3) with
-// strategies.RenewScriptPTTL and reports the server's margins through
-// strategies.RenewalMargins; cliLateRenewals counts its renewals.
-var cliLateRenewals atomic.Int64
-
-func init() {
-	strategies.Register("cli-late-renewal", strategies.Info{Desc: "test only: atomic, renewed at 0.8 x TTL, reporting its margins"},
-		func(c strategies.Config) (strategies.Locker, error) {
-			in, err := strategies.New("atomic", strategies.Config{Nodes: c.Nodes, TTL: c.TTL})
-			return &cliLate{in: in, d: c.Nodes[0], ttl: c.TTL}, err
-		})
-}
-
-type cliLate struct {
-	in  strategies.Locker
-	d   drivers.Driver
-	ttl time.Duration
-	rec strategies.MarginFunc
-}
-
-func (l *cliLate) RenewalMargins(rec strategies.MarginFunc) bool { l.rec = rec; return true }
-
-func (l *cliLate) TryAcquire(ctx context.Context, key string) (strategies.Lease, error) {
-	lease, err := l.in.TryAcquire(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	cl := &cliLateLease{Lease: lease, stop: make(chan struct{})}
-	cl.wg.Add(1)
-	go func() {
-		defer cl.wg.Done()
-		t := time.NewTicker(l.ttl * 4 / 5)
-		defer t.Stop()
-		for {
-			select {
-			case <-cl.stop:
-				return
-			case <-t.C:
-			}
-			res, err := l.d.Eval(context.Background(), strategies.RenewScriptPTTL, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
-			ok, left, known := strategies.Renewed(res)
-			if err != nil || !ok {
-				return
-			}
-			cliLateRenewals.Add(1)
-			if known {
-				l.rec(l.ttl, left)
-			}
-		}
-	}()
-	return cl, nil
-}
-
-type cliLateLease struct {
-	strategies.Lease
-	stop chan struct{}
-	once sync.Once
-	wg   sync.WaitGroup
-}
-
-func (l *cliLateLease) Release(ctx context.Context) error {
-	l.once.Do(func() { close(l.stop) })
-	l.wg.Wait()
-	return l.Lease.Release(ctx)
-}
 
 // The renewal margin end to end, in the result file, --fail-on and show:
 // a lock that renews at 0.8 x TTL has every renewal in the window late
@@ -90,7 +16,7 @@ func (l *cliLateLease) Release(ctx context.Context) error {
 // none and passes; atomic, which does not renew, has no renewal_margin,
 // and a threshold on it fails as not measured.
 func TestRenewalMarginFigures(t *testing.T) {
-	cliLateRenewals.Store(0) // -count=N
+	testlocks.ResetLate() // -count=N
 	dir := t.TempDir()
 	// 5 s leases, 4.3 s of work in a 6 s window: the late lock renews each
 	// hold once, 4 s after its grant (about 1 s left, under TTL/3): the
@@ -109,10 +35,12 @@ func TestRenewalMarginFigures(t *testing.T) {
 		}
 		return r.Scenarios[0], out, err
 	}
-	late, lateFile, err := run("cli-late-renewal")
-	n := cliLateRenewals.Load()
+	late, lateFile, err := run(testlocks.LateRenewal)
+	testlocks.Late.Lock()
+	n := len(testlocks.Late.Renewals)
+	testlocks.Late.Unlock()
 	if m := late.RenewalMargin; err == nil || m == nil || n < 2 || m.Renewals != 1 || m.LateRenewals != 1 {
-		t.Fatalf("cli-late-renewal: renewal_margin %+v, renewals made %d (want 1 in the window, late, of 2 or more made); --fail-on error %v (want one)", m, n, err)
+		t.Fatalf("test-late-renewal: renewal_margin %+v, renewals made %d (want 1 in the window, late, of 2 or more made); --fail-on error %v (want one)", m, n, err)
 	}
 	wd, _, err := run("watchdog")
 	if m := wd.RenewalMargin; err != nil || m == nil || m.Renewals == 0 || m.LateRenewals != 0 {
@@ -127,5 +55,5 @@ func TestRenewalMarginFigures(t *testing.T) {
 	if err != nil || !strings.Contains(out, want) || !strings.Contains(out, "late renew 1") || !strings.Contains(out, "margin p1 ms") {
 		t.Fatalf("show: %v, want %q, the late renewals in the other cell and the margin columns:\n%s", err, want, out)
 	}
-	t.Logf("late_renewals: cli-late-renewal %d of %d, watchdog %d of %d\n%s", late.RenewalMargin.LateRenewals, n, wd.RenewalMargin.LateRenewals, wd.RenewalMargin.Renewals, out)
+	t.Logf("late_renewals: test-late-renewal %d of %d, watchdog %d of %d\n%s", late.RenewalMargin.LateRenewals, n, wd.RenewalMargin.LateRenewals, wd.RenewalMargin.Renewals, out)
 }

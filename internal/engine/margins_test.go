@@ -4,108 +4,16 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/internal/testlocks"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/workloads"
 )
-
-// test-late-renewal (registered in this test binary only) is a custom
-// lock written through the public API, as a user's would be: the atomic
-// lock plus a renewal loop of its own that renews each lease at 0.8 x
-// TTL instead of every TTL/3 (a renewal schedule that left too little
-// margin), with RenewScriptPTTL (owner-checked PEXPIRE), and that reports
-// each renewal's margin, the server's PTTL before the PEXPIRE, through
-// strategies.RenewalMargins. With a 5 s TTL it renews with about 1 s
-// left: every renewal is late (under TTL/3, 1.67 s), none loses its
-// lease unless the machine stalls the renewal for a second.
-// lateRenewals counts the renewals it made, lateLost the leases whose
-// renewal failed; lateTimes holds each renewal's time.
-var (
-	lateRenewals, lateLost atomic.Int64
-	lateMu                 sync.Mutex
-	lateTimes              []time.Time
-)
-
-const lateRenewalAt = 0.8 // of the TTL
-
-func init() {
-	strategies.Register("test-late-renewal", strategies.Info{Desc: "test only: atomic, renewed at 0.8 x TTL, reporting its margins"},
-		func(c strategies.Config) (strategies.Locker, error) {
-			inner, err := strategies.New("atomic", strategies.Config{Nodes: c.Nodes, TTL: c.TTL})
-			if err != nil {
-				return nil, err
-			}
-			return &lateLocker{inner: inner, d: c.Nodes[0], ttl: c.TTL}, nil
-		})
-}
-
-type lateLocker struct {
-	inner strategies.Locker
-	d     drivers.Driver
-	ttl   time.Duration
-	rec   strategies.MarginFunc
-}
-
-var _ strategies.RenewalMargins = (*lateLocker)(nil)
-
-func (l *lateLocker) RenewalMargins(rec strategies.MarginFunc) bool { l.rec = rec; return true }
-
-func (l *lateLocker) TryAcquire(ctx context.Context, key string) (strategies.Lease, error) {
-	lease, err := l.inner.TryAcquire(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	ll := &lateLease{Lease: lease, stop: make(chan struct{})}
-	ll.wg.Add(1)
-	go func() {
-		defer ll.wg.Done()
-		t := time.NewTicker(time.Duration(lateRenewalAt * float64(l.ttl)))
-		defer t.Stop()
-		for {
-			select {
-			case <-ll.stop:
-				return
-			case <-t.C:
-			}
-			res, err := l.d.Eval(context.Background(), strategies.RenewScriptPTTL, []string{key}, lease.Token(), strconv.FormatInt(l.ttl.Milliseconds(), 10))
-			ok, left, known := strategies.Renewed(res)
-			if err != nil || !ok {
-				lateLost.Add(1)
-				return
-			}
-			lateRenewals.Add(1)
-			lateMu.Lock()
-			lateTimes = append(lateTimes, time.Now())
-			lateMu.Unlock()
-			if known && l.rec != nil {
-				l.rec(l.ttl, left)
-			}
-		}
-	}()
-	return ll, nil
-}
-
-type lateLease struct {
-	strategies.Lease
-	stop chan struct{}
-	once sync.Once
-	wg   sync.WaitGroup
-}
-
-func (l *lateLease) end() { l.once.Do(func() { close(l.stop) }); l.wg.Wait() }
-
-func (l *lateLease) Release(ctx context.Context) error { l.end(); return l.Lease.Release(ctx) }
-
-// Abandon stops the renewal without releasing (a crashed client).
-func (l *lateLease) Abandon() { l.end() }
 
 // marginRun runs strategy with 2 clients on 2 locks for 8 s, a 5 s TTL
 // and 4.5 s of work per hold: each hold outlives the late lock's renewal
@@ -137,32 +45,29 @@ func marginRun(t *testing.T, strategy string) report.Scenario {
 // renewals, every TTL/3, none late, with a minimum above TTL/3; a lock
 // that does not renew (atomic) shows no renewal_margin at all.
 func TestRenewalMargins(t *testing.T) {
-	lateRenewals.Store(0)
-	lateLost.Store(0)
-	lateMu.Lock()
-	lateTimes = nil
-	lateMu.Unlock()
+	testlocks.ResetLate()
 	t0 := time.Now()
-	late := marginRun(t, "test-late-renewal")
+	late := marginRun(t, testlocks.LateRenewal)
 	m := late.RenewalMargin
 	if m == nil || m.MinMS == nil || m.P1MS == nil {
 		t.Fatalf("test-late-renewal: renewal_margin %+v, want measured", m)
 	}
-	if lost := lateLost.Load(); lost != 0 {
+	testlocks.Late.Lock()
+	if lost := testlocks.Late.Lost; lost != 0 {
 		t.Logf("test-late-renewal lost %d leases (a stall of a second): the counts below still hold", lost)
 	}
-	n := lateRenewals.Load()
-	lateMu.Lock()
+	times := testlocks.Late.Renewals
+	testlocks.Late.Unlock()
+	n := int64(len(times))
 	var sureIn, sureOut int64
-	for _, at := range lateTimes {
+	for _, at := range times {
 		if at.Before(t0.Add(8 * time.Second)) {
 			sureIn++
 		}
-		if at.After(lateTimes[0].Add(4 * time.Second)) {
+		if at.After(times[0].Add(4 * time.Second)) {
 			sureOut++
 		}
 	}
-	lateMu.Unlock()
 	t.Logf("test-late-renewal: %d renewals made, %d surely in the window, %d surely after it; renewal_margin.renewals %d", n, sureIn, sureOut, m.Renewals)
 	if sureIn == 0 || m.Renewals < sureIn || m.Renewals > n-sureOut || m.LateRenewals != m.Renewals {
 		t.Fatalf("test-late-renewal: renewals %d, late_renewals %d; want %d <= renewals <= %d (made %d, %d after the window), all late", m.Renewals, m.LateRenewals, sureIn, n-sureOut, n, sureOut)
