@@ -68,6 +68,21 @@ func runAndRead(t *testing.T, out string, args ...string) (result, *report.Run) 
 	return r, readRun(t, out)
 }
 
+// runStrategyIn runs lockbench in this process with args, --strategy
+// strategy and --out DIR/STRATEGY.json, and returns the file's first
+// scenario, its path and the run's error (a failing --fail-on threshold
+// is one); a run that wrote no readable file fails the test.
+func runStrategyIn(t *testing.T, dir string, args []string, strategy string) (report.Scenario, string, error) {
+	t.Helper()
+	out := filepath.Join(dir, strategy+".json")
+	_, err := inProcess(t, append(append([]string{}, args...), "--strategy", strategy, "--out", out)...)
+	r, rerr := report.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("%s: %v (run: %v)", strategy, rerr, err)
+	}
+	return r.Scenarios[0], out, err
+}
+
 // readRun reads the result file at path, failing the test on an error.
 func readRun(t *testing.T, path string) *report.Run {
 	t.Helper()

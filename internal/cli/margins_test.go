@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,13 +26,7 @@ func TestRenewalMarginFigures(t *testing.T) {
 		"--duration", "6s", "--work", "4300ms", "--ttl", "5s", "--fail-on", "late_renewals==0"}
 	run := func(strategy string) (report.Scenario, string, error) {
 		t.Helper()
-		out := filepath.Join(dir, strategy+".json")
-		_, err := inProcess(t, append(append([]string{}, common...), "--strategy", strategy, "--out", out)...)
-		r, rerr := report.ReadFile(out)
-		if rerr != nil {
-			t.Fatalf("%s: %v (run: %v)", strategy, rerr, err)
-		}
-		return r.Scenarios[0], out, err
+		return runStrategyIn(t, dir, common, strategy)
 	}
 	late, lateFile, err := run(testlocks.LateRenewal)
 	testlocks.Late.Lock()

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,13 +21,7 @@ func TestOrphanSharesFigures(t *testing.T) {
 		"--fail-on", "orphan_shares==0", "--fail-on", "orphan_share_max_ms<=1000"}
 	run := func(strategy string) (report.Scenario, string, error) {
 		t.Helper()
-		out := filepath.Join(dir, strategy+".json")
-		_, err := inProcess(t, append(append([]string{}, common...), "--strategy", strategy, "--out", out)...)
-		r, rerr := report.ReadFile(out)
-		if rerr != nil {
-			t.Fatalf("%s: %v (run: %v)", strategy, rerr, err)
-		}
-		return r.Scenarios[0], out, err
+		return runStrategyIn(t, dir, common, strategy)
 	}
 	bad, badFile, err := run(testlocks.WholeKeyReaders)
 	if l := bad.Liveness; err == nil || l == nil || l.OrphanShares != 2 || l.OrphanShareAgeMS.Count != 2 || l.OrphanShareAgeMS.Max < 2100 {
