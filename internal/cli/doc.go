@@ -21,7 +21,7 @@
 //  4. plan: pluginspec.go (NAME:param=value items), addr.go (the
 //     connection flags read), flagrules.go (flags that go together),
 //     scenario.go (scenario files), sweeplist.go (sweep's client counts),
-//     plan.go (validate: the plan builder, flags to typed values and
+//     layout.go (a scenario's server layout, --rate read), plan.go (validate: the plan builder, flags to typed values and
 //     checked scenarios), concurrent.go (a scenario file's scenarios:
 //     list, one after another or at once: its plan).
 //  5. scenario loop: progress.go, procfaults.go, segments.go, history.go,
