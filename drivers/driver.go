@@ -379,3 +379,28 @@ type Pipeliner interface {
 	// command is returned as its error, in order, in errs.
 	Pipeline(ctx context.Context, cmds ...[]string) (replies []Reply, errs []error)
 }
+
+// Endpointer is the optional capability of a Driver that tells the server
+// and login it was opened with (both adapters have it): lockbench hands
+// them to a lock that opens its own connections, an external adapter
+// process (strategies/ext).
+type Endpointer interface {
+	Endpoint() Endpoint
+}
+
+// EndpointOf returns the Endpoint d was opened with, and false when d
+// does not tell (it is not an Endpointer). A Switch tells its current
+// driver's.
+func EndpointOf(d Driver) (Endpoint, bool) {
+	if e, ok := d.(Endpointer); ok {
+		return e.Endpoint(), true
+	}
+	return Endpoint{}, false
+}
+
+// NodeEndpoint is ep, a Cluster's seed endpoint, for one of its nodes at
+// addr: the same login and TLS, no seeds, not a Cluster client.
+func NodeEndpoint(ep Endpoint, addr string) Endpoint {
+	ep.Addr, ep.Seeds, ep.Cluster = addr, nil, false
+	return ep
+}

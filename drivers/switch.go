@@ -23,6 +23,10 @@ var (
 	_ Native     = (*Switch)(nil)
 )
 
+// Endpoint returns the current driver's Endpoint (EndpointOf; the zero
+// Endpoint when it does not tell).
+func (s *Switch) Endpoint() Endpoint { e, _ := EndpointOf(s.Current()); return e }
+
 // Native returns the current driver's native client (NativeOf).
 func (s *Switch) Native() any { return NativeOf(s.Current()) }
 

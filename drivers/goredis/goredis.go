@@ -29,7 +29,11 @@ type driver struct {
 	c        redis.UniversalClient
 	addr     string
 	borrowed bool // a node of a cluster client: Close does nothing
+	ep       drivers.Endpoint
 }
+
+// Endpoint returns the server and login the driver was opened with.
+func (d *driver) Endpoint() drivers.Endpoint { return d.ep }
 
 var (
 	_ drivers.Driver = (*driver)(nil)
@@ -75,7 +79,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 	if o.Cluster {
 		u.MinIdleConns = 0 // per node; the pool fills as the slots are used
 	}
-	return &driver{c: redis.NewUniversalClient(u), addr: o.Addr}, nil
+	return &driver{c: redis.NewUniversalClient(u), addr: o.Addr, ep: o.Endpoint}, nil
 }
 
 func (d *driver) Name() string { return Name }
@@ -131,7 +135,7 @@ func (d *driver) Nodes(ctx context.Context) ([]drivers.Driver, error) {
 	var out []drivers.Driver
 	err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
 		mu.Lock()
-		out = append(out, &driver{c: c, addr: c.Options().Addr, borrowed: true})
+		out = append(out, &driver{c: c, addr: c.Options().Addr, borrowed: true, ep: drivers.NodeEndpoint(d.ep, c.Options().Addr)})
 		mu.Unlock()
 		return nil
 	})

@@ -30,6 +30,7 @@ type driver struct {
 	opt      *rueidis.ClientOption // what c was built with
 	addr     string
 	borrowed bool // a node of a cluster client: Close does nothing
+	ep       drivers.Endpoint
 	// callTimeout, when > 0, is a deadline put on each call's context
 	// (Options.ReadTimeout below the connection's ConnWriteTimeout).
 	callTimeout time.Duration
@@ -107,7 +108,7 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 	if err != nil {
 		return nil, &drivers.NodeError{Node: o.Addr, Err: err}
 	}
-	dr := &driver{c: c, opt: &opt, addr: o.Addr}
+	dr := &driver{c: c, opt: &opt, addr: o.Addr, ep: o.Endpoint}
 	if o.ReadTimeout != drivers.DefaultTimeout {
 		// ConnWriteTimeout does not bound a call: measured through a 1 s
 		// blackhole with 300 ms, calls waited for the held replies.
@@ -117,6 +118,9 @@ func Open(o drivers.Options) (drivers.Driver, error) {
 }
 
 func (d *driver) Name() string { return Name }
+
+// Endpoint returns the server and login the driver was opened with.
+func (d *driver) Endpoint() drivers.Endpoint { return d.ep }
 
 func (d *driver) SetNX(ctx context.Context, key, val string, ttl time.Duration) (bool, error) {
 	if ttl < time.Millisecond {
@@ -175,7 +179,7 @@ func (d *driver) Nodes(context.Context) ([]drivers.Driver, error) {
 	}
 	var out []drivers.Driver
 	for addr, c := range d.c.Nodes() {
-		out = append(out, &driver{c: c, opt: d.opt, addr: addr, borrowed: true, callTimeout: d.callTimeout})
+		out = append(out, &driver{c: c, opt: d.opt, addr: addr, borrowed: true, callTimeout: d.callTimeout, ep: drivers.NodeEndpoint(d.ep, addr)})
 	}
 	return out, nil
 }
