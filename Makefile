@@ -10,6 +10,8 @@ ARGS    ?=
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
+
+.PHONY: adapters
 .PHONY: all build install run test lint bench bench-gate regress redis servers schema fmt clean
 
 all: build
@@ -56,7 +58,7 @@ TEST_PARALLELISM := 2
 # run, so no TestMain starts its servers for nothing: 25 s against 75 s
 # for -run '^$$' with the build cached, 2026-12-04), so that a build
 # error stops make before any test runs.
-test: servers lint
+test: servers lint adapters
 	$(GO) test -race -count=1 -exec /bin/true ./... >/dev/null
 	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 2 -parallel $(TEST_PARALLELISM) -timeout 25m -skip '$(TIMED)' $(TEST_FIRST) ./...
 	LOCKBENCH_CHECK_SCHEMA=1 $(GO) test -race -count=1 -p 1 -timeout 25m -run '$(TIMED)' $(TIMED_PKGS)
@@ -87,7 +89,20 @@ SERVER_PKGS_MISSING = $$( \
 	command -v redis-server >/dev/null 2>&1 || printf ' redis-server'; \
 	{ command -v mariadbd >/dev/null 2>&1 || test -x /usr/sbin/mariadbd; } || printf ' mariadb-server'; \
 	{ command -v java >/dev/null 2>&1 && test -f /usr/share/java/zookeeper.jar; } || printf ' zookeeper'; \
-	command -v etcd >/dev/null 2>&1 || printf ' etcd-server')
+	command -v etcd >/dev/null 2>&1 || printf ' etcd-server'; \
+	command -v mvn >/dev/null 2>&1 || printf ' maven'; \
+	command -v node >/dev/null 2>&1 || printf ' nodejs'; \
+	command -v npm >/dev/null 2>&1 || printf ' npm'; \
+	{ command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null; } || printf ' python3-venv')
+
+# The external-lock adapters (adapters/*/build.sh, docs/external-locks.md):
+# each builds its adapter into a folder git ignores, from pinned
+# dependencies (Maven Central, the npm registry, PyPI), only when its
+# output is missing or older than its sources; when its runtime (java and
+# mvn, node and npm, python3) is absent it says so and exits 0, and the
+# adapter's strategies and tests are skipped with that reason.
+adapters:
+	@for b in adapters/*/build.sh; do sh "$$b" || exit 1; done
 
 servers:
 	@missing="$(SERVER_PKGS_MISSING)"; \
