@@ -5,6 +5,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -53,14 +55,19 @@ final class Adapter {
     private final ConcurrentHashMap<Long, Lease> leases = new ConcurrentHashMap<>();
     private final AtomicLong nextLease = new AtomicLong();
 
-    /** A held lock: the Redisson object, the owner (thread id), or the semaphore's permit id. */
+    private final Watchdog watchdog;
+    private final ScheduledExecutorService poller;
+
+    /** A held lock: the Redisson object, its key, the owner (thread id), or the semaphore's permit id. */
     private static final class Lease {
         final Object lock;
+        final String key;
         final long threadId;
         final String permitId;
 
-        Lease(Object lock, long threadId, String permitId) {
+        Lease(Object lock, String key, long threadId, String permitId) {
             this.lock = lock;
+            this.key = key;
             this.threadId = threadId;
             this.permitId = permitId;
         }
@@ -135,6 +142,41 @@ final class Adapter {
         }
         this.client = Redisson.create(c);
         this.executor = ((Redisson) client).getCommandExecutor();
+        if (variant.equals("watchdog")) {
+            this.watchdog = new Watchdog(executor.getServiceManager().getRenewalScheduler());
+            long every = Math.max(10, Math.min(200, ttl / 10));
+            this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "lost");
+                t.setDaemon(true);
+                return t;
+            });
+            poller.scheduleWithFixedDelay(this::findLost, every, every, TimeUnit.MILLISECONDS);
+        } else {
+            this.watchdog = null;
+            this.poller = null;
+        }
+    }
+
+    /**
+     * Sends "lost" for each watchdog lease whose renewal Redisson has
+     * dropped: its watchdog drops a lock when the renewal script finds the
+     * holder's hash field gone (the lease expired or was taken over),
+     * and tells the application nothing; Watchdog reads that finding.
+     */
+    private void findLost() {
+        try {
+            for (Map.Entry<Long, Lease> e : leases.entrySet()) {
+                Lease l = e.getValue();
+                if (watchdog.renewing(l.key, l.threadId)) {
+                    continue;
+                }
+                if (leases.remove(e.getKey(), l)) {
+                    out.line("{\"op\":\"lost\",\"lease\":" + e.getKey() + "}");
+                }
+            }
+        } catch (RuntimeException ex) {
+            System.err.println("lockbench-redisson: lost check: " + ex);
+        }
     }
 
     String helloReply() {
@@ -157,6 +199,9 @@ final class Adapter {
     }
 
     void shutdown() {
+        if (poller != null) {
+            poller.shutdownNow();
+        }
         client.shutdown(0, 1, TimeUnit.SECONDS);
     }
 
@@ -261,7 +306,7 @@ final class Adapter {
                         } else if (permitId == null) {
                             error(id, "not_acquired", null);
                         } else {
-                            granted(id, new Lease(sem, threadId, permitId), permitId, null);
+                            granted(id, new Lease(sem, key, threadId, permitId), permitId, null);
                         }
                     });
             return;
@@ -277,7 +322,7 @@ final class Adapter {
                         } else if (fence == null) {
                             error(id, "not_acquired", null);
                         } else {
-                            granted(id, new Lease(lock, threadId, null), held.field(threadId), fence);
+                            granted(id, new Lease(lock, key, threadId, null), held.field(threadId), fence);
                         }
                     });
             return;
@@ -288,7 +333,7 @@ final class Adapter {
             } else if (!Boolean.TRUE.equals(ok)) {
                 error(id, "not_acquired", null);
             } else {
-                granted(id, new Lease(lock, threadId, null), held.field(threadId), null);
+                granted(id, new Lease(lock, key, threadId, null), held.field(threadId), null);
             }
         });
     }
