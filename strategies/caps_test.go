@@ -78,3 +78,24 @@ func TestRegisterDerivesCapabilities(t *testing.T) {
 		}()
 	}
 }
+
+// readRetryLocker has a read side and waits itself (an external
+// read-write lock, Redisson's RReadWriteLock through its adapter).
+type readRetryLocker struct{ ownRetryLocker }
+
+func (readRetryLocker) TryAcquireRead(context.Context, string) (strategies.Lease, error) {
+	return nil, strategies.ErrNotAcquired
+}
+
+// The read side of an OwnRetry locker is OwnRetry too, so that a read's
+// acquire gets the acquire timeout as its deadline (the library's wait)
+// and not one attempt; the read side of a plain locker does not block.
+func TestReadSideKeepsOwnRetry(t *testing.T) {
+	r := strategies.ReadSide(&readRetryLocker{})
+	if _, ok := r.(strategies.OwnRetry); !ok || !strategies.Blocks(r) {
+		t.Fatalf("the read side %T of an OwnRetry locker is not OwnRetry", r)
+	}
+	if r := strategies.ReadSide(capsLocker{}); strategies.Blocks(r) {
+		t.Fatalf("the read side %T of a locker without OwnRetry blocks", r)
+	}
+}

@@ -22,12 +22,24 @@ type ReadLocker interface {
 // itself when l has none (then readers exclude each other too).
 func ReadSide(l Locker) Locker {
 	if r, ok := l.(ReadLocker); ok {
+		if _, own := l.(OwnRetry); own {
+			return readSideRetry{readSide{r}}
+		}
 		return readSide{r}
 	}
 	return l
 }
 
 type readSide struct{ r ReadLocker }
+
+// readSideRetry is the read side of an OwnRetry locker (an external
+// read-write lock: Redisson's RReadWriteLock): it keeps the marker, so
+// that a read's acquire runs with the acquire timeout as its deadline
+// (the library's own wait) and not as one attempt.
+type readSideRetry struct{ readSide }
+
+// OwnRetry: the library's own wait (OwnRetry).
+func (readSideRetry) OwnRetry() {}
 
 func (s readSide) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	return s.r.TryAcquireRead(ctx, key)
