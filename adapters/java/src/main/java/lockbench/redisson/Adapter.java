@@ -118,6 +118,11 @@ final class Adapter {
                     + " servers given; it runs Redisson's single-server config, on one server only");
         }
         Map<?, ?> s = (Map<?, ?>) servers.get(0);
+        if (s.get("sentinels") instanceof List && !((List<?>) s.get("sentinels")).isEmpty()
+                || !str(s.get("master_name")).isEmpty() || Boolean.TRUE.equals(s.get("cluster"))) {
+            throw new IllegalArgumentException("redisson adapter: Sentinel and Cluster are not supported;"
+                    + " it runs Redisson's single-server config");
+        }
 
         Config c = new Config();
         c.setCodec(StringCodec.INSTANCE);
@@ -187,6 +192,7 @@ final class Adapter {
         Json.quote(b, version).append(",\"runtime\":");
         Json.quote(b, runtime);
         b.append(",\"caps\":{\"renews\":").append(renews)
+                .append(",\"lost\":").append(renews)
                 .append(",\"reentrant\":").append(!variant.equals("semaphore"))
                 .append(",\"fifo\":").append(variant.equals("fair"))
                 .append(",\"read\":").append(variant.equals("rw"))
