@@ -31,15 +31,22 @@ mkdir -p "$(dirname "$out")"
 
 case "$kind" in
 go)
-	# A copy of go.mod and go.sum with MODULE at VERSION (go get resolves
-	# what else must move with it); the build uses them through -modfile,
-	# so the repository's go.mod is left as it is.
+	# A copy of go.mod and go.sum with MODULE at VERSION, and the modules
+	# released with it that go.mod requires (MODULE/...: rueidis's
+	# rueidiscompat) at the same version; go get says what else it had to
+	# move (a library that needs a newer MODULE is downgraded), and the
+	# result's scenarios[].library and deps record what was linked in.
+	# The build uses them through -modfile: the repository's go.mod is
+	# left as it is.
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	cp "$root/go.mod" "$tmp/go.mod"
 	cp "$root/go.sum" "$tmp/go.sum"
 	cd "$root"
-	go get -modfile="$tmp/go.mod" "$pkg@$version"
+	companions=$(awk -v p="$pkg/" -v v="$version" 'index($1, p) == 1 { print $1 "@" v }' go.mod)
+	# shellcheck disable=SC2086
+	go get -modfile="$tmp/go.mod" "$pkg@$version" $companions
+	go mod tidy -modfile="$tmp/go.mod"
 	go build -modfile="$tmp/go.mod" -o "$out" ./cmd/lockbench
 	echo "$out: lockbench built with $pkg@$version"
 	;;
