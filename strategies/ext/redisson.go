@@ -16,13 +16,16 @@ const RedissonVersion = "4.7.0"
 // adapters/java/build.sh (target/lockbench-redisson.jar, its dependencies
 // in target/lib): a JVM with small flags (a serial collector, 512 KiB
 // thread stacks, the C1 compiler only) so that it starts in about a
-// second. An error wrapping ErrNotBuilt when the jar is missing.
+// second, and the JVM's own warnings sent to stderr (HotSpot and its
+// unified logging write them to stdout, the protocol's channel, by
+// default). An error wrapping ErrNotBuilt when the jar is missing.
 func redissonCommand(dir string) ([]string, error) {
 	jar := filepath.Join(dir, "target", "lockbench-redisson.jar")
 	if err := Built(jar, filepath.Join(dir, "target", "lib")); err != nil {
 		return nil, err
 	}
-	return []string{"java", "-XX:+UseSerialGC", "-Xss512k", "-XX:TieredStopAtLevel=1", "-jar", jar}, nil
+	return []string{"java", "-XX:+UseSerialGC", "-Xss512k", "-XX:TieredStopAtLevel=1",
+		"-XX:+DisplayVMOutputToStderr", "-Xlog:disable", "-Xlog:all=warning:stderr", "-jar", jar}, nil
 }
 
 // The Redisson strategies (docs/libraries.md, "Java: Redisson"): one
