@@ -219,41 +219,54 @@ func (k *KeyLeases) Release(ctx context.Context) error {
 //
 //   - l a MultiLocker: TryAcquireMulti(keys) with Acquire's retries, and
 //     its MultiLease; order does not matter (one script takes them all).
-//   - else OrderSorted: the keys sorted; for a locker whose attempts
-//     return at once, each round makes one TryAcquire per key and, when
-//     one is busy or fails, releases what it took (on io) before backing
-//     off: all or nothing by back-off, never waiting while it holds a key.
-//     For a locker that waits in TryAcquire (strategies.Blocks), each key
-//     in turn with Acquire, holding the earlier ones: the order alone
-//     avoids the deadlock. A *KeyLeases.
+//   - else OrderSorted: the keys sorted; each round makes one TryAcquire
+//     per key in that order and, when one is busy or fails, releases what
+//     it took (on io) before Acquire's retry policy backs off: all or
+//     nothing by back-off. A locker whose attempts return at once never
+//     waits while it holds a key; one whose attempts wait (Blocks: a
+//     queue, a library's own retry loop) may wait in a round while it
+//     holds the earlier keys, which the order keeps from deadlock, and a
+//     round cut by the timeout is a plain timeout. A *KeyLeases.
 //   - else OrderGiven: each key in the order given with Acquire (its own
 //     retries, within what is left of timeout), holding the earlier ones
 //     while it waits: it can deadlock, until timeout ends the wait. A
 //     *KeyLeases.
 //
 // Errors: Acquire's (ErrAcquireTimeout, ErrNotAcquired, a Redis error,
-// ctx's), wrapped in a *PartialError when the acquire timed out or gave
-// up while it held some of the keys (it releases them first); an unknown
-// order; no key or a key given twice.
+// ctx's), wrapped in a *PartialError when an OrderGiven acquire timed out
+// or gave up while it held some of the keys (it releases them first; the
+// other paths never end so); an unknown order; no key or a key given
+// twice.
 func AcquireMulti(ctx, io context.Context, l Locker, keys []string, order string, b retry.Backoff, timeout time.Duration) (Lease, int, error) {
 	if err := checkKeys(keys); err != nil {
 		return nil, 0, err
 	}
 	if ml, ok := l.(MultiLocker); ok {
+		if isBlocking(l) { // its attempts wait: they get the timeout as ctx's deadline
+			return AcquireIO(ctx, io, blockingMultiKeys{multiKeys{ml, keys}}, keys[0], b, timeout)
+		}
 		return AcquireIO(ctx, io, multiKeys{ml, keys}, keys[0], b, timeout)
 	}
 	switch order {
 	case OrderSorted:
 		keys = slices.Sorted(slices.Values(keys))
-		if !isBlocking(l) {
-			return AcquireIO(ctx, io, &backOffKeys{l: l, keys: keys, io: io}, keys[0], b, timeout)
+		round := &backOffKeys{l: l, keys: keys, io: io}
+		if isBlocking(l) { // its attempts wait: they get the timeout as ctx's deadline
+			return AcquireIO(ctx, io, blockingBackOffKeys{round}, keys[0], b, timeout)
 		}
+		return AcquireIO(ctx, io, round, keys[0], b, timeout)
 	case OrderGiven:
 	default:
 		return nil, 0, fmt.Errorf("unknown key order %q (want %s or %s)", order, OrderSorted, OrderGiven)
 	}
 	return holdAndWait(ctx, io, l, keys, b, timeout)
 }
+
+// blockingBackOffKeys is backOffKeys over a Locker whose attempts wait
+// in-process (Blocks).
+type blockingBackOffKeys struct{ *backOffKeys }
+
+func (blockingBackOffKeys) blocks() {}
 
 // holdAndWait takes keys in their order with Acquire each, keeping the
 // earlier ones, within timeout in all.
@@ -304,6 +317,12 @@ type multiKeys struct {
 func (m multiKeys) TryAcquire(ctx context.Context, _ string) (Lease, error) {
 	return m.ml.TryAcquireMulti(ctx, m.keys)
 }
+
+// blockingMultiKeys is multiKeys for a MultiLocker whose attempts wait
+// in-process (Blocks).
+type blockingMultiKeys struct{ multiKeys }
+
+func (blockingMultiKeys) blocks() {}
 
 // backOffKeys is one round of OrderSorted over keys as a Locker, for
 // Acquire's retry loop: one TryAcquire per key in order; a busy key or

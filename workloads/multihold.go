@@ -106,6 +106,25 @@ func (w *Worker) HoldMulti(ctx context.Context, locks []int, keys []string, orde
 	return err
 }
 
+// LostAny reports whether l, or any lease of a multi-key section's l (a
+// *strategies.KeyLeases' per-key leases), is known to be lost (Lost): a
+// holder that learns it must not write.
+func LostAny(l strategies.Lease) bool {
+	for _, p := range leaseParts(l) {
+		if Lost(p.lease) {
+			return true
+		}
+	}
+	return false
+}
+
+// WroteMulti is Wrote for each lease of a multi-key section's l.
+func (w *Worker) WroteMulti(l strategies.Lease) {
+	for _, p := range leaseParts(l) {
+		w.Wrote(p.lease)
+	}
+}
+
 // leasePart is one lease of a multi-key section and the keys it holds.
 type leasePart struct {
 	lease strategies.Lease

@@ -40,11 +40,10 @@ const (
 	FigureBalanceDrift = "balance_drift"
 	// FigureMultiTimeouts are the acquires that timed out (or whose retry
 	// policy gave up) while they held some of their keys: with order=given,
-	// the deadlocks that the acquire timeout broke. 0 with order=sorted
-	// and with a strategies.MultiLocker, which never hold a key while they
-	// wait for another (a locker whose attempts wait in-process is the
-	// exception: sorted order alone keeps it from deadlock, but not from
-	// timing out while it holds a key).
+	// the deadlocks that the acquire timeout broke (and, for a lock whose
+	// library gives up, its give-ups while holding a key). Always 0 with
+	// order=sorted and with a strategies.MultiLocker, which give back
+	// what they hold before they wait again.
 	FigureMultiTimeouts = "multi_timeouts"
 )
 
@@ -222,7 +221,7 @@ func (t *transfer) move(ctx context.Context, w *Worker, acc []int, amount int64,
 		vals[2*j], vals[2*j+1] = strconv.FormatInt(b, 10), strconv.FormatInt(n+1, 10)
 	}
 	w.Work()
-	if Lost(l) {
+	if LostAny(l) {
 		w.Obs.WriteRejected()
 		return ErrRejected
 	}
@@ -234,7 +233,7 @@ func (t *transfer) move(ctx context.Context, w *Worker, acc []int, amount int64,
 		t.acked[a].Add(1)
 	}
 	t.done.Add(1)
-	w.Wrote(l)
+	w.WroteMulti(l)
 	return nil
 }
 
