@@ -196,6 +196,12 @@ func Validate(sc Scenario, l Layout) []error {
 	if segmented && stocked && seg > 0 && stock > 0 && int64(seg) > stock {
 		bad("--segments %d exceeds --stock %d: segments would start empty", seg, stock)
 	}
+	// transfer: one operation's accounts are distinct.
+	if k, ok := wp["transfer-keys"].(int); ok {
+		if n, ok := wp["accounts"].(int); ok && k > n {
+			bad("--transfer-keys %d exceeds --accounts %d: a transfer locks distinct accounts", k, n)
+		}
+	}
 	return errs
 }
 

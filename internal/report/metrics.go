@@ -201,7 +201,7 @@ func buildMetrics() []Metric {
 				Known: func(s Scenario) bool { return LatencyMeasured(l.of(s)) }})
 		}
 	}
-	return append(ms,
+	ms = append(ms,
 		Metric{"ops_per_sec", "operations completed per second of the measured window",
 			func(s Scenario) float64 { return s.OpsPerSec }, nil},
 		Metric{"ops", "operations completed in the measured window",
@@ -230,6 +230,7 @@ func buildMetrics() []Metric {
 			func(s Scenario) float64 { n, _ := s.ResourceRejected(); return float64(n) },
 			func(s Scenario) bool { _, ok := s.ResourceRejected(); return ok }},
 	)
+	return append(ms, transferMetrics()...)
 }
 
 // MetricNames are the Names of Metrics, in their order.
