@@ -43,7 +43,11 @@ go)
 	cp "$root/go.mod" "$tmp/go.mod"
 	cp "$root/go.sum" "$tmp/go.sum"
 	cd "$root"
-	companions=$(awk -v p="$pkg/" -v v="$version" 'index($1, p) == 1 { print $1 "@" v }' go.mod)
+	companions=""
+	for m in $(awk -v p="$pkg/" 'index($1, p) == 1 { print $1 }' go.mod); do
+		# at the same version when it was released at it
+		if go list -m "$m@$version" >/dev/null 2>&1; then companions="$companions $m@$version"; fi
+	done
 	# shellcheck disable=SC2086
 	go get -modfile="$tmp/go.mod" "$pkg@$version" $companions
 	go mod tidy -modfile="$tmp/go.mod"
