@@ -10,7 +10,8 @@ variant is hello's "lock":
                            timeout=TTL) and acquire(blocking=True,
                            blocking_timeout=wait) with lockbench's token as
                            token= (SET NX PX, then a retry every 100 ms, the
-                           library's sleep, until the wait runs out).
+                           library's sleep (hello param "sleep", a Go
+                           duration), until the wait runs out).
                            Release and extend(replace_ttl=True) are its
                            compare-and-delete and compare-and-PEXPIRE
                            scripts. "" is this variant.
@@ -43,6 +44,7 @@ import json
 import logging
 import os
 import platform
+import re
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -73,6 +75,20 @@ def log(text):
     """A line on stderr (lockbench keeps it and prints the last lines on a failure)."""
     sys.stderr.write("python adapter: " + text + "\n")
     sys.stderr.flush()
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def go_duration(text):
+    """Seconds in a Go duration string ("100ms", "1.5s", "1m30s"; "0").
+    ValueError for anything else."""
+    if text == "0":
+        return 0.0
+    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|ms|s|m|h)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _UNITS[u] for n, u in parts)
 
 
 class PrefixedLock(redis_lock.Lock):
@@ -122,6 +138,11 @@ class Adapter:
             raise ValueError(
                 f"{self.variant}: the library's expire is whole seconds (SET EX); "
                 f"a TTL of {ttl_ms} ms is not, give --ttl in whole seconds")
+        params = hello.get("params") or {}
+        # redis-py Lock's pause between tries while it waits (its sleep=).
+        self.sleep = go_duration(params.get("sleep", "100ms"))
+        if self.sleep <= 0:
+            raise ValueError(f"sleep must be more than 0, got {params.get('sleep')!r}")
         servers = hello["servers"]
         if len(servers) != 1:
             raise ValueError(f"{self.variant} runs on one Redis server, got {len(servers)}")
@@ -160,7 +181,7 @@ class Adapter:
         if self.variant == "redis-py-lock":
             # timeout as an exact fraction: redis-py sends int(timeout * 1000)
             # ms, and a float 1.001 s would be 1000 ms.
-            lock = self.redis.lock(key, timeout=fractions.Fraction(ttl_ms, 1000), thread_local=False)
+            lock = self.redis.lock(key, timeout=fractions.Fraction(ttl_ms, 1000), sleep=self.sleep, thread_local=False)
             if wait_ms > 0:
                 ok = lock.acquire(blocking=True, blocking_timeout=wait_ms / 1000, token=token)
             else:
