@@ -161,11 +161,12 @@ class Adapter:
 
     def hello_reply(self):
         lib = "redis" if self.variant == "redis-py-lock" else "python-redis-lock"
+        renew = self.variant == "python-redis-lock-renew"
         return {
             "op": "hello", "v": 1, "name": self.variant,
             "library": lib, "version": importlib.metadata.version(lib),
             "runtime": "python " + platform.python_version(),
-            "caps": {"renews": self.variant == "python-redis-lock-renew", "reentrant": False,
+            "caps": {"renews": renew, "lost": renew, "reentrant": False,
                      "fifo": False, "read": False, "fenced": False, "permits": 1,
                      "multi_key": False, "caller_token": True, "extend": True},
         }
