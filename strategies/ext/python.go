@@ -18,7 +18,7 @@ func init() {
 			"(a try every sleep until blocking_timeout), compare-and-delete release, extend(replace_ttl); github.com/redis/redis-py",
 		Lock: "redis-py-lock", Runtime: []string{"python3"}, Folder: "python", Command: pythonCommand, Kind: OwnRetry,
 		Params: []registry.Param{{Name: "sleep", Default: 100 * time.Millisecond,
-			Doc:   "redis-py-lock: the Lock's pause between tries while it waits (its sleep=)",
+			Doc:   "the Lock's pause between tries while it waits (its sleep=)",
 			Check: func(v any) error { return positive(v.(time.Duration)) }}},
 	})
 	Register("python-redis-lock", Adapter{
