@@ -28,6 +28,16 @@ fi
 echo "adapters/python: building .venv from requirements.txt"
 rm -rf "$venv"
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r "$dir/requirements.txt"
+req="$dir/requirements.txt" check=--require-hashes
+if grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$req" | grep -q -v -e '--hash='; then
+	# A pin without its hash (scripts/with-library.sh pip): pip checks all
+	# or none, so none, with the other pins' hashes taken off, and the
+	# dependencies of that other version resolved by pip.
+	req="$venv/requirements-unhashed.txt" check=
+	sed 's/[[:space:]]*--hash=[^[:space:]]*//g' "$dir/requirements.txt" >"$req"
+	echo "adapters/python: a pin without a hash in requirements.txt: installing without hash checking"
+fi
+# shellcheck disable=SC2086 # $check is one word or none
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check ${check:+--no-deps} $check -r "$req"
 "$venv/bin/python" -c 'import redis, redis_lock' # the pins import together
 touch "$stamp"
