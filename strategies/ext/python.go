@@ -14,7 +14,7 @@ import (
 // python-redis-lock 4.0.1). docs/libraries.md describes its variants.
 func init() {
 	Register("redis-py-lock", Adapter{
-		Desc: "redis-py 8.2.0's Lock (Python, adapters/python): SET NX PX with lockbench's token, the library's own wait " +
+		Desc: "redis-py's Lock (PyPI redis 8.2.0; Python, adapters/python): SET NX PX with lockbench's token, the library's own wait " +
 			"(a try every sleep until blocking_timeout), compare-and-delete release, extend(replace_ttl); github.com/redis/redis-py",
 		Lock: "redis-py-lock", Runtime: []string{"python3"}, Folder: "python", Command: pythonCommand, Kind: OwnRetry,
 		Params: []registry.Param{{Name: "sleep", Default: 100 * time.Millisecond,

@@ -3,6 +3,8 @@ package ext
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +178,43 @@ func TestPythonOracle(t *testing.T) {
 				t.Fatalf("errors %v %v", res.Counters.ErrorsByKind, res.Counters.ErrorSamples)
 			}
 		})
+	}
+}
+
+// Each Python strategy runs the version requirements.txt pins: its
+// description names it, and its adapter's hello reports it (the result's
+// scenarios[].library).
+func TestPythonVersionsPinned(t *testing.T) {
+	t.Parallel()
+	pythonReady(t, "redis-py-lock")
+	dir, err := Folder("redis-py-lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "requirements.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if pkg, rest, ok := strings.Cut(line, "=="); ok && !strings.HasPrefix(line, "#") {
+			pins[pkg] = strings.Fields(rest)[0]
+		}
+	}
+	d := pythonDriver(t, "redis-py-lock")
+	for name, pkg := range map[string]string{"redis-py-lock": "redis", "python-redis-lock": "python-redis-lock",
+		"python-redis-lock-renew": "python-redis-lock"} {
+		pin := pins[pkg]
+		if pin == "" {
+			t.Fatalf("requirements.txt pins no %s (%q)", pkg, pins)
+		}
+		if desc := strategies.InfoOf(name).Desc; !strings.Contains(desc, pkg+" "+pin) {
+			t.Errorf("%s: description %q does not name %s %s", name, desc, pkg, pin)
+		}
+		lib, version := strategies.LibraryOf(pythonLocker(t, name, d, 2*time.Second, "lockbench:py-test:versions:"))
+		if lib != pkg || version != pin {
+			t.Errorf("%s: the adapter runs %s %s, want %s %s", name, lib, version, pkg, pin)
+		}
 	}
 }
 
