@@ -134,13 +134,14 @@ function pkgVersion(name) {
 // (Redlock.prototype._random, called synchronously inside lock() to make
 // the value); TokenRedlock takes the value lockbench proposes instead, so
 // the key stores exactly the request's token. _executeScript is wrapped
-// only to learn which lock value a Redis error belonged to (the library
-// emits such errors as 'clientError' and then reports a plain LockError).
+// only to learn why a round failed (the library emits a Redis error as
+// 'clientError' and then reports a plain LockError): it tallies, per lock
+// value and script kind, the last complete round's refusals and errors.
 class TokenRedlock extends Redlock {
   constructor(clients, opts) {
     super(clients, opts);
     this.nextValue = null;
-    this.errors = new Map(); // lock value -> last Redis error message
+    this.rounds = new Map(); // value + kind -> {cur, last}; a tally is {n, refused, errs, msg}
   }
 
   _random() {
@@ -150,17 +151,44 @@ class TokenRedlock extends Redlock {
   }
 
   _executeScript(server, name, args, callback) {
-    const value = name === 'unlockScript' ? args[args.length - 1] : args[args.length - 2];
+    const unlock = name === 'unlockScript';
+    const k = (unlock ? args[args.length - 1] : args[args.length - 2]) + (unlock ? ':unlock' : ':lock');
     return super._executeScript(server, name, args, (err, res) => {
-      if (err) this.errors.set(value, err.message);
+      let r = this.rounds.get(k);
+      if (!r) this.rounds.set(k, r = { cur: { n: 0, refused: 0, errs: 0, msg: '' }, last: null });
+      const t = r.cur;
+      t.n++;
+      if (err) {
+        t.errs++;
+        t.msg = err.message;
+      } else if (+res === 0) {
+        t.refused++;
+      }
+      if (t.n === this.servers.length) {
+        r.last = t;
+        r.cur = { n: 0, refused: 0, errs: 0, msg: '' };
+      }
       callback(err, res);
     });
   }
 
-  takeError(value) {
-    const e = this.errors.get(value);
-    this.errors.delete(value);
-    return e;
+  // why tells a failed round: 'refused' when enough servers refused for
+  // the quorum to be out of reach whatever the others said (held by
+  // another; not the owner), else the last Redis error's message, else
+  // 'refused'. It forgets the value's tallies.
+  why(value, kind) {
+    const k = value + ':' + kind;
+    const r = this.rounds.get(k);
+    this.rounds.delete(k);
+    const t = r && (r.last || r.cur);
+    const n = this.servers.length;
+    if (!t || t.errs === 0 || t.refused >= n - (Math.floor(n / 2) + 1) + 1) return 'refused';
+    return t.msg;
+  }
+
+  forget(value) {
+    this.rounds.delete(value + ':lock');
+    this.rounds.delete(value + ':unlock');
   }
 }
 
@@ -183,22 +211,23 @@ function redlockVariant(h, clients) {
       // delay (retryDelay + retryJitter) between two rounds.
       const retryCount = req.wait_ms > 0 ? Math.floor(req.wait_ms / Math.max(1, retryDelay + retryJitter)) : 0;
       rl.nextValue = req.token;
-      rl.errors.delete(req.token);
+      rl.forget(req.token);
       let lock;
       try {
         // the value is drawn synchronously inside lockWithOptions
         lock = await rl.lockWithOptions(req.key, req.ttl_ms, retryCount > 0 ? { retryCount, retryDelay } : {});
       } catch (e) {
-        const re = rl.takeError(req.token);
         if (e instanceof Redlock.LockError) {
-          if (re) return { error: 'redis', msg: re };
+          const why = rl.why(req.token, 'lock');
+          rl.forget(req.token);
+          if (why !== 'refused') return { error: 'redis', msg: why };
           return { error: 'not_acquired', msg: e.message };
         }
         throw e;
       } finally {
         rl.nextValue = null;
       }
-      rl.errors.delete(req.token);
+      rl.forget(req.token);
       if (lock.value !== req.token) {
         await rl.unlock(lock).catch(() => {});
         return { error: 'other', msg: `redlock stored ${lock.value}, not the proposed token` };
@@ -206,32 +235,34 @@ function redlockVariant(h, clients) {
       return { token: lock.value, handle: { lock } };
     },
     async release(hd) {
-      rl.errors.delete(hd.lock.value);
+      const v = hd.lock.value;
+      rl.forget(v);
       try {
         await rl.unlock(hd.lock);
         return true;
       } catch (e) {
-        const re = rl.takeError(hd.lock.value);
-        if (re) throw Object.assign(new Error(re), { name: 'ReplyError' });
-        if (e instanceof Redlock.LockError) return false;
-        throw e;
+        if (!(e instanceof Redlock.LockError)) throw e;
+        const why = rl.why(v, 'unlock');
+        if (why !== 'refused') throw Object.assign(new Error(why), { name: 'ReplyError' });
+        return false;
       } finally {
-        rl.errors.delete(hd.lock.value);
+        rl.forget(v);
       }
     },
     async extend(hd, ttl) {
       if (!extend) return null;
-      rl.errors.delete(hd.lock.value);
+      const v = hd.lock.value;
+      rl.forget(v);
       try {
         await rl.extend(hd.lock, ttl);
         return true;
       } catch (e) {
-        const re = rl.takeError(hd.lock.value);
-        if (re) throw Object.assign(new Error(re), { name: 'ReplyError' });
-        if (e instanceof Redlock.LockError) return false;
-        throw e;
+        if (!(e instanceof Redlock.LockError)) throw e;
+        const why = rl.why(v, 'lock');
+        if (why !== 'refused') throw Object.assign(new Error(why), { name: 'ReplyError' });
+        return false;
       } finally {
-        rl.errors.delete(hd.lock.value);
+        rl.forget(v);
       }
     },
     abandon() {},
