@@ -76,6 +76,11 @@ function parseAddr(addr) {
 // connect opens one ioredis client per server (credentials from hello)
 // and waits for each to answer PING.
 async function connect(servers) {
+  for (const s of servers) {
+    if (s.cluster || (s.sentinels && s.sentinels.length)) {
+      throw new Error(`${s.addr}: Redis Cluster and Sentinel are not supported by this adapter (one plain server per entry)`);
+    }
+  }
   const clients = servers.map((s) => {
     const { host, port } = parseAddr(s.addr);
     const opts = { host, port, db: s.db || 0, lazyConnect: true, maxRetriesPerRequest: 1 };
@@ -299,7 +304,7 @@ function semaphoreVariant(kind, h, clients) {
   return {
     library: 'redis-semaphore',
     version: pkgVersion('redis-semaphore'),
-    caps: { renews: true, reentrant: false, fifo: false, read: false, fenced: false, permits, multi_key: false, caller_token: true, extend: false },
+    caps: { renews: true, lost: true, reentrant: false, fifo: false, read: false, fenced: false, permits, multi_key: false, caller_token: true, extend: false },
     async acquire(req, leaseId) {
       const hd = { lost: false, released: false, lock: null };
       const opts = {
