@@ -199,7 +199,7 @@ class TokenRedlock extends Redlock {
 
 function redlockVariant(h, clients) {
   const p = h.params || {};
-  const retryDelay = duration(p['retry-delay'], 'retry-delay') ?? 200;
+  const retryDelay = duration(p['retry-delay'], 'retry-delay') || 200; // 0: node-redlock's default
   const retryJitter = duration(p['retry-jitter'], 'retry-jitter') ?? 100;
   const driftFactor = p['drift-factor'] !== undefined ? Number(p['drift-factor']) : 0.01;
   const extend = (p.extend || 'off') === 'on';
@@ -297,7 +297,7 @@ function semaphoreVariant(kind, h, clients) {
   if (clients.length !== 1) throw new Error(`redis-semaphore's ${kind} runs on one server, got ${clients.length}`);
   const c = clients[0];
   const p = h.params || {};
-  const retryInterval = duration(p['retry-interval'], 'retry-interval') ?? 10; // library default
+  const retryInterval = duration(p['poll-interval'], 'poll-interval') || 10; // 0: the library's default
   const refresh = duration(p.refresh, 'refresh'); // undefined or 0: the library's 0.8 x lockTimeout
   const permits = kind === 'semaphore' ? integer(p.permits, 'permits', 4) : 1;
   if (permits < 1) throw new Error(`parameter permits: ${permits}, want at least 1`);
