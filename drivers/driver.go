@@ -196,7 +196,8 @@ func IsNoScript(err error) bool {
 // ErrorKind names the class of a Redis call error for the error counters:
 // "timeout", "canceled", "connection", the server's error prefix in lower
 // case ("readonly", "loading", "oom", "noauth", "wrongpass", "noscript",
-// "busy", "err", ...), or "other".
+// "busy", "err", ...), "other", or the kind an error names itself
+// (a method ErrorKind() string: an external lock adapter's errors).
 func ErrorKind(err error) string {
 	if err == nil {
 		return ""
@@ -210,6 +211,10 @@ func ErrorKind(err error) string {
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() {
 		return "timeout"
+	}
+	var ke interface{ ErrorKind() string }
+	if errors.As(err, &ke) {
+		return ke.ErrorKind()
 	}
 	var ne *NodeError
 	for errors.As(err, &ne) {

@@ -11,6 +11,7 @@ import (
 
 	_ "github.com/lockbench/lockbench/drivers/all"
 	_ "github.com/lockbench/lockbench/strategies/baselines"
+	"github.com/lockbench/lockbench/strategies/ext"
 	_ "github.com/lockbench/lockbench/strategies/libs"
 )
 
@@ -49,6 +50,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 // could only repeat os.Args: it runs in-process with the runtime's
 // default.
 func Main(args []string) int {
+	ext.ServeIfAdapter() // ext-null, ext-atomic: lockbench started as their adapter
 	if ownCommandLine(args, os.Args) {
 		reexecLazyFree()
 	}

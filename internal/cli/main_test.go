@@ -25,11 +25,13 @@ import (
 
 	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies/ext"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
+	ext.ServeIfAdapter() // this binary started as ext-null's or ext-atomic's adapter
 	// The lockbench processes the tests start check every result file
 	// they write against results/schema.json (report.WriteFile).
 	os.Setenv("LOCKBENCH_CHECK_SCHEMA", "1")

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/internal/liveness"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/redisadmin"
+	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -83,6 +84,12 @@ func (r *run) prepare() error {
 		return err
 	}
 	r.locker = locker
+	if name, version := strategies.LibraryOf(locker); name != "" {
+		r.out.Library = &report.Library{Name: name, Version: version}
+		if rt, ok := locker.(interface{ Runtime() string }); ok {
+			r.out.Library.Runtime = rt.Runtime()
+		}
+	}
 	if c, ok := locker.(io.Closer); ok { // baseline clients: sessions, pools
 		r.deferred(func() { c.Close() })
 	}

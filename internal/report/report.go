@@ -110,13 +110,27 @@ type ServerInfo struct {
 	Pid  int    `json:"pid"`
 }
 
+// Library is a lock library and its exact version.
+type Library struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Runtime is the runtime an external adapter ran on ("java 17.0.15",
+	// "node v20.20.2", "python 3.11.7"); absent for a Go library.
+	Runtime string `json:"runtime,omitempty"`
+}
+
 // Scenario is one cell of the matrix.
 type Scenario struct {
 	// Label is the scenario's name: in a scenario file's scenarios: list,
 	// its name: field (absent when none was given, and elsewhere).
-	Label    string            `json:"name,omitempty"`
-	Strategy string            `json:"strategy"`
-	Driver   string            `json:"driver"`
+	Label    string `json:"name,omitempty"`
+	Strategy string `json:"strategy"`
+	Driver   string `json:"driver"`
+	// Library is the lock library the strategy runs and its version
+	// (strategies.Library: redsync, rueidislock, redislock, an external
+	// adapter's Redisson, node-redlock, redis-py, ...); absent for a
+	// strategy of lockbench's own.
+	Library  *Library          `json:"library,omitempty"`
 	Workload string            `json:"workload"`
 	Retry    string            `json:"retry"`
 	Clients  int               `json:"clients"`

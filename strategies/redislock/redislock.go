@@ -222,3 +222,8 @@ func timedOut(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// Library is the module and the version linked in (strategies.Library).
+func (*locker) Library() (name, version string) {
+	return Module, strategies.ModuleVersion(Module, Version)
+}

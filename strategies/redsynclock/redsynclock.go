@@ -322,3 +322,8 @@ func (c *conn) SetNX(name, value string, expiry time.Duration) (bool, error) {
 	}
 	return ok, err
 }
+
+// Library is the module and the version linked in (strategies.Library).
+func (*locker) Library() (name, version string) {
+	return Module, strategies.ModuleVersion(Module, Version)
+}

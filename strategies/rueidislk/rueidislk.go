@@ -340,3 +340,9 @@ var _ strategies.Abandonable = (*lease)(nil)
 func (le *lease) Abandon() {
 	time.AfterFunc(le.validity, func() { le.once.Do(le.release) })
 }
+
+// Library is the module rueidislock ships in and the version linked in
+// (strategies.Library).
+func (*locker) Library() (name, version string) {
+	return Module + "/rueidislock", strategies.ModuleVersion(Module, Version)
+}

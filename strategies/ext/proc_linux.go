@@ -1,0 +1,5 @@
+package ext
+
+import "syscall"
+
+func parentDeath(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }

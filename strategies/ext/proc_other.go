@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package ext
+
+import "syscall"
+
+func parentDeath(*syscall.SysProcAttr) {}
