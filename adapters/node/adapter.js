@@ -75,7 +75,8 @@ function parseAddr(addr) {
 
 // connect opens one ioredis client per server (credentials from hello)
 // and waits for each to answer PING.
-async function connect(servers) {
+async function connect(servers, params) {
+  const offlineQueue = ((params || {})['offline-queue'] || 'on') !== 'off';
   for (const s of servers) {
     if (s.cluster || (s.sentinels && s.sentinels.length)) {
       throw new Error(`${s.addr}: Redis Cluster and Sentinel are not supported by this adapter (one plain server per entry)`);
@@ -83,7 +84,10 @@ async function connect(servers) {
   }
   const clients = servers.map((s) => {
     const { host, port } = parseAddr(s.addr);
-    const opts = { host, port, db: s.db || 0, lazyConnect: true, maxRetriesPerRequest: 1 };
+    // maxRetriesPerRequest 1: a command to a server that is down fails
+    // at the first reconnect that fails (ioredis's default, 20, holds it
+    // for 20 reconnects). offline-queue=off: it fails at once.
+    const opts = { host, port, db: s.db || 0, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: offlineQueue };
     if (s.username) opts.username = s.username;
     if (s.password) opts.password = s.password;
     if (s.tls) opts.tls = { servername: host }; // Node's CAs, plus NODE_EXTRA_CA_CERTS
@@ -386,7 +390,7 @@ function main(extra) {
       return false;
     }
     try {
-      clients = await connect(m.servers);
+      clients = await connect(m.servers, m.params);
       impl = make(m, clients);
     } catch (e) {
       send({ op: 'hello', v: PROTOCOL, error: e.message });

@@ -27,6 +27,11 @@ const (
 	NodeIORedisVersion = "5.9.3"
 )
 
+// nodeClientParam is the ioredis option every Node.js variant takes.
+var nodeClientParam = registry.Param{Name: "offline-queue",
+	Doc:     "ioredis enableOfflineQueue: on (a command to a server that is down waits for ioredis's next reconnect, backing off up to 2s, and fails if that reconnect fails) or off (it fails at once)",
+	Default: "on", Check: registry.OneOf("on", "off")}
+
 // nodeRedlockParams are node-redlock's options, with its own defaults
 // (a default of 0 stands for the library's, so that a parameter another
 // strategy declares under the same name keeps one default). retryCount
@@ -40,6 +45,7 @@ var nodeRedlockParams = []registry.Param{
 		Default: 0.01, Check: registry.Between(0.0, 0.99)},
 	{Name: "extend", Doc: "off (no extend) or on (the lease is a strategies.Extender: the worker calls Lock.extend after its work)",
 		Default: "off", Check: registry.OneOf("off", "on")},
+	nodeClientParam,
 }
 
 // nodeSemaphoreParams are redis-semaphore's options, with its defaults
@@ -50,6 +56,7 @@ var nodeSemaphoreParams = []registry.Param{
 		Default: time.Duration(0), Check: registry.DurationBetween(0, time.Hour)},
 	{Name: "refresh", Doc: "redis-semaphore refreshInterval: period of the auto-refresh (the renewal); 0 = the library's default, 0.8 x the TTL",
 		Default: time.Duration(0), Check: registry.DurationBetween(0, time.Hour)},
+	nodeClientParam,
 }
 
 func init() {
