@@ -16,6 +16,7 @@
 
 const readline = require('node:readline');
 const crypto = require('node:crypto');
+const net = require('node:net');
 const Redis = require('ioredis');
 const Redlock = require('redlock');
 const { Mutex, Semaphore } = require('redis-semaphore');
@@ -90,7 +91,8 @@ async function connect(servers, params) {
     const opts = { host, port, db: s.db || 0, lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: offlineQueue };
     if (s.username) opts.username = s.username;
     if (s.password) opts.password = s.password;
-    if (s.tls) opts.tls = { servername: host }; // Node's CAs, plus NODE_EXTRA_CA_CERTS
+    // TLS: Node's CAs plus NODE_EXTRA_CA_CERTS (protocol v1 passes no CA)
+    if (s.tls) opts.tls = net.isIP(host) ? {} : { servername: host };
     const c = new Redis(opts);
     c.on('error', (e) => {
       c.lastError = e.message;
