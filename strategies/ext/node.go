@@ -98,10 +98,10 @@ func nodeCommand(script string) func(dir string) ([]string, error) {
 	return func(dir string) ([]string, error) {
 		stamp, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json"))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s has no node_modules (run make adapters)", ErrNotBuilt, dir)
+			return nil, fmt.Errorf("%w: %s has no node_modules", ErrNotBuilt, dir)
 		}
 		if lock, err := os.Stat(filepath.Join(dir, "package-lock.json")); err == nil && lock.ModTime().After(stamp.ModTime()) {
-			return nil, fmt.Errorf("%w: %s/node_modules is older than package-lock.json (run make adapters)", ErrNotBuilt, dir)
+			return nil, fmt.Errorf("%w: %s/node_modules is older than package-lock.json", ErrNotBuilt, dir)
 		}
 		return []string{"node", filepath.Join(dir, script)}, nil
 	}
