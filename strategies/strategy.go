@@ -298,6 +298,12 @@ type Info struct {
 	// gate's baseline that shows them is not invalid. Default false: the
 	// strategy promises no violation without a fault.
 	Unsafe bool
+	// Check, when set, checks the strategy's parameter values together
+	// (Params' own checks see one value at a time) and what it needs
+	// outside lockbench (an external adapter's runtime and build): an
+	// error refuses the run before any server starts (exit 2). The
+	// values are every declared parameter's. Default nil: no check.
+	Check func(v registry.Values) error
 	// MinNodes is the fewest Redis nodes it runs on (New refuses fewer).
 	// Default (0) 1; redlock: 3, so that a majority survives a failure.
 	MinNodes int

@@ -21,6 +21,7 @@ import (
 	"github.com/lockbench/lockbench/internal/harness"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/topology"
+	"github.com/lockbench/lockbench/strategies/ext"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -53,10 +54,19 @@ through the server per hand-over), bracketed A-B-A with 'lockbench run
 work. The bare ring's efficiency (hand-overs/s x its mean hold) bounds the
 efficiency of a lock whose waiters sleep until Redis tells them, on this
 machine and server (waiters that poll can pass it by keeping the CPUs
-awake, at the cost of their commands). With the defaults a run takes
+awake, at the cost of their commands).
+
+Last in each round, the external-lock protocol's cost (docs/external-locks.md)
+on goredis, the driver external locks run on: atomic bracketed A-B-A with
+ext-atomic (the same SET NX PX lock served by an adapter process over the
+protocol), then ext-null (an adapter that grants at once, without Redis:
+the protocol alone), each the uncontended lock cycle above. Read an
+external lock's ops/s against ext-ratio. With the defaults a run takes
 several minutes and prints nothing until its end.
 
 It prints, last, lines per driver:
+  ext-ratio goredis <ext-atomic cycles/s / atomic cycles/s>
+  ext-null-ratio goredis <ext-null cycles/s / atomic cycles/s>
   harness-ratio <driver> <lockbench cycles/s / redis-benchmark cycle rate>
   harness-overhead <driver> <lockbench cycles/s / bare loop cycles/s>
   handover-bound <driver> <bare ring's efficiency>
@@ -147,6 +157,10 @@ type harnessRun struct {
 	pol              *retry.Policy
 	per              map[string]*harnessSeries
 	sets, evals, rbs []float64 // redis-benchmark's, one per round
+	// ext are the external-lock measurements, one per round: cycles/s of
+	// atomic, ext-atomic and ext-null, and ext-atomic's and ext-null's
+	// over atomic's.
+	ext struct{ atomic, ext, null, ratio, nullRatio []float64 }
 }
 
 // cycleRound are one driver's lock-cycle measurements in a round, each
@@ -175,7 +189,7 @@ func (h *harnessRun) round(r int) error {
 			return err
 		}
 	}
-	return nil
+	return h.externalRound(r)
 }
 
 // driverRound is round r's measurements on driver drv: the lock cycle,
@@ -246,24 +260,62 @@ func (h *harnessRun) measureBare(r int, drv string, m *cycleRound) error {
 // measureLockbench measures lockbench's atomic lock cycle once on drv
 // (round r) into m.
 func (h *harnessRun) measureLockbench(r int, drv string, m *cycleRound) error {
+	rate, cpu, share, err := h.cycle(r, drv, "atomic", m)
+	if err == nil {
+		m.lb, m.lbCPU, m.share = append(m.lb, rate), append(m.lbCPU, cpu), append(m.share, share)
+	}
+	return err
+}
+
+// cycle runs strategy's uncontended lock cycle once on drv (round r):
+// lock-cycle with keys of the clients' own, and returns its cycles/s,
+// client CPU per cycle (µs) and share of the client CPU budget.
+func (h *harnessRun) cycle(r int, drv, strategy string, m *cycleRound) (rate, cpu, share float64, err error) {
 	m.n++
 	ctx, s, pol, clients, d := h.ctx, h.s, h.pol, h.c.clients, h.c.d
-	return profiled(h.c.profileDir, fmt.Sprintf("%s-%02d-%d-lockbench", drv, r+1, m.n), func() error {
+	err = profiled(h.c.profileDir, fmt.Sprintf("%s-%02d-%d-%s", drv, r+1, m.n, strategy), func() error {
 		res, err := engine.Run(ctx, engine.Scenario{Spec: engine.Spec{
-			Strategy: "atomic", Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
+			Strategy: strategy, Driver: drv, Workload: "lock-cycle", Retry: pol, Clients: clients,
 			Duration: d, TTL: time.Second, Seed: uint64(r + 1),
 			Params: workloads.Params{}, Options: registry.Values{"own-keys": true},
 		}}, []engine.Node{{Addr: s.Addr, Password: s.Password}}, "lockbench:harness:"+drv+":")
 		if err != nil {
-			return fmt.Errorf("lockbench %s: %w", drv, err)
+			return fmt.Errorf("lockbench %s %s: %w", strategy, drv, err)
 		}
 		if res.OpsPerSec <= 0 {
-			return fmt.Errorf("lockbench %s: no lock cycle completed in %v", drv, d)
+			return fmt.Errorf("lockbench %s %s: no lock cycle completed in %v", strategy, drv, d)
 		}
-		m.lb, m.lbCPU = append(m.lb, res.OpsPerSec), append(m.lbCPU, res.ClientCPU.CPUMicrosPerOp)
-		m.share = append(m.share, res.ClientCPU.BudgetShare)
+		rate, cpu, share = res.OpsPerSec, res.ClientCPU.CPUMicrosPerOp, res.ClientCPU.BudgetShare
 		return nil
 	})
+	return rate, cpu, share, err
+}
+
+// externalRound is round r's measurement of the external-lock protocol's
+// cost on ext.DataDriver: atomic against ext-atomic (the same lock behind
+// the protocol), A-B-A, then ext-null (the protocol alone) once; it
+// appends the ratios of their cycles/s to atomic's.
+func (h *harnessRun) externalRound(r int) error {
+	drv := ext.DataDriver
+	m := &cycleRound{}
+	var in, out, null []float64
+	run := func(strategy string, into *[]float64) func() error {
+		return func() error {
+			rate, _, _, err := h.cycle(r, drv, strategy, m)
+			*into = append(*into, rate)
+			return err
+		}
+	}
+	if err := aba(h.ctx, run("atomic", &in), run("ext-atomic", &out), r%2 == 1); err != nil {
+		return err
+	}
+	if err := run("ext-null", &null)(); err != nil {
+		return err
+	}
+	h.ext.atomic, h.ext.ext, h.ext.null = append(h.ext.atomic, mean(in)), append(h.ext.ext, mean(out)), append(h.ext.null, mean(null))
+	h.ext.ratio = append(h.ext.ratio, mean(out)/mean(in))
+	h.ext.nullRatio = append(h.ext.nullRatio, mean(null)/mean(in))
+	return nil
 }
 
 // print writes the figures: medians over the rounds per driver, then the
@@ -282,6 +334,12 @@ func (h *harnessRun) print(w io.Writer) {
 			drv, c.handoverClients, c.work, median(x.ringEff), median(x.handoffEff), c.rounds)
 		printRounds(w, drv, "handoff / bare ring", x.handover)
 	}
+	fmt.Fprintf(w, "%-8s external lock (%d clients, lock-cycle on keys of their own): atomic %.0f cycles/s, ext-atomic %.0f, ext-null %.0f; medians of %d rounds\n",
+		ext.DataDriver, c.clients, median(h.ext.atomic), median(h.ext.ext), median(h.ext.null), c.rounds)
+	printRounds(w, ext.DataDriver, "ext-atomic / atomic", h.ext.ratio)
+	printRounds(w, ext.DataDriver, "ext-null / atomic", h.ext.nullRatio)
+	fmt.Fprintf(w, "ext-ratio %s %.2f\n", ext.DataDriver, median(h.ext.ratio))
+	fmt.Fprintf(w, "ext-null-ratio %s %.2f\n", ext.DataDriver, median(h.ext.nullRatio))
 	for _, drv := range drivers.Names() {
 		fmt.Fprintf(w, "harness-ratio %s %.2f\n", drv, median(h.per[drv].ratio))
 	}

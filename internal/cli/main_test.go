@@ -1052,6 +1052,28 @@ func TestHarnessLinesTimed(t *testing.T) {
 			final[kind][d] = num(f[2])
 		}
 	}
+	// The external lock's lines, before the final block: the summary's
+	// three rates, each round's ratios, and the two final ratios, each
+	// the median of its rounds.
+	extRe := regexp.MustCompile(`(?m)^goredis +external lock \(50 clients, lock-cycle on keys of their own\): atomic ([0-9.]+) cycles/s, ext-atomic ([0-9.]+), ext-null ([0-9.]+); medians of 2 rounds$`)
+	if m := extRe.FindStringSubmatch(r.stdout); m == nil || num(m[1]) <= 0 || num(m[2]) <= 0 || num(m[3]) <= 0 {
+		t.Fatalf("no external lock summary with three rates > 0:\n%s", r.stdout)
+	}
+	for _, kind := range []string{"ext-ratio", "ext-null-ratio"} {
+		what := map[string]string{"ext-ratio": "ext-atomic / atomic", "ext-null-ratio": "ext-null / atomic"}[kind]
+		re := regexp.MustCompile(`(?m)^goredis +` + regexp.QuoteMeta(what) + ` by round: ([0-9.]+) ([0-9.]+)$`)
+		m := re.FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("no %q line:\n%s", what, r.stdout)
+		}
+		fin := regexp.MustCompile(`(?m)^` + kind + ` goredis ([0-9.]+)$`).FindStringSubmatch(r.stdout)
+		if fin == nil {
+			t.Fatalf("no %s line:\n%s", kind, r.stdout)
+		}
+		if got, want := num(fin[1]), (num(m[1])+num(m[2]))/2; math.Abs(got-want) > 0.011 || got < 0.01 || got > 100 {
+			t.Errorf("%s %.2f, want the median of its rounds %.3f, between 0.01 and 100\n%s", kind, got, want, r.stdout)
+		}
+	}
 	rbRe := regexp.MustCompile(`(?m)^redis-benchmark .* -> ([0-9.]+) cycles/s`)
 	m := rbRe.FindStringSubmatch(r.stdout)
 	if m == nil {

@@ -179,8 +179,14 @@ func Validate(sc Scenario, l Layout) []error {
 	}
 	sp := registry.Pick(strategies.ParamsOf(sc.Strategy), sc.Options)
 	wp := registry.Pick(wparams, sc.Options)
-	errs = append(errs, registry.Check("--", strategies.ParamsOf(sc.Strategy), sp)...)
+	perrs := registry.Check("--", strategies.ParamsOf(sc.Strategy), sp)
+	errs = append(errs, perrs...)
 	errs = append(errs, registry.Check("--", wparams, wp)...)
+	if known && info.Check != nil && len(perrs) == 0 {
+		if err := info.Check(sp); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", sc.Strategy, err))
+		}
+	}
 	// The one rule across two plugins: a segmented strategy splits the
 	// workload's stock, so each segment must start with some.
 	// (Read from the maps: a strategy or workload without the parameter,

@@ -83,23 +83,25 @@ func Available(name string) error {
 		return fmt.Errorf("ext: %s is not an external lock", name)
 	}
 	if err := runtimes(name, a); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if a.fromParams {
 		return nil
 	}
 	dir, err := Folder(name)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	_, err = a.Command(dir)
-	return err
+	if _, err = a.Command(dir); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 func runtimes(name string, a Adapter) error {
 	for _, r := range a.Runtime {
 		if _, err := exec.LookPath(r); err != nil {
-			return fmt.Errorf("%s: %w: %s is not on PATH", name, ErrNoRuntime, r)
+			return fmt.Errorf("%w: %s is not on PATH", ErrNoRuntime, r)
 		}
 	}
 	return nil
@@ -116,7 +118,10 @@ func commandOf(name string, a Adapter, v registry.Values) ([]string, error) {
 	if a.fromParams {
 		cmd := strings.TrimSpace(v.String("cmd"))
 		if cmd == "" {
-			return nil, fmt.Errorf("%s needs cmd=PATH: the adapter program (args= adds its arguments, space-separated)", name)
+			return nil, fmt.Errorf("needs cmd=PATH: the adapter program (args= adds its arguments, space-separated)")
+		}
+		if _, err := exec.LookPath(cmd); err != nil {
+			return nil, fmt.Errorf("cmd=%s: %w", cut(cmd), err)
 		}
 		return append([]string{cmd}, strings.Fields(v.String("args"))...), nil
 	}
@@ -124,11 +129,7 @@ func commandOf(name string, a Adapter, v registry.Values) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	argv, err := a.Command(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return argv, nil
+	return a.Command(dir)
 }
 
 // Built returns an error wrapping ErrNotBuilt unless every path exists:

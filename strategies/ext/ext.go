@@ -111,7 +111,8 @@ func Register(name string, a Adapter) {
 	// The lock's client is the adapter's own: lockbench's driver carries
 	// only the workload's data, so an external lock runs on one driver.
 	info := strategies.Info{Desc: a.Desc, Topology: a.Topology, MinNodes: a.MinNodes,
-		Workloads: a.Workloads, Unsafe: a.Unsafe, Guard: a.Guard, Params: a.Params, Drivers: []string{DataDriver}}
+		Workloads: a.Workloads, Unsafe: a.Unsafe, Guard: a.Guard, Params: a.Params, Drivers: []string{DataDriver},
+		Check: func(v registry.Values) error { _, err := commandOf(name, a, v); return err }}
 	open := func(c strategies.Config) (*locker, error) { return newLocker(name, a, c) }
 	switch {
 	case a.Kind == OwnRetry && a.Reads:
@@ -177,7 +178,7 @@ type locker struct {
 func newLocker(name string, a Adapter, c strategies.Config) (*locker, error) {
 	argv, err := commandOf(name, a, c.Params)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	lock := a.Lock
 	if a.fromParams {

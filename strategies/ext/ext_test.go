@@ -221,8 +221,8 @@ func TestAdapterStartErrors(t *testing.T) {
 	for _, c := range []struct {
 		cmd, script, want string // script: run as sh -c script
 	}{
-		{"", "", "ext needs cmd=PATH"},
-		{"/nonexistent/adapter", "", "no such file"},
+		{"", "", "ext: needs cmd=PATH"},
+		{"/nonexistent/adapter", "", "ext: cmd=/nonexistent/adapter: exec: \"/nonexistent/adapter\": stat /nonexistent/adapter: no such file or directory"},
 		{"", "exit 0", "exited before its hello reply"},
 		{"", "echo hi", "its first line is not a hello reply"},
 		{"", `printf '{"op":"hello","v":2}\n'`, "speaks protocol version 2"},
