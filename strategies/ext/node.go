@@ -62,7 +62,7 @@ var nodeSemaphoreParams = []registry.Param{
 func init() {
 	redlockDesc := "node-redlock " + NodeRedlockVersion + " (npm redlock, ioredis " + NodeIORedisVersion + ", Node.js adapter)"
 	Register("redlock-node", Adapter{
-		Desc: redlockDesc + " on one server: Redlock.lock (a Lua SET-if-absent PX, retryCount rounds retry-delay apart within the acquire timeout), " +
+		Desc: redlockDesc + " on one server: Redlock.lockWithOptions (a Lua SET-if-absent PX, retryCount rounds retry-delay apart within the acquire timeout), " +
 			"unlock (compare-and-delete), extend with --extend on; lockbench's token is the lock value",
 		Lock: "redlock", Runtime: []string{"node", "npm"}, Folder: "node", Command: nodeCommand("adapter.js"),
 		Kind: OwnRetry, Params: nodeRedlockParams,
