@@ -83,8 +83,10 @@ type Adapter struct {
 	// hello's params, as strings.
 	Params []registry.Param
 
-	// fromParams: the command is the cmd and args parameters (`ext`).
-	fromParams bool
+	// fromParams, when set, gives the command and the variant from the
+	// parameters' values (`ext`: cmd, args, lock) instead of Command and
+	// Lock.
+	fromParams func(v registry.Values) (argv []string, lock string)
 	// env is added to the adapter's environment (the Go adapters).
 	env []string
 }
@@ -98,7 +100,7 @@ var (
 // function). It panics on a duplicate name or a nil Command, as
 // strategies.Register does on its own errors.
 func Register(name string, a Adapter) {
-	if a.Command == nil && !a.fromParams {
+	if a.Command == nil && a.fromParams == nil {
 		panic("ext: Register " + name + " with a nil Command")
 	}
 	mu.Lock()
@@ -181,8 +183,8 @@ func newLocker(name string, a Adapter, c strategies.Config) (*locker, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	lock := a.Lock
-	if a.fromParams {
-		lock = c.Params.String("lock")
+	if a.fromParams != nil {
+		_, lock = a.fromParams(c.Params)
 	}
 	h := Hello{Lock: lock, TTLms: c.TTL.Milliseconds(), Clients: max(c.Clients, 1), Prefix: c.Prefix,
 		Params: c.Params.Strings()}
