@@ -285,17 +285,29 @@ function redlockVariant(h, clients) {
 // prefix and away from the key its oracles read. The subclasses keep the
 // library's code and set its key (the protected field _key the library's
 // own constructors set) to lockbench's key itself.
+// Each also tells lockbench of its refreshes: the library's refresh timer
+// calls _refresh, and onRenewing sends a renewing notice first.
 class KeyedMutex extends Mutex {
-  constructor(client, key, opts) {
+  constructor(client, key, opts, onRenewing) {
     super(client, key, opts);
     this._key = key;
+    this._onRenewing = onRenewing;
+  }
+  _refresh() {
+    if (this._onRenewing) this._onRenewing();
+    return super._refresh();
   }
 }
 
 class KeyedSemaphore extends Semaphore {
-  constructor(client, key, limit, opts) {
+  constructor(client, key, limit, opts, onRenewing) {
     super(client, key, limit, opts);
     this._key = key;
+    this._onRenewing = onRenewing;
+  }
+  _refresh() {
+    if (this._onRenewing) this._onRenewing();
+    return super._refresh();
   }
 }
 
@@ -327,7 +339,8 @@ function semaphoreVariant(kind, h, clients) {
         },
       };
       if (refresh) opts.refreshInterval = refresh;
-      hd.lock = kind === 'semaphore' ? new KeyedSemaphore(c, req.key, permits, opts) : new KeyedMutex(c, req.key, opts);
+      const renewing = () => { if (!hd.released && !hd.lost) send({ op: 'renewing', lease: leaseId }); };
+      hd.lock = kind === 'semaphore' ? new KeyedSemaphore(c, req.key, permits, opts, renewing) : new KeyedMutex(c, req.key, opts, renewing);
       const ok = await hd.lock.tryAcquire();
       if (!ok) return { error: 'not_acquired' };
       return { token: hd.lock.identifier, handle: hd };

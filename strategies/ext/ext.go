@@ -406,9 +406,20 @@ type lease struct {
 
 func (l *locker) leaseOf(keys []string, rep reply) strategies.Lease {
 	ls := &lease{l: l, id: rep.Lease, keys: keys, token: rep.Token, fence: rep.Fence}
+	var lost, renewing func()
 	if l.caps.Lost {
 		ls.ctx, ls.cancel = context.WithCancel(context.Background())
-		l.p.onLost(ls.id, ls.cancel)
+		lost = ls.cancel
+	}
+	if l.caps.Renews {
+		renewing = func() {
+			for _, k := range ls.keys {
+				l.c.Renewing(k, ls.token)
+			}
+		}
+	}
+	if lost != nil || renewing != nil {
+		l.p.onLost(ls.id, lost, renewing)
 	}
 	switch i := bits(l.caps.Extend, l.caps.Lost, l.caps.Fenced); i {
 	case 0:
@@ -444,7 +455,7 @@ func (s *lease) Key() string    { return s.keys[0] }
 func (s *lease) Keys() []string { return s.keys }
 func (s *lease) Token() string  { return s.token }
 func (s *lease) String() string { return s.l.name + " lease " + strings.Join(s.keys, ",") }
-func (s *lease) end()           { s.ended.Store(true); s.l.p.onLost(s.id, nil); s.stop() }
+func (s *lease) end()           { s.ended.Store(true); s.l.p.onLost(s.id, nil, nil); s.stop() }
 func (s *lease) stop() {
 	if s.cancel != nil {
 		s.cancel()
@@ -471,7 +482,7 @@ func (s *lease) Abandon() {
 	if s.ended.Swap(true) {
 		return
 	}
-	s.l.p.onLost(s.id, nil)
+	s.l.p.onLost(s.id, nil, nil)
 	s.stop()
 	_ = s.l.p.send(request{Op: "abandon", Lease: s.id})
 }

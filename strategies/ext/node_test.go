@@ -47,12 +47,10 @@ func needNode(t *testing.T, strategy string) {
 // suite's sale of 150 by 50 clients ends in seconds.
 var nodeFast = registry.Values{"retry-delay": 20 * time.Millisecond, "retry-jitter": 10 * time.Millisecond}
 
-// The conformance suite passes on redlock-node (every check; goredis,
-// since an external lock runs on DataDriver only) and on
-// redis-semaphore-node (every check but TokensReported, skipped: the
-// library refreshes its leases inside the adapter, and protocol v1 has no
-// notice of a refresh, so nothing can pass those renewals to
-// Config.Renewing).
+// The conformance suite passes on redlock-node and redis-semaphore-node
+// (every check; goredis, since an external lock runs on DataDriver only):
+// redis-semaphore's refreshes reach Config.Renewing through the adapter's
+// renewing notices.
 func TestNodeConformance(t *testing.T) {
 	t.Run("redlock-node", func(t *testing.T) {
 		t.Parallel()
@@ -69,28 +67,7 @@ func TestNodeConformance(t *testing.T) {
 		// late refresh for no renewal), and a lost lock is reported in
 		// 100 ms rather than 4 s of a 5 s lease. TestNodeEngineRuns runs
 		// the default.
-		s := locktest.Suite{Servers: servers, RequireTokens: true, Params: registry.Values{"refresh": 100 * time.Millisecond}}
-		for _, c := range []struct {
-			check string
-			f     func(locktest.Suite, *testing.T, string, string)
-		}{
-			{"MutualExclusion", locktest.Suite.MutualExclusion},
-			{"OwnerOnlyRelease", locktest.Suite.OwnerOnlyRelease},
-			{"LeaseExpires", locktest.Suite.LeaseExpires},
-			{"LossReported", locktest.Suite.LossReported},
-			{"TokensReported", nil},
-			{"OracleBothWays", locktest.Suite.OracleBothWays},
-			{"OwnedAfterAcquire", locktest.Suite.OwnedAfterAcquire},
-			{"ReleaseAfterExpiry", locktest.Suite.ReleaseAfterExpiry},
-			{"FIFOOrder", locktest.Suite.FIFOOrder},
-		} {
-			t.Run(c.check, func(t *testing.T) {
-				if c.f == nil {
-					t.Skip("protocol v1 has no notice of the library's own refreshes: they cannot be passed to Config.Renewing")
-				}
-				c.f(s, t, name, DataDriver)
-			})
-		}
+		locktest.Suite{Servers: servers, RequireTokens: true, Params: registry.Values{"refresh": 100 * time.Millisecond}}.Run(t, name)
 	})
 }
 
