@@ -8,7 +8,7 @@
 #   scripts/with-library.sh pip PACKAGE VERSION OUT  # bin/lockbench with adapters/python's PACKAGE at VERSION
 #
 # OUT is an executable: for go, a lockbench binary; for npm and pip, a
-# wrapper script that runs bin/lockbench (built if missing) with
+# wrapper script that runs bin/lockbench (make build) with
 # LOCKBENCH_ADAPTERS set to a copy of adapters/ (in OUT.adapters/) whose
 # adapter installed PACKAGE@VERSION. Either is a side of `lockbench ab`:
 #
@@ -79,10 +79,10 @@ npm | pip)
 		echo "$pkg==$version" >>"$dir/python/requirements.txt"
 		sh "$dir/python/build.sh"
 	fi
-	[ -x "$root/bin/lockbench" ] || (cd "$root" && make build >/dev/null)
 	cat >"$out" <<EOF
 #!/bin/sh
 # lockbench with adapters/$folder's $pkg at $version (scripts/with-library.sh)
+[ -x '$root/bin/lockbench' ] || { echo "$out: $root/bin/lockbench is missing: run make build" >&2; exit 2; }
 LOCKBENCH_ADAPTERS='$dir' exec '$root/bin/lockbench' "\$@"
 EOF
 	chmod +x "$out"
