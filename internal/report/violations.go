@@ -35,6 +35,17 @@ type Violations struct {
 	// LostAckedWrites are operations the server acknowledged that the
 	// final state does not contain (a failover to a lagging replica).
 	LostAckedWrites int64 `json:"lost_acked_writes"`
+	// CapacityViolations are, for a semaphore of N > 1 permits
+	// (raw.permits), the times one lock's holders went from N to N + 1
+	// (the safety oracle's count; an episode above N counts once). 0 for
+	// an exclusive lock, whose extra holders are overlaps.
+	CapacityViolations int64 `json:"capacity_violations"`
+	// MaxHolders is, for a semaphore of N > 1 permits, the most holders
+	// one lock had at once (the safety oracle's; at most N for a correct
+	// semaphore). Absent for an exclusive lock. Combined: the largest of
+	// the parts (each process's oracle sees its own clients only). Not a
+	// ViolationKind: Total leaves it out.
+	MaxHolders *int64 `json:"max_holders,omitempty"`
 	// CrossOverlap and CrossOverlapPossible are the cross-process oracle's
 	// counts (internal/history.Count), set by lockbench merge from the
 	// processes' critical-section histories (history_file): pairs of
@@ -149,6 +160,9 @@ var ViolationKinds = []ViolationKind{
 	{Key: "lost_acked_writes", Name: "lost acked writes", Short: "lost acked", From: FromEndCheck,
 		Doc:   "operations the server acknowledged that the final state lacks (a failover or a restart lost them)",
 		field: func(v *Violations) *int64 { return &v.LostAckedWrites }},
+	{Key: "capacity_violations", Name: "capacity violations", Short: "capacity", From: FromOracle,
+		Doc:   "semaphores (N > 1 permits): times one lock's holders went above N (max_holders: the most seen)",
+		field: func(v *Violations) *int64 { return &v.CapacityViolations }},
 }
 
 // Of returns v's count of kind k.
@@ -184,6 +198,10 @@ func (v *Violations) Add(o Violations) {
 	}
 	for _, k := range ViolationKinds {
 		k.Set(v, k.Of(*v)+k.Of(o))
+	}
+	if o.MaxHolders != nil && (v.MaxHolders == nil || *o.MaxHolders > *v.MaxHolders) {
+		m := *o.MaxHolders
+		v.MaxHolders = &m
 	}
 }
 
