@@ -46,9 +46,13 @@ func TestMain(m *testing.M) {
 
 // params are the parameter values the suite runs a built-in strategy
 // with (the defaults otherwise): segmented's stock in 2 segments, so that
-// 4 clients contend for each.
+// 4 clients contend for each; semaphore with 1 permit.
 var params = map[string]strategies.Values{
 	"segmented": {"segments": 2},
+	// A semaphore of 1 permit is an exclusive lock: the suite's checks
+	// (a stock sold exactly, overlaps) hold for it; TestSemaphore runs
+	// more permits.
+	"semaphore": {"permits": 1},
 }
 
 // suite is the conformance suite for built-in strategy on the shared
