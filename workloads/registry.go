@@ -110,7 +110,7 @@ func CheckPermits(name string, w Workload, strategy string, permits int) error {
 	if _, ok := w.(SharedSafe); ok {
 		return nil
 	}
-	return fmt.Errorf("%s is a semaphore of %d permits: %d clients may hold one lock at once, and workload %s's data needs mutual exclusion (it would lose updates by design); run it on %s, or with permits=1",
+	return fmt.Errorf("strategy %s is a semaphore of %d permits (%d clients may hold one lock at once), and workload %s's data needs mutual exclusion: it would lose updates by design; run it on %s, or with 1 permit",
 		strategy, permits, permits, name, strings.Join(SharedSafeNames(), ", "))
 }
 
