@@ -5,7 +5,8 @@ import (
 	"unsafe"
 )
 
-// Oracle counts overlapping holders of each lock. Lock i is entered with
+// Oracle counts overlapping holders of each lock (or, for a semaphore,
+// its capacity violations: see SetPermits). Lock i is entered with
 // Enter(i) (exclusive) or EnterRead(i) (shared) when a client starts its
 // critical section, and left with Leave / LeaveRead before it releases.
 // An exclusive holder that finds anyone inside, or a reader that finds an
