@@ -105,6 +105,10 @@ const (
 	FromClients
 	// FromStuckCheck: the engine's look for lock keys with no TTL at the end.
 	FromStuckCheck
+	// FromCapacity: the in-process oracle's capacity count of a semaphore
+	// (metrics.Oracle.SetPermits), read at the end of the run; not counted
+	// per client (no role figure).
+	FromCapacity
 )
 
 // ViolationKind is one kind of safety violation: one field of Violations.
@@ -160,7 +164,7 @@ var ViolationKinds = []ViolationKind{
 	{Key: "lost_acked_writes", Name: "lost acked writes", Short: "lost acked", From: FromEndCheck,
 		Doc:   "operations the server acknowledged that the final state lacks (a failover or a restart lost them)",
 		field: func(v *Violations) *int64 { return &v.LostAckedWrites }},
-	{Key: "capacity_violations", Name: "capacity violations", Short: "capacity", From: FromOracle,
+	{Key: "capacity_violations", Name: "capacity violations", Short: "capacity", From: FromCapacity,
 		Doc:   "semaphores (N > 1 permits): times one lock's holders went above N (max_holders: the most seen)",
 		field: func(v *Violations) *int64 { return &v.CapacityViolations }},
 }
