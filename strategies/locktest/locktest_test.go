@@ -898,3 +898,18 @@ func BenchmarkCycle(b *testing.B) {
 		}
 	}
 }
+
+// The suite's SemaphoreCapacity on semaphore with 3 permits (the
+// conformance above runs it with 1, where the check is skipped): 3
+// holders at once, each token stored and reported, a 4th refused until a
+// release, and a run of 6 clients on one key with no capacity violation
+// and at most 3 holders at once.
+func TestSemaphorePermits(t *testing.T) {
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			Suite{Servers: servers, Params: strategies.Values{"permits": 3}, RequireTokens: true}.
+				checkOnly(t, "semaphore", d, func(name string) bool { return name == "SemaphoreCapacity" })
+		})
+	}
+}
