@@ -77,6 +77,9 @@ type testSem struct {
 	permits int
 	tokens  strategies.TokenTracker
 	split   bool
+	// between, when set (a test), runs between SemCheckThenAdd's count
+	// and its add.
+	between func()
 }
 
 // Permits makes it a strategies.Semaphore.
@@ -93,6 +96,10 @@ func (s *testSem) TryAcquire(ctx context.Context, key string) (strategies.Lease,
 		}
 		if r.Int != 1 {
 			return nil, strategies.ErrNotAcquired
+		}
+		if f := s.between; f != nil {
+			s.between = nil
+			f()
 		}
 		if s.tokens != nil {
 			s.tokens.Sent(ctx, key, tok)
