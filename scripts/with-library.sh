@@ -8,7 +8,7 @@
 #   scripts/with-library.sh pip PACKAGE VERSION OUT  # bin/lockbench with adapters/python's PACKAGE at VERSION
 #
 # OUT is an executable: for go, a lockbench binary; for npm and pip, a
-# wrapper script that runs bin/lockbench (built if missing) with
+# wrapper script that runs bin/lockbench (make build) with
 # LOCKBENCH_ADAPTERS set to a copy of adapters/ (in OUT.adapters/) whose
 # adapter installed PACKAGE@VERSION. Either is a side of `lockbench ab`:
 #
@@ -43,7 +43,11 @@ go)
 	cp "$root/go.mod" "$tmp/go.mod"
 	cp "$root/go.sum" "$tmp/go.sum"
 	cd "$root"
-	companions=$(awk -v p="$pkg/" -v v="$version" 'index($1, p) == 1 { print $1 "@" v }' go.mod)
+	companions=""
+	for m in $(awk -v p="$pkg/" 'index($1, p) == 1 { print $1 }' go.mod); do
+		# at the same version when it was released at it
+		if go list -m "$m@$version" >/dev/null 2>&1; then companions="$companions $m@$version"; fi
+	done
 	# shellcheck disable=SC2086
 	go get -modfile="$tmp/go.mod" "$pkg@$version" $companions
 	go mod tidy -modfile="$tmp/go.mod"
@@ -75,10 +79,10 @@ npm | pip)
 		echo "$pkg==$version" >>"$dir/python/requirements.txt"
 		sh "$dir/python/build.sh"
 	fi
-	[ -x "$root/bin/lockbench" ] || (cd "$root" && make build >/dev/null)
 	cat >"$out" <<EOF
 #!/bin/sh
 # lockbench with adapters/$folder's $pkg at $version (scripts/with-library.sh)
+[ -x '$root/bin/lockbench' ] || { echo "$out: $root/bin/lockbench is missing: run make build" >&2; exit 2; }
 LOCKBENCH_ADAPTERS='$dir' exec '$root/bin/lockbench' "\$@"
 EOF
 	chmod +x "$out"

@@ -23,7 +23,8 @@
 //     that waits in-process must say so: OwnRetry (a library's own retry
 //     loop) or Queued (a lock service's queue).
 //  2. A Lease whose Token is what the lock key stores (a string key's
-//     value, or the field of a hash key) and whose Release deletes the
+//     value, the field of a hash key, or the member of a sorted set: a
+//     semaphore's permit) and whose Release deletes the
 //     lock only while it still holds that token, else returns ErrNotOwner.
 //  3. A Register call in an init function, with an Info (description,
 //     topology, parameters, drivers) and a Factory that builds the Locker
@@ -40,7 +41,8 @@
 // in arrival order) has its grants' order checked; a NonTokenFields locker
 // names the fields of its hash lock key that are no token (Redisson's
 // "mode"); a LossAtRenewal lease says it may learn of a loss only at its
-// next renewal; StatsReporter adds the
+// next renewal; a Semaphore locker (Permits > 1) is judged by capacity
+// violations instead of overlaps; StatsReporter adds the
 // strategy's own counts to the result. Package
 // github.com/lockbench/lockbench/strategies/locktest runs the conformance
 // suite on a registered strategy against real redis-server processes.

@@ -50,8 +50,9 @@ type Lease interface {
 	// Key is the lock's Redis key, the key passed to TryAcquire.
 	Key() string
 	// Token is the holder's value stored in the lock: the value of a
-	// string lock key, or the field of a hash lock key (reentrant locks
-	// use the client's Owner). The liveness oracle and package locktest
+	// string lock key, the field of a hash lock key (reentrant locks
+	// use the client's Owner), or the member of a sorted-set lock key (a
+	// semaphore's permit). The liveness oracle and package locktest
 	// compare it with what the key holds, so it must be exactly that. The
 	// built-in strategies store NewToken's 128 random bits from
 	// crypto/rand, hex-encoded (32 characters), unless

@@ -10,8 +10,9 @@ import "context"
 //
 // The token passed is what the strategy stores under the lock key: the
 // string value of a plain lock, the hash field of a reentrant one (the
-// client's Owner); it is the Token of the lease the attempt returns. The
-// oracle reads only string and hash lock keys. A token stored but never
+// client's Owner), the sorted-set member of a semaphore's permit; it is
+// the Token of the lease the attempt returns. The oracle reads only
+// string, hash and sorted-set lock keys. A token stored but never
 // reported is ignored, so a strategy that does not report its tokens gets
 // its liveness figures marked as not measured, never wrong.
 // Implementations are safe for concurrent use and cheap (they are called

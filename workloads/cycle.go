@@ -31,9 +31,14 @@ type cycle struct {
 }
 
 var (
-	_ Workload  = (*cycle)(nil)
-	_ LockKeyer = (*cycle)(nil)
+	_ Workload   = (*cycle)(nil)
+	_ LockKeyer  = (*cycle)(nil)
+	_ SharedSafe = (*cycle)(nil)
 )
+
+// SharedSafe: no data, so several holders of one lock lose nothing (a
+// semaphore's permits, strategies.PermitsOf).
+func (*cycle) SharedSafe() {}
 
 func (c *cycle) Setup(_ context.Context, env *Env) error {
 	k := max(c.keys, 1)

@@ -58,7 +58,7 @@ func TestGuardsOfWorkloads(t *testing.T) {
 		GuardFence: {"flash-sale", "hot-key", "long-task", "nested"},
 		GuardDecr:  {"flash-sale"},
 		GuardIncr:  {"hot-key", "long-task", "nested"},
-		GuardNone:  {"flash-sale", "hot-key", "lock-cycle", "long-task", "nested"},
+		GuardNone:  {"flash-sale", "hot-key", "lock-cycle", "long-task", "nested", "transfer"},
 	} {
 		if got := GuardedBy(g); !slices.Equal(got, want) {
 			t.Errorf("GuardedBy(%s) = %v, want %v", g, got, want)

@@ -4,6 +4,8 @@ package workloads
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/lockbench/lockbench/internal/registry"
 )
@@ -82,4 +84,44 @@ func Lookup(name string) ([]Param, error) {
 func ParamsOf(name string) []Param {
 	e, _ := reg.Get(name)
 	return e.Params
+}
+
+// SharedSafe is implemented by workloads whose data stays correct when
+// several clients hold one lock at once, as a semaphore of N > 1 permits
+// lets them (strategies.PermitsOf): lock-cycle (no data at all). A
+// read-modify-write under the lock (flash-sale's stock, the counters of
+// hot-key, long-task and nested) would lose updates by design, so those
+// workloads are not: CheckPermits refuses them such a locker.
+// SharedSafe is a marker: the method does nothing.
+type SharedSafe interface {
+	SharedSafe()
+}
+
+// CheckPermits returns an error when workload w (registered as name) needs
+// mutual exclusion and strategy's locker admits permits > 1 holders of one
+// lock at once (strategies.PermitsOf); nil for an exclusive lock or a
+// SharedSafe workload. The engine calls it once the locker is built, so
+// that it judges any semaphore (an external adapter learns its permits at
+// run time), not one strategy.
+func CheckPermits(name string, w Workload, strategy string, permits int) error {
+	if permits <= 1 {
+		return nil
+	}
+	if _, ok := w.(SharedSafe); ok {
+		return nil
+	}
+	return fmt.Errorf("strategy %s is a semaphore of %d permits (%d clients may hold one lock at once), and workload %s's data needs mutual exclusion: it would lose updates by design; run it on %s, or with 1 permit",
+		strategy, permits, permits, name, strings.Join(SharedSafeNames(), ", "))
+}
+
+// SharedSafeNames lists the registered workloads that are SharedSafe,
+// sorted.
+func SharedSafeNames() []string {
+	var out []string
+	for _, e := range reg.Entries() {
+		if _, ok := e.Value(registry.Pick(e.Params, nil)).(SharedSafe); ok {
+			out = append(out, e.Name)
+		}
+	}
+	return out
 }

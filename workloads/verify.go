@@ -14,7 +14,7 @@ import (
 // (Env.VerifyAcquire) sent, by command: lockbench's own, left out of the
 // workload's commands per operation.
 type VerifyCost struct {
-	Get, HExists atomic.Int64
+	Get, HExists, ZScore atomic.Int64
 }
 
 // Map is the counts by command name (lower case), as the servers' cost
@@ -29,6 +29,9 @@ func (c *VerifyCost) Map() map[string]int64 {
 	}
 	if n := c.HExists.Load(); n > 0 {
 		m["hexists"] = n
+	}
+	if n := c.ZScore.Load(); n > 0 {
+		m["zscore"] = n
 	}
 	if len(m) == 0 {
 		return nil
@@ -71,8 +74,10 @@ func (w *Worker) verifyAcquire(ctx context.Context, l strategies.Lease, start ti
 // conformance suite's OwnedAfterAcquire): it reads lock key on d and
 // reports whether the key holds token: GET for a string lock (its value
 // is token), and, when the GET is answered WRONGTYPE, HEXISTS of token's
-// field for a hash lock (a reentrant or read-write lock's holder field).
-// A key that is gone, or of another type, does not hold it. cost, when
+// field for a hash lock (a reentrant or read-write lock's holder field),
+// and when that is answered WRONGTYPE too, ZSCORE of token for a sorted
+// set (a semaphore's permit: held while a member). A key that is gone,
+// or of another type, does not hold it. cost, when
 // not nil, counts the commands sent. An error is the read's (a server or
 // network error, ctx's): nothing is judged. Only a lock kept in d's key
 // itself can be judged so: see OwnershipCheckable.
@@ -91,11 +96,24 @@ func HoldsToken(ctx context.Context, d drivers.Driver, key, token string, cost *
 		cost.HExists.Add(1)
 	}
 	r, err = d.Do(ctx, "HEXISTS", key, token)
-	if err != nil {
+	if err == nil {
+		v, _ := r.AsInt()
+		return v == 1, nil
+	}
+	if drivers.ErrorKind(err) != "wrongtype" {
 		return false, err
 	}
-	v, _ := r.AsInt()
-	return v == 1, nil
+	if cost != nil {
+		cost.ZScore.Add(1)
+	}
+	r, err = d.Do(ctx, "ZSCORE", key, token)
+	if err != nil {
+		if drivers.ErrorKind(err) == "wrongtype" {
+			return false, nil // another type: not a lock this check knows
+		}
+		return false, err
+	}
+	return !r.IsNil(), nil
 }
 
 // OwnershipCheckable reports whether HoldsToken can judge the leases of

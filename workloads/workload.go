@@ -168,6 +168,8 @@ type Env struct {
 	// Released, when set, is called after every successful release (the
 	// pubsub retry policy publishes there).
 	Released func(ctx context.Context, key string) error
+	// permits is the Locker's permits, read by SetLocks (0: not yet).
+	permits int
 	// Locks is the number of distinct locks, for the lock-bound ceiling:
 	// set by SetLocks.
 	Locks int
@@ -316,11 +318,21 @@ type Worker struct {
 // distinct locks, numbered 0..n-1 (the i of Hold): it sets Locks, for the
 // lock-bound ceiling, and gives the scenario an oracle of n locks
 // (Oracle). Setup calls it once, before any worker runs; n must be at
-// least 1.
+// least 1. A Locker that is a semaphore of N > 1 permits
+// (strategies.PermitsOf) gets an oracle that counts capacity violations
+// (metrics.Oracle.SetPermits), and its sections are recorded in the
+// history as shared (several holders are no overlap).
 func (e *Env) SetLocks(n int) {
 	e.Locks = n
-	e.Oracle = metrics.NewOracle(n)
+	o := metrics.NewOracle(n)
+	e.permits = strategies.PermitsOf(e.Locker)
+	o.SetPermits(e.permits)
+	e.Oracle = o
 }
+
+// Permits is the Locker's permits as SetLocks read them
+// (strategies.PermitsOf): 1 for an exclusive lock, or before SetLocks.
+func (e *Env) Permits() int { return max(e.permits, 1) }
 
 // Begin tells the worker that an operation starts at t (metrics.Now): the
 // operation's first acquire counts from t, so that the clock is read once
@@ -550,7 +562,9 @@ func (w *Worker) Hold(ctx context.Context, i int, key string, read bool, body fu
 		if f, ok := lease.(strategies.Fenced); ok {
 			fence = f.Fence()
 		}
-		h.Add(lease.Key(), lease.Token(), fence, start, left, read)
+		// A semaphore's sections (Permits > 1) are shared too: several
+		// holders at once are its design, not an overlap.
+		h.Add(lease.Key(), lease.Token(), fence, start, left, read || w.Env.Permits() > 1)
 	}
 	held := left - start
 	w.Obs.Held(held)

@@ -141,6 +141,9 @@ func (r *run) measure() error {
 		if env.Oracle == nil {
 			return 0
 		}
+		if so, ok := env.Oracle.(semOracle); ok && so.Permits() > 1 {
+			return so.Capacity() // a semaphore's: its capacity violations
+		}
 		return env.Oracle.Overlaps()
 	}
 	var liveDropped atomic.Int64

@@ -106,6 +106,9 @@ func (r *run) prepare() error {
 	if r.wl, err = workloads.New(sc.Workload, sc.Options); err != nil {
 		return err
 	}
+	if err := workloads.CheckPermits(sc.Workload, r.wl, sc.Strategy, strategies.PermitsOf(locker)); err != nil {
+		return err
+	}
 	params := sc.Params
 	if sg, ok := locker.(strategies.Segmented); ok {
 		params.Segments = sg.Segments()
@@ -184,11 +187,12 @@ func (r *run) prepare() error {
 	if err != nil {
 		return fmt.Errorf("%s setup: %w", sc.Workload, err)
 	}
-	if env.Locks > 0 && env.Locks <= metrics.HandoverMaxLocks && sc.Env.Sync == nil {
+	if env.Locks > 0 && env.Locks <= metrics.HandoverMaxLocks && sc.Env.Sync == nil && env.Permits() == 1 {
 		// Hand-over gaps and FIFO order (metrics.Handover): one process's
 		// clients see every grant only when no other process runs the
 		// scenario's clients too, so a segment measures none; nor does a
-		// workload of over HandoverMaxLocks locks (its memory).
+		// workload of over HandoverMaxLocks locks (its memory), nor a
+		// semaphore of several permits (a release frees one of them).
 		_, fifo := locker.(strategies.FIFO)
 		env.Handover = metrics.NewHandover(env.Locks, sc.TTL, fifo)
 	}

@@ -75,6 +75,9 @@ func (r *run) summarize() *metrics.Recorder {
 	if r.env.Params.Work.Mean() > 0 && r.env.Locks > 0 {
 		raw.Locks = r.env.Locks
 	}
+	if p := r.env.Permits(); p > 1 { // a semaphore: N holders per lock
+		raw.Permits = p
+	}
 	raw.LockSpace = r.lockSpace()
 	if sc.ClientShape != nil && sc.Rate <= 0 {
 		from := measureStart.Sub(r.start).Seconds()

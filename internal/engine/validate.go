@@ -87,6 +87,14 @@ func Validate(sc Scenario, l Layout) []error {
 	if known && !strategies.RunsWith(sc.Strategy, sc.Workload) {
 		bad("strategy %s does not run workload %s (it runs %s)", sc.Strategy, sc.Workload, strings.Join(info.Workloads, ", "))
 	}
+	if known {
+		// A strategy that declares strategies.PermitsParam tells its
+		// permits before it is built; any other semaphore (an external
+		// adapter) is judged once built (workloads.CheckPermits in Run).
+		if err := permitsFit(sc); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if known && sc.Retry != nil && sc.Retry.Name == retry.QueueName && !info.Queues {
 		bad("retry %s is only for strategies that wait in their lock's own queue, not %s", retry.QueueName, sc.Strategy)
 	}
@@ -196,6 +204,12 @@ func Validate(sc Scenario, l Layout) []error {
 	if segmented && stocked && seg > 0 && stock > 0 && int64(seg) > stock {
 		bad("--segments %d exceeds --stock %d: segments would start empty", seg, stock)
 	}
+	// transfer: one operation's accounts are distinct.
+	if k, ok := wp["transfer-keys"].(int); ok {
+		if n, ok := wp["accounts"].(int); ok && k > n {
+			bad("--transfer-keys %d exceeds --accounts %d: a transfer locks distinct accounts", k, n)
+		}
+	}
 	return errs
 }
 
@@ -302,4 +316,24 @@ func constantTokenStrategies() []string {
 		}
 	}
 	return out
+}
+
+// permitsFit is workloads.CheckPermits for a strategy that declares
+// strategies.PermitsParam, on the value sc gives it (its default
+// otherwise): nil for any other strategy, or when its workload cannot be
+// made (Validate reports that).
+func permitsFit(sc Scenario) error {
+	ps := strategies.ParamsOf(sc.Strategy)
+	if !slices.ContainsFunc(ps, func(p registry.Param) bool { return p.Name == strategies.PermitsParam.Name }) {
+		return nil
+	}
+	n, ok := registry.Pick(ps, sc.Options)[strategies.PermitsParam.Name].(int)
+	if !ok {
+		return nil // a value of another type: the parameter check reports it
+	}
+	w, err := workloads.New(sc.Workload, sc.Options)
+	if err != nil {
+		return nil
+	}
+	return workloads.CheckPermits(sc.Workload, w, sc.Strategy, n)
 }

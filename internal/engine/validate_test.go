@@ -59,7 +59,7 @@ func TestValidate(t *testing.T) {
 		{"pairing", with(func(s *engine.Scenario) { s.Strategy, s.Workload = "sql-rowlock", "lock-cycle" }), standalone,
 			[]string{"strategy sql-rowlock does not run workload lock-cycle"}},
 		{"guard and token", with(func(s *engine.Scenario) { s.Strategy, s.Guard, s.ConstantToken = "fencing", "fence", true }), standalone,
-			[]string{`--guard "fence" is not one of auto, none, cas, decr`, `--token constant: strategy "fencing" keeps its own token (constant applies to atomic, naive, redlock, watchdog)`}},
+			[]string{`--guard "fence" is not one of auto, none, cas, decr`, `--token constant: strategy "fencing" keeps its own token (constant applies to atomic, multi, naive, redlock, watchdog)`}},
 		{"decr on a counter", with(func(s *engine.Scenario) { s.Workload, s.Guard = "hot-key", "decr" }), standalone,
 			[]string{"--guard decr: workload hot-key has no write it applies to; decr runs in flash-sale"}},
 		{"cas with no data", with(func(s *engine.Scenario) { s.Workload, s.Guard = "lock-cycle", "cas" }), standalone,

@@ -65,6 +65,11 @@ func (r *run) verify(all *metrics.Recorder) error {
 		FalseExtends:    all.FalseExtends,
 		FalseAcquires:   all.FalseAcquires,
 	}
+	if so, ok := env.Oracle.(semOracle); ok && so.Permits() > 1 {
+		// A semaphore: capacity violations instead of overlaps.
+		mh := so.MaxHolders()
+		out.Violations.CapacityViolations, out.Violations.MaxHolders = so.Capacity(), &mh
+	}
 	if sc.Env.Follower {
 		out.Violations.EndCheck = report.EndCheckNotRun
 	}
@@ -115,4 +120,12 @@ func unknownViolations(v map[string]int64) []string {
 	}
 	slices.Sort(bad)
 	return bad
+}
+
+// semOracle is the safety oracle's view of a semaphore
+// (metrics.Oracle.SetPermits).
+type semOracle interface {
+	Permits() int
+	Capacity() int64
+	MaxHolders() int64
 }

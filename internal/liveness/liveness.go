@@ -12,7 +12,8 @@
 // crash, a release that failed or was cancelled). A Sampler reads the lock
 // keys' stored tokens every Interval (one read per node and per 256 keys,
 // MULTI/MGET/EXISTS/EXEC, or a Lua script once a key of another type has
-// shown up: a string key's value, a hash key's field names) and compares
+// shown up: a string key's value, a hash key's field names, a sorted
+// set's members: a semaphore's permits) and compares
 // them with the registry:
 //
 //   - an orphan is a dead token seen stored by a read that began after the

@@ -39,12 +39,14 @@ func ShareGrace(ttl time.Duration) time.Duration { return 2*ttl + ShareSlack }
 const chunk = 256
 
 // readScript returns, per key of KEYS, the token(s) stored: a string key's
-// value, a hash key's field names, or "" for a missing key or another
-// type; then the number of EXISTS and of TYPE calls it made (for the
-// sampler's cost). One MGET reads every string key; only when one of the
-// keys it found no string under exists (EXISTS) does it look at those one
-// by one (TYPE, then HKEYS for a hash). The sampler runs it once a read
-// (strings) has found a key of another type than a string.
+// value, a hash key's field names, a sorted set's members (a semaphore's
+// permits), or "" for a missing key or another type; then the number of
+// EXISTS, of TYPE and of ZRANGE calls it made (for the sampler's cost).
+// One MGET reads every string key; only when one of the keys it found no
+// string under exists (EXISTS) does it look at those one by one (TYPE,
+// then HKEYS for a hash, ZRANGE 0 -1 for a sorted set). The sampler runs
+// it once a read (strings) has found a key of another type than a
+// string.
 var readScript = drivers.NewScript(`local out = redis.call('mget', unpack(KEYS))
 local none = {}
 for i = 1, #KEYS do
@@ -53,7 +55,7 @@ for i = 1, #KEYS do
 		none[#none + 1] = i
 	end
 end
-local exists, types = 0, 0
+local exists, types, zsets = 0, 0, 0
 if #none > 0 then
 	local keys = {}
 	for j, i in ipairs(none) do
@@ -63,14 +65,19 @@ if #none > 0 then
 	if redis.call('exists', unpack(keys)) > 0 then
 		for _, i in ipairs(none) do
 			types = types + 1
-			if redis.call('type', KEYS[i]).ok == 'hash' then
+			local ty = redis.call('type', KEYS[i]).ok
+			if ty == 'hash' then
 				out[i] = redis.call('hkeys', KEYS[i])
+			elseif ty == 'zset' then
+				zsets = zsets + 1
+				out[i] = redis.call('zrange', KEYS[i], 0, -1)
 			end
 		end
 	end
 end
 out[#KEYS + 1] = exists
 out[#KEYS + 2] = types
+out[#KEYS + 3] = zsets
 return out`)
 
 // Sampler reads the lock keys' tokens from every node each Interval and
@@ -227,9 +234,15 @@ func (s *Sampler) read(ctx context.Context, d drivers.Driver) ([][]string, error
 		s.cost["mget"]++
 		for i, v := range r.Array {
 			switch {
-			case lo+i >= hi: // the EXISTS and TYPE calls
-				if c := []string{"exists", "type"}; lo+i-hi < len(c) && v.Kind == drivers.KindInt && v.Int > 0 {
+			case lo+i >= hi: // the EXISTS, TYPE and ZRANGE calls
+				if c := []string{"exists", "type", "zrange"}; lo+i-hi < len(c) && v.Kind == drivers.KindInt && v.Int > 0 {
 					s.cost[c[lo+i-hi]] += v.Int
+					if c[lo+i-hi] == "zrange" { // counted as HKEYS below
+						s.cost["hkeys"] -= v.Int
+						if s.cost["hkeys"] == 0 {
+							delete(s.cost, "hkeys")
+						}
+					}
 				}
 			case v.Kind == drivers.KindString:
 				if v.Str != "" { // "": no string under the key

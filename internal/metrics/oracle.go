@@ -5,7 +5,8 @@ import (
 	"unsafe"
 )
 
-// Oracle counts overlapping holders of each lock. Lock i is entered with
+// Oracle counts overlapping holders of each lock (or, for a semaphore,
+// its capacity violations: see SetPermits). Lock i is entered with
 // Enter(i) (exclusive) or EnterRead(i) (shared) when a client starts its
 // critical section, and left with Leave / LeaveRead before it releases.
 // An exclusive holder that finds anyone inside, or a reader that finds an
@@ -33,6 +34,12 @@ type Oracle struct {
 	// slow each other down), else 1.
 	stride   int
 	overlaps atomic.Int64
+	// permits is the holders a lock admits at once (SetPermits): 1 for an
+	// exclusive lock (the overlaps above), more for a semaphore, whose
+	// entries count capacity violations and the most holders instead.
+	permits    int64
+	capacity   atomic.Int64
+	maxHolders atomic.Int64
 }
 
 // lockSlot is one lock's state in the Oracle.
@@ -68,8 +75,53 @@ func NewOracle(n int) *Oracle {
 	if n <= padUpTo {
 		stride = slotsPerLine
 	}
-	return &Oracle{locks: make([]lockSlot, n*stride), stride: stride}
+	return &Oracle{locks: make([]lockSlot, n*stride), stride: stride, permits: 1}
 }
+
+// SetPermits makes o judge its locks as semaphores of n permits each
+// (strategies.PermitsOf), before any client enters: with n > 1 every
+// holder, exclusive or reader alike (a semaphore has no read side: each
+// takes a permit), counts towards the lock's holders; an entry that takes
+// a lock's holders from n to n + 1 is one capacity violation (Capacity;
+// an episode above n counts once, however many more join it), and the
+// most holders one lock had at once is kept (MaxHolders). Enter and
+// EnterRead then count no overlap and report none, and the holder
+// registry (Acquired, Releasing, HeldByAnother, TakenSince) judges
+// nothing: several clients hold a semaphore at once by design. n <= 1:
+// an exclusive lock, as NewOracle's.
+func (o *Oracle) SetPermits(n int) {
+	o.permits = int64(max(n, 1))
+}
+
+// Permits is what SetPermits set (1 for an exclusive lock).
+func (o *Oracle) Permits() int { return int(o.permits) }
+
+// holders is the count of a lock's holders in a semaphore (both parts of
+// lockSlot.holders).
+func holders(v int64) int64 { return v>>32 + v&clientMask }
+
+// semEnter is Enter and EnterRead of a semaphore: v is the lock's
+// holders after the entry.
+func (o *Oracle) semEnter(v int64) {
+	n := holders(v)
+	if n == o.permits+1 {
+		o.capacity.Add(1)
+	}
+	for {
+		m := o.maxHolders.Load()
+		if n <= m || o.maxHolders.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+// Capacity is the number of capacity violations of a semaphore (see
+// SetPermits): 0 for an exclusive lock. Safe to read while clients run.
+func (o *Oracle) Capacity() int64 { return o.capacity.Load() }
+
+// MaxHolders is the most holders one lock of a semaphore had at once (see
+// SetPermits); 0 for an exclusive lock, or before anyone entered.
+func (o *Oracle) MaxHolders() int64 { return o.maxHolders.Load() }
 
 // slot is lock i's state.
 func (o *Oracle) slot(i int) *lockSlot { return &o.locks[i*o.stride] }
@@ -81,6 +133,9 @@ func (o *Oracle) slot(i int) *lockSlot { return &o.locks[i*o.stride] }
 // a client the registry already names keeps the generation it has, so
 // that only another client's registration moves it.
 func (o *Oracle) Acquired(i, client int) (gen uint32) {
+	if o.permits > 1 {
+		return 0
+	}
 	me := int64(client) + 1
 	owner := &o.slot(i).owner
 	for {
@@ -103,6 +158,9 @@ func (o *Oracle) Acquired(i, client int) (gen uint32) {
 // what still keeps the lock until then.) The generation stays as it is: a
 // release is no registration.
 func (o *Oracle) Releasing(i, client int) (another bool) {
+	if o.permits > 1 {
+		return false
+	}
 	me := int64(client) + 1
 	owner := &o.slot(i).owner
 	for {
@@ -123,6 +181,9 @@ func (o *Oracle) Releasing(i, client int) (another bool) {
 // ended), without changing it: an extend that succeeds then extended that
 // client's lock (a false extend, see TakenSince for the other case).
 func (o *Oracle) HeldByAnother(i, client int) bool {
+	if o.permits > 1 {
+		return false
+	}
 	c := o.slot(i).owner.Load() & clientMask
 	return c != 0 && c != int64(client)+1
 }
@@ -135,13 +196,21 @@ func (o *Oracle) HeldByAnother(i, client int) bool {
 // a false extend, even when the registry names nobody at the moment (the
 // next holder has released and the one after it has not registered yet).
 func (o *Oracle) TakenSince(i int, gen uint32) bool {
+	if o.permits > 1 {
+		return false
+	}
 	return ownerGen(o.slot(i).owner.Load()) != gen
 }
 
 // Enter records an exclusive holder entering lock i's critical section and
 // reports whether it overlapped another holder.
 func (o *Oracle) Enter(i int) bool {
-	if v := o.slot(i).holders.Add(oneWriter); v != oneWriter {
+	v := o.slot(i).holders.Add(oneWriter)
+	if o.permits > 1 {
+		o.semEnter(v)
+		return false
+	}
+	if v != oneWriter {
 		o.overlaps.Add(1)
 		return true
 	}
@@ -154,7 +223,12 @@ func (o *Oracle) Leave(i int) { o.slot(i).holders.Add(-oneWriter) }
 // EnterRead records a reader entering lock i and reports whether an
 // exclusive holder was inside.
 func (o *Oracle) EnterRead(i int) bool {
-	if v := o.slot(i).holders.Add(1); v >= oneWriter {
+	v := o.slot(i).holders.Add(1)
+	if o.permits > 1 {
+		o.semEnter(v)
+		return false
+	}
+	if v >= oneWriter {
 		o.overlaps.Add(1)
 		return true
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	_ "github.com/lockbench/lockbench/strategies/baselines"
+	_ "github.com/lockbench/lockbench/strategies/ext"
 	_ "github.com/lockbench/lockbench/strategies/libs"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -40,6 +41,12 @@ var registers = map[string]func(name string) ([]registry.Param, bool){
 	module + "/workloads.Register": func(name string) ([]registry.Param, bool) {
 		ps, err := workloads.Lookup(name)
 		return ps, err == nil
+	},
+	// ext.Register(name, Adapter{...}) forwards to strategies.Register:
+	// its Adapter literal is the factory (its Command and the generic
+	// ext's reads of cmd, args and lock).
+	module + "/strategies/ext.Register": func(name string) ([]registry.Param, bool) {
+		return strategies.ParamsOf(name), strategies.Known(name)
 	},
 	module + "/strategies/retry.Register": func(name string) ([]registry.Param, bool) {
 		for _, e := range retry.Entries() {
@@ -274,10 +281,13 @@ func checkPackage(t *testing.T, p listedPkg, exports map[string]string) pkgCheck
 				return true
 			}
 			declared := registers[fn.Origin().FullName()]
-			if declared == nil || len(call.Args) < 3 {
+			if declared == nil || len(call.Args) < 2 || len(call.Args) < 3 && fn.Pkg().Path() != module+"/strategies/ext" {
 				return true
 			}
 			tv := info.Types[call.Args[0]]
+			if tv.Value == nil && forwards(f, call) {
+				return true // inside ext.Register: its callers' names are checked
+			}
 			if tv.Value == nil || tv.Value.Kind() != constant.String {
 				bad(call.Pos(), "%s with a name that is not a constant: the test cannot check its factory", fn.Name())
 				return true
@@ -287,7 +297,7 @@ func checkPackage(t *testing.T, p listedPkg, exports map[string]string) pkgCheck
 			if !known {
 				// Not registered in this test binary (a main package's
 				// plugin): its declarations as the source writes them.
-				if ps, known = staticParams(info, call, fn.Pkg().Path() == module+"/strategies"); !known {
+				if ps, known = staticParams(info, call, fn.Pkg().Path() == module+"/strategies" || fn.Pkg().Path() == module+"/strategies/ext"); !known {
 					bad(call.Pos(), "%s(%q): not registered in this test binary, and its Params are not a literal the test can read", fn.Name(), name)
 					return true
 				}
@@ -426,4 +436,20 @@ func paramNames(ps []registry.Param) string {
 		names[i] = p.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// forwards reports whether call is in the body of package ext's
+// Register, which registers the names its own callers give (checked at
+// those calls).
+func forwards(f *ast.File, call *ast.CallExpr) bool {
+	if f.Name.Name != "ext" {
+		return false
+	}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "Register" && fd.Body != nil &&
+			fd.Body.Pos() <= call.Pos() && call.End() <= fd.Body.End() {
+			return true
+		}
+	}
+	return false
 }

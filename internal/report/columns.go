@@ -162,10 +162,10 @@ func TableColumns() []Column {
 // release call's p99 and max, commands per operation, efficiency, the
 // hand-over gap's p50 and p99, the hand-over idle share, the grants
 // out of FIFO order, Porcupine's verdict (linearizable), the renewal
-// margin's minimum and p1, the orphan shares, and the separate
-// resource's refusals.
+// margin's minimum and p1, the orphan shares, the separate resource's
+// refusals, and the transfer workload's balance drift.
 func TableExtras() []Column {
-	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colLinearizable, colMarginMin, colMarginP1, colOrphanShares, colResourceRejected}
+	return []Column{colViolations, colAcquireP99, colReleaseP99, colReleaseMax, colCmds, colEfficiency, colHandoverP50, colHandoverP99, colIdleShare, colFIFO, colLinearizable, colMarginMin, colMarginP1, colOrphanShares, colResourceRejected, colBalanceDrift}
 }
 
 // The renewal-margin columns (Scenario.RenewalMargin): "-" for a strategy

@@ -109,6 +109,7 @@ func Combine(mode Mode, ss []Scenario) (Scenario, error) {
 			return Scenario{}, fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		o.ThinkMS = max(o.ThinkMS, r.ThinkMS) // the same scenario's: one think time
+		o.Permits = max(o.Permits, r.Permits) // the same locker's permits
 		o.CostOps += r.CostOps
 		o.SharedCost = o.SharedCost || r.SharedCost
 		o.ClientSeconds += r.ClientSeconds

@@ -17,8 +17,9 @@ var ErrInvariant = errors.New("result invariant broken")
 //     and count equal to its histogram's (raw.hists);
 //   - ops equal the operation histogram's count and the sum of the
 //     per-client counts (raw.client_ops);
-//   - ops/s stay within the lock-bound ceiling unless an overlap was
-//     counted: ops x mean hold <= locks held at once x (window + the holds
+//   - ops/s stay within the lock-bound ceiling unless an overlap (or a
+//     semaphore's capacity violation) was counted: ops x mean hold <=
+//     locks held at once (x permits, for a semaphore) x (window + the holds
 //     that straddle the window's start, at most one longest hold per
 //     combined window), within 1 % for the histograms' resolution. Not
 //     tested with shared (read) holds, nor on segments merged without the
@@ -92,7 +93,7 @@ func checkScenario(r *Run, s *Scenario) error {
 	if err := checkRoles(s); err != nil {
 		return err
 	}
-	if !s.HasCeiling() || s.Counters.Reads > 0 || s.Violations.Overlap > 0 {
+	if !s.HasCeiling() || s.Counters.Reads > 0 || s.Violations.Overlap > 0 || s.Violations.CapacityViolations > 0 {
 		return nil
 	}
 	if r.Meta.Segments > 0 && s.Violations.CrossOverlap == nil && len(raw.ClientOps) != s.Clients {
@@ -101,7 +102,7 @@ func checkScenario(r *Run, s *Scenario) error {
 	if s.Violations.CrossOverlap != nil && *s.Violations.CrossOverlap+*s.Violations.CrossOverlapPossible > 0 {
 		return nil
 	}
-	atOnce := float64(min(s.Clients, raw.Locks))
+	atOnce := float64(min(s.Clients, raw.Locks*raw.PermitsOrOne())) // a semaphore: N holders per lock
 	parts := float64(max(raw.Runs, 1))
 	if r.Meta.Segments > 0 {
 		parts++ // the segments' windows start within a barrier's skew of each other

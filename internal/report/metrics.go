@@ -174,7 +174,15 @@ func buildMetrics() []Metric {
 	}
 	ms = append(ms, Metric{Name: "violations", Doc: "the total of every violation kind (not measured in a follower segment's file, which lacks the end checks)",
 		Of:    func(s Scenario) float64 { return float64(s.Violations.Total()) },
-		Known: func(s Scenario) bool { return s.Violations.EndCheck != EndCheckNotRun }})
+		Known: func(s Scenario) bool { return s.Violations.EndCheck != EndCheckNotRun }},
+		Metric{Name: "max_holders", Doc: "semaphores: the most holders one lock had at once, by the safety oracle (violations.max_holders; at most raw.permits for a correct semaphore; not measured for an exclusive lock)",
+			Of: func(s Scenario) float64 {
+				if s.Violations.MaxHolders == nil {
+					return 0
+				}
+				return float64(*s.Violations.MaxHolders)
+			},
+			Known: func(s Scenario) bool { return s.Violations.MaxHolders != nil }})
 	latencies := []struct {
 		prefix, what string
 		of           func(Scenario) metrics.Latency
@@ -201,7 +209,7 @@ func buildMetrics() []Metric {
 				Known: func(s Scenario) bool { return LatencyMeasured(l.of(s)) }})
 		}
 	}
-	return append(ms,
+	ms = append(ms,
 		Metric{"ops_per_sec", "operations completed per second of the measured window",
 			func(s Scenario) float64 { return s.OpsPerSec }, nil},
 		Metric{"ops", "operations completed in the measured window",
@@ -230,6 +238,7 @@ func buildMetrics() []Metric {
 			func(s Scenario) float64 { n, _ := s.ResourceRejected(); return float64(n) },
 			func(s Scenario) bool { _, ok := s.ResourceRejected(); return ok }},
 	)
+	return append(ms, transferMetrics()...)
 }
 
 // MetricNames are the Names of Metrics, in their order.

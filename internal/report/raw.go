@@ -51,6 +51,11 @@ type Raw struct {
 	// critical-section work, so no lock-bound ceiling): the ceiling holds
 	// min(clients, Locks) locks at once.
 	Locks int `json:"locks,omitempty"`
+	// Permits is, for a semaphore (strategies.PermitsOf > 1), how many
+	// holders one lock admits at once: the ceiling then holds
+	// min(clients, Locks x Permits) permits at once. Combined: the
+	// largest. Absent (0) for an exclusive lock.
+	Permits int `json:"permits,omitempty"`
 	// ThinkMS is the mean of the clients' think time (--think: the mean
 	// of its distribution), ms; 0: no think time.
 	ThinkMS float64 `json:"think_ms,omitempty"`
@@ -204,6 +209,10 @@ func (r *Raw) Hist(kind string) (*hdrhistogram.Histogram, error) {
 	return h, nil
 }
 
+// PermitsOrOne is r.Permits, or 1 for an exclusive lock: the holders one
+// lock admits at once.
+func (r *Raw) PermitsOrOne() int { return max(r.Permits, 1) }
+
 // Derive computes every derived figure of s from s.Raw: ops and ops/s,
 // the latency summaries and latency_hist, fairness, the servers' cost per
 // op, client CPU per op, the server load, the lock-bound ceiling and
@@ -315,10 +324,10 @@ func Derive(s *Scenario) error {
 	holdS := 0.0 // the mean hold, s, when it bounds a ceiling
 	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
 		holdS = hold.Mean() / 1e6
-		s.CeilingOpsPerSec = min(clients, float64(r.Locks)) / holdS
+		s.CeilingOpsPerSec = min(clients, float64(r.Locks*r.PermitsOrOne())) / holdS
 		s.Efficiency = s.OpsPerSec / s.CeilingOpsPerSec
 	}
-	deriveTimeline(s.Timeline, s.Params, r.Locks, holdS > 0)
+	deriveTimeline(s.Timeline, s.Params, r.Locks*r.PermitsOrOne(), holdS > 0)
 	// With think time each client makes at most one operation per mean
 	// think time plus mean hold, however fast the lock hands over.
 	s.ThinkBoundOpsPerSec = 0

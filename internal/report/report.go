@@ -186,7 +186,9 @@ type Scenario struct {
 	// HoldMS is the time spent inside the critical section, ms.
 	HoldMS metrics.Latency `json:"hold_ms,omitzero"`
 	// CeilingOpsPerSec is the lock-bound ceiling: locks that can be held at
-	// once (min of clients and distinct locks) / mean hold time (s). 0, and
+	// once (min of clients and distinct locks; for a semaphore of N
+	// permits, raw.permits, min of clients and distinct locks x N) / mean
+	// hold time (s): N / mean hold on one semaphore key. 0, and
 	// absent from the JSON, when there is none to compute: no lock held, or
 	// a mean hold under CeilingMinHoldMicros (HasCeiling).
 	CeilingOpsPerSec float64 `json:"ceiling_ops_per_sec,omitempty"`
@@ -474,14 +476,19 @@ func Table(w io.Writer, scenarios []Scenario) error {
 }
 
 // otherCell names the non-zero violation counts of the kinds without a
-// column of their own (ViolationKind.Column), by their Short names, the
+// column of their own (ViolationKind.Column), by their Short names (a
+// semaphore's capacity violations with its max_holders), the
 // non-zero liveness figures, and the slow and hung releases (slow rel,
 // hung rel: no violations, but failures of the release to name).
 func otherCell(v Violations, l *Liveness, slow, hung int64) string {
 	var parts []string
 	for _, k := range ViolationKinds {
 		if n := k.Of(v); !k.Column && n != 0 {
-			parts = append(parts, k.Short+" "+strconv.FormatInt(n, 10))
+			c := k.Short + " " + strconv.FormatInt(n, 10)
+			if k.Key == "capacity_violations" && v.MaxHolders != nil { // a semaphore's
+				c += " (max " + strconv.FormatInt(*v.MaxHolders, 10) + " holders)"
+			}
+			parts = append(parts, c)
 		}
 	}
 	if v.CrossOverlap != nil { // lockbench merge checked the histories

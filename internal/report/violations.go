@@ -35,6 +35,17 @@ type Violations struct {
 	// LostAckedWrites are operations the server acknowledged that the
 	// final state does not contain (a failover to a lagging replica).
 	LostAckedWrites int64 `json:"lost_acked_writes"`
+	// CapacityViolations are, for a semaphore of N > 1 permits
+	// (raw.permits), the times one lock's holders went from N to N + 1
+	// (the safety oracle's count; an episode above N counts once). 0 for
+	// an exclusive lock, whose extra holders are overlaps.
+	CapacityViolations int64 `json:"capacity_violations"`
+	// MaxHolders is, for a semaphore of N > 1 permits, the most holders
+	// one lock had at once (the safety oracle's; at most N for a correct
+	// semaphore). Absent for an exclusive lock. Combined: the largest of
+	// the parts (each process's oracle sees its own clients only). Not a
+	// ViolationKind: Total leaves it out.
+	MaxHolders *int64 `json:"max_holders,omitempty"`
 	// CrossOverlap and CrossOverlapPossible are the cross-process oracle's
 	// counts (internal/history.Count), set by lockbench merge from the
 	// processes' critical-section histories (history_file): pairs of
@@ -94,6 +105,10 @@ const (
 	FromClients
 	// FromStuckCheck: the engine's look for lock keys with no TTL at the end.
 	FromStuckCheck
+	// FromCapacity: the in-process oracle's capacity count of a semaphore
+	// (metrics.Oracle.SetPermits), read at the end of the run; not counted
+	// per client (no role figure).
+	FromCapacity
 )
 
 // ViolationKind is one kind of safety violation: one field of Violations.
@@ -149,6 +164,9 @@ var ViolationKinds = []ViolationKind{
 	{Key: "lost_acked_writes", Name: "lost acked writes", Short: "lost acked", From: FromEndCheck,
 		Doc:   "operations the server acknowledged that the final state lacks (a failover or a restart lost them)",
 		field: func(v *Violations) *int64 { return &v.LostAckedWrites }},
+	{Key: "capacity_violations", Name: "capacity violations", Short: "capacity", From: FromCapacity,
+		Doc:   "semaphores (N > 1 permits): times one lock's holders went above N (max_holders: the most seen)",
+		field: func(v *Violations) *int64 { return &v.CapacityViolations }},
 }
 
 // Of returns v's count of kind k.
@@ -184,6 +202,10 @@ func (v *Violations) Add(o Violations) {
 	}
 	for _, k := range ViolationKinds {
 		k.Set(v, k.Of(*v)+k.Of(o))
+	}
+	if o.MaxHolders != nil && (v.MaxHolders == nil || *o.MaxHolders > *v.MaxHolders) {
+		m := *o.MaxHolders
+		v.MaxHolders = &m
 	}
 }
 

@@ -147,8 +147,8 @@ func TestThresholdMetricTable(t *testing.T) {
 			t.Errorf("liveness figure %q is no metric", f.Key)
 		}
 	}
-	if want := len(report.ViolationKinds) + len(report.LivenessFigures) + 3 + 6 + 2 + 4 + 4*len(report.RoleNames) + 1 + 18 + 13; len(report.Metrics) != want {
-		t.Errorf("%d metrics, want %d: the %d violation kinds, the %d liveness counts, orphan_lock_ms, time_to_free_p99_ms, orphan_share_max_ms, 6 hand-over figures, linearizable and oracle_disagreements, 4 renewal-margin figures, 4 per client role, violations, 18 latencies and 13 others (slow_releases, hung_releases and resource_rejected among them)",
+	if want := len(report.ViolationKinds) + len(report.LivenessFigures) + 3 + 6 + 2 + 4 + 4*len(report.RoleNames) + 1 + 1 + 18 + 15; len(report.Metrics) != want {
+		t.Errorf("%d metrics, want %d: the %d violation kinds, the %d liveness counts, orphan_lock_ms, time_to_free_p99_ms, orphan_share_max_ms, 6 hand-over figures, linearizable and oracle_disagreements, 4 renewal-margin figures, 4 per client role, violations, max_holders, 18 latencies and 15 others (slow_releases, hung_releases, resource_rejected, balance_drift and multi_timeouts among them)",
 			len(report.Metrics), want, len(report.ViolationKinds), len(report.LivenessFigures))
 	}
 }

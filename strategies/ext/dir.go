@@ -85,7 +85,7 @@ func Available(name string) error {
 	if err := runtimes(name, a); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if a.fromParams {
+	if a.fromParams != nil {
 		return nil
 	}
 	dir, err := Folder(name)
@@ -115,15 +115,16 @@ func commandOf(name string, a Adapter, v registry.Values) ([]string, error) {
 	if err := runtimes(name, a); err != nil {
 		return nil, err
 	}
-	if a.fromParams {
-		cmd := strings.TrimSpace(v.String("cmd"))
+	if a.fromParams != nil {
+		argv, _ := a.fromParams(v)
+		cmd := argv[0]
 		if cmd == "" {
 			return nil, fmt.Errorf("needs cmd=PATH: the adapter program (args= adds its arguments, space-separated)")
 		}
 		if _, err := exec.LookPath(cmd); err != nil {
 			return nil, fmt.Errorf("cmd=%s: %w", cut(cmd), err)
 		}
-		return append([]string{cmd}, strings.Fields(v.String("args"))...), nil
+		return argv, nil
 	}
 	dir, err := Folder(name)
 	if err != nil {
@@ -147,7 +148,9 @@ func init() {
 	Register("ext", Adapter{
 		Desc: "any external lock: the adapter program cmd=PATH (args= its arguments, lock= the variant named in hello) " +
 			"speaking lockbench's external-lock protocol v1 over stdin/stdout (docs/external-locks.md); one attempt per acquire",
-		fromParams: true,
+		fromParams: func(v registry.Values) ([]string, string) {
+			return append([]string{strings.TrimSpace(v.String("cmd"))}, strings.Fields(v.String("args"))...), v.String("lock")
+		},
 		Params: []registry.Param{
 			{Name: "cmd", Doc: "ext: the adapter program (a path, or a name on PATH)", Default: ""},
 			{Name: "args", Doc: "ext: the adapter's arguments, space-separated", Default: ""},

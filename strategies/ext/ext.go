@@ -83,8 +83,10 @@ type Adapter struct {
 	// hello's params, as strings.
 	Params []registry.Param
 
-	// fromParams: the command is the cmd and args parameters (`ext`).
-	fromParams bool
+	// fromParams, when set, gives the command and the variant from the
+	// parameters' values (`ext`: cmd, args, lock) instead of Command and
+	// Lock.
+	fromParams func(v registry.Values) (argv []string, lock string)
 	// env is added to the adapter's environment (the Go adapters).
 	env []string
 }
@@ -98,7 +100,7 @@ var (
 // function). It panics on a duplicate name or a nil Command, as
 // strategies.Register does on its own errors.
 func Register(name string, a Adapter) {
-	if a.Command == nil && !a.fromParams {
+	if a.Command == nil && a.fromParams == nil {
 		panic("ext: Register " + name + " with a nil Command")
 	}
 	mu.Lock()
@@ -181,8 +183,8 @@ func newLocker(name string, a Adapter, c strategies.Config) (*locker, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	lock := a.Lock
-	if a.fromParams {
-		lock = c.Params.String("lock")
+	if a.fromParams != nil {
+		_, lock = a.fromParams(c.Params)
 	}
 	h := Hello{Lock: lock, TTLms: c.TTL.Milliseconds(), Clients: max(c.Clients, 1), Prefix: c.Prefix,
 		Params: c.Params.Strings()}
@@ -404,9 +406,20 @@ type lease struct {
 
 func (l *locker) leaseOf(keys []string, rep reply) strategies.Lease {
 	ls := &lease{l: l, id: rep.Lease, keys: keys, token: rep.Token, fence: rep.Fence}
+	var lost, renewing func()
 	if l.caps.Lost {
 		ls.ctx, ls.cancel = context.WithCancel(context.Background())
-		l.p.onLost(ls.id, ls.cancel)
+		lost = ls.cancel
+	}
+	if l.caps.Renews {
+		renewing = func() {
+			for _, k := range ls.keys {
+				l.c.Renewing(k, ls.token)
+			}
+		}
+	}
+	if lost != nil || renewing != nil {
+		l.p.onLost(ls.id, lost, renewing)
 	}
 	switch i := bits(l.caps.Extend, l.caps.Lost, l.caps.Fenced); i {
 	case 0:
@@ -442,7 +455,7 @@ func (s *lease) Key() string    { return s.keys[0] }
 func (s *lease) Keys() []string { return s.keys }
 func (s *lease) Token() string  { return s.token }
 func (s *lease) String() string { return s.l.name + " lease " + strings.Join(s.keys, ",") }
-func (s *lease) end()           { s.ended.Store(true); s.l.p.onLost(s.id, nil); s.stop() }
+func (s *lease) end()           { s.ended.Store(true); s.l.p.onLost(s.id, nil, nil); s.stop() }
 func (s *lease) stop() {
 	if s.cancel != nil {
 		s.cancel()
@@ -469,7 +482,7 @@ func (s *lease) Abandon() {
 	if s.ended.Swap(true) {
 		return
 	}
-	s.l.p.onLost(s.id, nil)
+	s.l.p.onLost(s.id, nil, nil)
 	s.stop()
 	_ = s.l.p.send(request{Op: "abandon", Lease: s.id})
 }

@@ -129,6 +129,8 @@ type proc struct {
 	mu      sync.Mutex
 	pending map[int64]chan reply
 	lost    map[int64]func()
+	// renewing are the leases' functions to run on a renewing notice.
+	renewing map[int64]func()
 	dead    error // set once the reader ends
 	stderr  *tail
 	done    chan struct{}
@@ -141,7 +143,7 @@ func start(ctx context.Context, name string, argv, env []string, h Hello) (*proc
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &proc{name: name, cmd: cmd, pending: map[int64]chan reply{}, lost: map[int64]func(){},
+	p := &proc{name: name, cmd: cmd, pending: map[int64]chan reply{}, lost: map[int64]func(){}, renewing: map[int64]func(){},
 		stderr: &tail{max: 8 << 10}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	setpgid(cmd)
@@ -235,9 +237,12 @@ func (p *proc) read(sc *bufio.Scanner) {
 			err = fmt.Errorf("wrote a line that is not JSON: %.200q", sc.Text())
 			break
 		}
-		if r.Op == "lost" {
+		if r.Op == "lost" || r.Op == "renewing" {
 			p.mu.Lock()
 			f := p.lost[r.Lease]
+			if r.Op == "renewing" {
+				f = p.renewing[r.Lease]
+			}
 			p.mu.Unlock()
 			if f != nil {
 				f()
@@ -324,13 +329,19 @@ func (p *proc) call(ctx context.Context, r request, late func(reply)) (reply, er
 	}
 }
 
-// onLost makes f run when the adapter reports lease lost; f nil forgets.
-func (p *proc) onLost(lease int64, f func()) {
+// onLost makes lost run when the adapter reports lease lost, and
+// renewing when it reports a renewal of it; nil forgets.
+func (p *proc) onLost(lease int64, lost, renewing func()) {
 	p.mu.Lock()
-	if f == nil {
+	if lost == nil {
 		delete(p.lost, lease)
 	} else {
-		p.lost[lease] = f
+		p.lost[lease] = lost
+	}
+	if renewing == nil {
+		delete(p.renewing, lease)
+	} else {
+		p.renewing[lease] = renewing
 	}
 	p.mu.Unlock()
 }

@@ -46,9 +46,13 @@ func TestMain(m *testing.M) {
 
 // params are the parameter values the suite runs a built-in strategy
 // with (the defaults otherwise): segmented's stock in 2 segments, so that
-// 4 clients contend for each.
+// 4 clients contend for each; semaphore with 1 permit.
 var params = map[string]strategies.Values{
 	"segmented": {"segments": 2},
+	// A semaphore of 1 permit is an exclusive lock: the suite's checks
+	// (a stock sold exactly, overlaps) hold for it; TestSemaphore runs
+	// more permits.
+	"semaphore": {"permits": 1},
 }
 
 // suite is the conformance suite for built-in strategy on the shared
@@ -892,5 +896,20 @@ func BenchmarkCycle(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// The suite's SemaphoreCapacity on semaphore with 3 permits (the
+// conformance above runs it with 1, where the check is skipped): 3
+// holders at once, each token stored and reported, a 4th refused until a
+// release, and a run of 6 clients on one key with no capacity violation
+// and at most 3 holders at once.
+func TestSemaphorePermits(t *testing.T) {
+	for _, d := range drivers.Names() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			Suite{Servers: servers, Params: strategies.Values{"permits": 3}, RequireTokens: true}.
+				checkOnly(t, "semaphore", d, func(name string) bool { return name == "SemaphoreCapacity" })
+		})
 	}
 }

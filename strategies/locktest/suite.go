@@ -4,8 +4,9 @@
 // expiry, loss reporting, token reporting for the liveness oracle, the
 // safety oracle shown both ways (a lease shorter than the work shows its
 // overlap, a healthy lease none), the lock key's ownership right after an
-// acquire, a prompt release of an expired lease, and arrival order for a
-// locker that declares it (strategies.FIFO). lockbench's own strategies run it in
+// acquire, a prompt release of an expired lease, arrival order for a
+// locker that declares it (strategies.FIFO), and a semaphore's capacity
+// for a locker of several permits (strategies.Semaphore). lockbench's own strategies run it in
 // this package's tests, together with the per-strategy behaviours
 // (watchdog renewal, reentrancy, Redlock quorum, fencing, pub/sub
 // wake-ups).
@@ -81,6 +82,7 @@ var checks = []check{
 	{"OwnedAfterAcquire", Suite.OwnedAfterAcquire},
 	{"ReleaseAfterExpiry", Suite.ReleaseAfterExpiry},
 	{"FIFOOrder", Suite.FIFOOrder},
+	{"SemaphoreCapacity", Suite.SemaphoreCapacity},
 }
 
 // Run runs every check on strategy on each registered driver
@@ -106,7 +108,7 @@ func (s Suite) Run(t *testing.T, strategy string) {
 // Check runs every check on strategy with driver, each as a subtest
 // named after its method (MutualExclusion, OwnerOnlyRelease,
 // LeaseExpires, LossReported, TokensReported, OracleBothWays,
-// OwnedAfterAcquire, ReleaseAfterExpiry, FIFOOrder). A strategy
+// OwnedAfterAcquire, ReleaseAfterExpiry, FIFOOrder, SemaphoreCapacity). A strategy
 // that needs a server besides Redis (Info.Backend) or takes no lock
 // (strategies.Lockless) is skipped: the suite has no lock holder to judge.
 func (s Suite) Check(t *testing.T, strategy, driver string) {

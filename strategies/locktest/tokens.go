@@ -82,7 +82,8 @@ func (r *recorder) renewals(key, token string) int {
 }
 
 // stored returns what the liveness oracle reads of a lock key on d: a
-// string key's value, a hash key's field names; nil when the key is gone.
+// string key's value, a hash key's field names, a sorted set's members (a
+// semaphore's permits); nil when the key is gone.
 func stored(t *testing.T, d drivers.Driver, key string) []string {
 	t.Helper()
 	ctx := context.Background()
@@ -99,8 +100,12 @@ func stored(t *testing.T, d drivers.Driver, key string) []string {
 			t.Fatal(err)
 		}
 		return []string{r.Str}
-	case "hash":
-		r, err := d.Do(ctx, "HKEYS", key)
+	case "hash", "zset":
+		cmd := []string{"HKEYS", key}
+		if typ.Str == "zset" { // a semaphore's permits
+			cmd = []string{"ZRANGE", key, "0", "-1"}
+		}
+		r, err := d.Do(ctx, cmd...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +115,7 @@ func stored(t *testing.T, d drivers.Driver, key string) []string {
 		}
 		return out
 	}
-	t.Fatalf("lock key %s is a %s: the liveness oracle reads only strings (the value) and hashes (the field names)", key, typ.Str)
+	t.Fatalf("lock key %s is a %s: the liveness oracle reads only strings (the value), hashes (the field names) and sorted sets (the members)", key, typ.Str)
 	return nil
 }
 
