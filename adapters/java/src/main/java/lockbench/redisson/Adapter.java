@@ -21,6 +21,7 @@ import org.redisson.client.codec.StringCodec;
 import org.redisson.command.CommandAsyncExecutor;
 import org.redisson.config.Config;
 import org.redisson.config.SingleServerConfig;
+import org.redisson.renewal.LockbenchLockTask;
 
 /**
  * One scenario's adapter: the variant hello named, its Redisson client and
@@ -149,6 +150,7 @@ final class Adapter {
         this.executor = ((Redisson) client).getCommandExecutor();
         if (variant.equals("watchdog")) {
             this.watchdog = new Watchdog(executor.getServiceManager().getRenewalScheduler());
+            watchdog.install(new LockbenchLockTask(ttl, executor, c.getLockWatchdogBatchSize(), this::renewing));
             long every = Math.max(10, Math.min(200, ttl / 10));
             this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "lost");
@@ -159,6 +161,27 @@ final class Adapter {
         } else {
             this.watchdog = null;
             this.poller = null;
+        }
+    }
+
+    /**
+     * Sends "renewing" for each held lease of the locks Redisson's watchdog
+     * is about to renew (every lease of the owner it renews: a client's
+     * reentrant holds share one renewal).
+     */
+    private void renewing(List<LockbenchLockTask.Renewal> rs) {
+        if (rs.isEmpty()) {
+            return;
+        }
+        java.util.Set<String> due = new java.util.HashSet<>();
+        for (LockbenchLockTask.Renewal r : rs) {
+            due.add(r.threadId + " " + r.name);
+        }
+        for (Map.Entry<Long, Lease> e : leases.entrySet()) {
+            Lease l = e.getValue();
+            if (due.contains(l.threadId + " " + l.key)) {
+                out.line("{\"op\":\"renewing\",\"lease\":" + e.getKey() + "}");
+            }
         }
     }
 

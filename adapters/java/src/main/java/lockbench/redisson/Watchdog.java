@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.redisson.renewal.LockEntry;
+import org.redisson.renewal.LockTask;
 import org.redisson.renewal.LockRenewalScheduler;
 
 /**
@@ -15,7 +16,9 @@ import org.redisson.renewal.LockRenewalScheduler;
  * renewing: Redisson offers no listener for it. The adapter polls this
  * table to send "lost" for a lease the watchdog gave up on. The fields are
  * Redisson 4.7.0's internals (LockRenewalScheduler.reference,
- * RenewalTask.name2entry), read by reflection.
+ * RenewalTask.name2entry), read by reflection. install puts the adapter's
+ * own LockTask (LockbenchLockTask, which announces each renewal) in the
+ * scheduler.
  */
 final class Watchdog {
     private final AtomicReference<?> task;
@@ -31,6 +34,17 @@ final class Watchdog {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("Redisson's watchdog table (LockRenewalScheduler.reference,"
                     + " RenewalTask.name2entry) not found: " + e, e);
+        }
+    }
+
+    /**
+     * Makes t the scheduler's lock task (before the first lock: the
+     * scheduler creates its own only when it has none).
+     */
+    @SuppressWarnings("unchecked")
+    void install(LockTask t) {
+        if (!((AtomicReference<LockTask>) task).compareAndSet(null, t)) {
+            throw new IllegalStateException("Redisson's watchdog task was already created");
         }
     }
 
