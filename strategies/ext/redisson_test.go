@@ -3,12 +3,15 @@ package ext
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/locktest"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -163,5 +166,25 @@ func TestRedissonSemaphore(t *testing.T) {
 	}
 	if res.Ops == 0 || v.CapacityViolations != 0 || v.Overlap != 0 || v.MaxHolders == nil || *v.MaxHolders < 1 || *v.MaxHolders > 3 {
 		t.Errorf("ops %d, capacity violations %d, overlap %d, max holders %v; want ops, 0, 0 and 1 to 3", res.Ops, v.CapacityViolations, v.Overlap, v.MaxHolders)
+	}
+}
+
+// adapters/java/pom.xml pins the Redisson that RedissonVersion names, and
+// each Redisson strategy's description (lockbench list) names it. No JVM.
+func TestRedissonVersionPinned(t *testing.T) {
+	b, err := os.ReadFile("../../adapters/java/pom.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<redisson.version>" + RedissonVersion + "</redisson.version>"; !strings.Contains(string(b), want) {
+		t.Errorf("adapters/java/pom.xml does not pin %s", want)
+	}
+	for _, n := range []string{"redisson", "redisson-watchdog", "redisson-fair", "redisson-rw", "redisson-fenced", "redisson-semaphore"} {
+		if d := strategies.InfoOf(n).Desc; !strings.Contains(d, "Redisson "+RedissonVersion) {
+			t.Errorf("%s: description %q does not name Redisson %s", n, d, RedissonVersion)
+		}
+		if !IsExternal(n) {
+			t.Errorf("%s is not registered as an external lock", n)
+		}
 	}
 }
