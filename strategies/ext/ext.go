@@ -82,6 +82,12 @@ type Adapter struct {
 	// Params are the adapter's own parameters; their values reach it in
 	// hello's params, as strings.
 	Params []registry.Param
+	// NonTokenFields are the fields of the adapter's hash lock key that
+	// are no holder's token (Redisson's read-write lock: "mode"): the
+	// locker declares them (strategies.NonTokenFields), so that the token
+	// checks and the liveness reader leave them out. Nil: every field is
+	// a token.
+	NonTokenFields []string
 
 	// fromParams, when set, gives the command and the variant from the
 	// parameters' values (`ext`: cmd, args, lock) instead of Command and
@@ -233,6 +239,10 @@ func (l *locker) Library() (name, version string) { return l.p.hello.Library, l.
 
 // Runtime is the runtime the adapter said it runs on (hello's runtime).
 func (l *locker) Runtime() string { return l.p.hello.Runtime }
+
+// NonTokenFields are the hash fields the adapter was registered with as
+// no token (Adapter.NonTokenFields; strategies.NonTokenFields).
+func (l *locker) NonTokenFields() []string { return l.a.NonTokenFields }
 
 // Permits is the adapter's caps.permits (strategies.Semaphore); 1 for an
 // exclusive lock.

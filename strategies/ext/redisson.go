@@ -56,7 +56,8 @@ func init() {
 	Register("redisson-rw", Adapter{
 		Desc: redissonDesc + "RReadWriteLock: writeLock for writes, readLock for reads (one hash: a mode field and a field per holder), " +
 			"a fixed leaseTime of --ttl" + redissonSource,
-		Lock: "rw", Runtime: java, Folder: "java", Command: redissonCommand, Kind: OwnRetry, Reentrant: true, Reads: true})
+		Lock: "rw", Runtime: java, Folder: "java", Command: redissonCommand, Kind: OwnRetry, Reentrant: true, Reads: true,
+		NonTokenFields: []string{"mode"}})
 	Register("redisson-fenced", Adapter{
 		Desc: redissonDesc + "RFencedLock: RLock whose grant carries a fencing token (INCR of a counter beside the hash), " +
 			"a fixed leaseTime of --ttl" + redissonSource,

@@ -41,6 +41,8 @@ func redissonReady(t *testing.T, name string) {
 //     (a 300 ms lease still held after 3 s was renewed, and the adapter
 //     said so: "renewing" before each of the watchdog's renewals),
 //     OwnerOnlyRelease;
+//   - redisson-rw: TokensReported (the writer's field, two readers'
+//     fields, "mode" declared no token, the key gone after the releases);
 //   - redisson-fair: FIFOOrder.
 func TestRedissonConformance(t *testing.T) {
 	s := locktest.Suite{Servers: servers, RequireTokens: true}
@@ -55,6 +57,7 @@ func TestRedissonConformance(t *testing.T) {
 		{"redisson-watchdog", map[string]func(*testing.T, string, string){
 			"LossReported": s.LossReported, "LeaseExpires": s.LeaseExpires, "TokensReported": s.TokensReported,
 			"OwnerOnlyRelease": s.OwnerOnlyRelease}},
+		{"redisson-rw", map[string]func(*testing.T, string, string){"TokensReported": s.TokensReported}},
 		{"redisson-fair", map[string]func(*testing.T, string, string){"FIFOOrder": s.FIFOOrder}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
