@@ -131,9 +131,9 @@ type proc struct {
 	lost    map[int64]func()
 	// renewing are the leases' functions to run on a renewing notice.
 	renewing map[int64]func()
-	dead    error // set once the reader ends
-	stderr  *tail
-	done    chan struct{}
+	dead     error // set once the reader ends
+	stderr   *tail
+	done     chan struct{}
 }
 
 // start runs argv, sends h and waits for the hello reply.
