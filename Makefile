@@ -49,7 +49,7 @@ run: servers build
 # TEST_FIRST: the longest packages of lane 1, started first so that the
 # last packages to start are short ones (go test starts the packages in
 # the order given, and runs each once).
-TEST_FIRST := ./internal/cli ./strategies/locktest ./internal/engine ./internal/faults ./strategies/baselines
+TEST_FIRST := ./internal/cli ./strategies/locktest ./internal/engine ./strategies/ext ./internal/faults ./strategies/baselines
 TIMED := Timed$$
 TIMED_PKGS = $(sort $(dir $(shell grep -rlE --include='*_test.go' '^func Test[A-Za-z0-9_]*Timed.t [*]testing[.]T' .)))
 TEST_PARALLELISM := 2
