@@ -118,17 +118,23 @@ func Serve(kind string, r io.Reader, w io.Writer) error {
 	return sc.Err()
 }
 
+// lineWriter writes messages as lines; a burst of concurrent sends is
+// flushed once, by its last sender.
 type lineWriter struct {
-	mu sync.Mutex
-	w  *bufio.Writer
+	mu     sync.Mutex
+	queued atomic.Int64
+	w      *bufio.Writer
 }
 
 func (l *lineWriter) send(m any) {
 	b, _ := json.Marshal(m)
+	b = append(b, '\n')
+	l.queued.Add(1)
 	l.mu.Lock()
 	l.w.Write(b)
-	l.w.WriteByte('\n')
-	l.w.Flush()
+	if l.queued.Add(-1) == 0 {
+		l.w.Flush()
+	}
 	l.mu.Unlock()
 }
 

@@ -123,6 +123,7 @@ type proc struct {
 	hello HelloReply
 
 	wmu    sync.Mutex
+	queued atomic.Int64 // senders in send
 	w      *bufio.Writer
 	nextID atomic.Int64
 
@@ -272,16 +273,24 @@ func (p *proc) read(sc *bufio.Scanner) {
 	p.mu.Unlock()
 }
 
-// send writes one message as one line.
+// send writes one message as one line. A burst of concurrent sends is
+// flushed once, by its last sender; a write error is returned to the
+// sender that flushed (the others learn of it as the adapter's exit).
 func (p *proc) send(m any) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
+	b = append(b, '\n')
+	// Senders that queue behind this one leave the flush to the last of
+	// them: one write to the pipe carries a burst of requests.
+	p.queued.Add(1)
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	p.w.Write(b)
-	p.w.WriteByte('\n')
+	if p.queued.Add(-1) > 0 {
+		return nil
+	}
 	return p.w.Flush()
 }
 
