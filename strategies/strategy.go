@@ -85,6 +85,11 @@ var (
 	// ErrNotOwner: release (or extend) found another token, or no key, in
 	// the lock: the lease had already ended.
 	ErrNotOwner = errors.New("strategies: lock not owned by this lease")
+	// ErrFatal is wrapped by a locker's error when the locker can serve
+	// no further call (an external lock's adapter process exited): the
+	// scenario stops at once (StopReason "aborted") instead of counting
+	// one error per attempt until its end.
+	ErrFatal = errors.New("strategies: the lock can serve no more calls")
 	// ErrUnknown is wrapped by New for an unregistered strategy name.
 	ErrUnknown = errors.New("unknown strategy")
 	// ErrNoBackend is wrapped by New when Config.Backends lacks the server

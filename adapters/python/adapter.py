@@ -141,6 +141,9 @@ class Adapter:
         params = hello.get("params") or {}
         # redis-py Lock's pause between tries while it waits (its sleep=).
         self.sleep = go_duration(params.get("sleep", "100ms"))
+        # extend=on: leases are extended by lockbench after each unit of
+        # work (Lock.extend); off (the default): the lease is the TTL.
+        self.extend_on = params.get("extend", "off") == "on"
         if self.sleep <= 0:
             raise ValueError(f"sleep must be more than 0, got {params.get('sleep')!r}")
         servers = hello["servers"]
@@ -168,7 +171,7 @@ class Adapter:
             "runtime": "python " + platform.python_version(),
             "caps": {"renews": renew, "lost": renew, "reentrant": False,
                      "fifo": False, "read": False, "fenced": False, "permits": 1,
-                     "multi_key": False, "caller_token": True, "extend": True},
+                     "multi_key": False, "caller_token": True, "extend": self.extend_on},
         }
 
     # Requests. Each returns the reply's fields besides id.

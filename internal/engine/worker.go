@@ -251,7 +251,7 @@ func loop(ctx context.Context, wl workloads.Workload, w *workloads.Worker, o *ob
 			if errors.Is(err, context.Canceled) {
 				return
 			}
-			if streak.fail() {
+			if streak.fail() || errors.Is(err, strategies.ErrFatal) {
 				abort(err)
 				return
 			}

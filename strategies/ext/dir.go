@@ -130,7 +130,11 @@ func commandOf(name string, a Adapter, v registry.Values) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.Command(dir)
+	argv, err := a.Command(dir)
+	if err != nil && os.Getenv(EnvDir) != "" {
+		err = fmt.Errorf("%w (in %s=%s)", err, EnvDir, os.Getenv(EnvDir))
+	}
+	return argv, err
 }
 
 // Built returns an error wrapping ErrNotBuilt unless every path exists:

@@ -3,17 +3,22 @@ package ext
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 	_ "github.com/lockbench/lockbench/drivers/all"
+	"github.com/lockbench/lockbench/internal/engine"
 	"github.com/lockbench/lockbench/internal/registry"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/locktest"
+	"github.com/lockbench/lockbench/strategies/retry"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // servers are the package's redis-server processes, shared by its tests.
@@ -48,9 +53,12 @@ func init() {
 		hr.Caps.Lost, hr.Caps.Renews = true, true
 		return &lostAdapter{}, nil, nil
 	}
+	goAdapters["dies"] = func(Hello, *HelloReply) (goAdapter, func(), error) { return &dyingAdapter{}, nil, nil }
 	self := func(string) ([]string, error) { return []string{os.Args[0]}, nil }
 	Register("ext-test-broken-release", Adapter{Desc: "test only: atomic whose release deletes any holder's lock",
 		Command: self, env: []string{EnvGoAdapter + "=broken-release"}})
+	Register("ext-test-dies", Adapter{Desc: "test only: grants 5 acquires, then exits",
+		Command: self, env: []string{EnvGoAdapter + "=dies"}, Unsafe: true})
 	Register("ext-test-lost", Adapter{Desc: "test only: every lease reported lost after 200ms",
 		Command: self, env: []string{EnvGoAdapter + "=lost"}, Unsafe: true})
 }
@@ -251,4 +259,52 @@ func TestAdapterStartErrors(t *testing.T) {
 func startScript(d drivers.Driver, script string) (strategies.Locker, error) {
 	return newLocker("ext", Adapter{Command: func(string) ([]string, error) { return []string{"sh", "-c", script}, nil }},
 		strategies.Config{Nodes: []drivers.Driver{d}, TTL: time.Second, Params: registry.Values{}})
+}
+
+// An adapter that exits in the middle of a run stops the scenario at once
+// (StopReason "aborted", its error naming the adapter and its stderr)
+// instead of counting one error per attempt until the run's end; one
+// that answers hello without name, library or version is refused.
+func TestAdapterDiesMidRun(t *testing.T) {
+	eps, err := servers.Nodes("ext-atomic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := engine.Scenario{Spec: engine.Spec{
+		Strategy: "ext-test-dies", Driver: DataDriver, Workload: "flash-sale",
+		Clients: 4, Duration: 20 * time.Second, TTL: time.Second, AcquireTimeout: time.Second,
+		Params: workloads.Params{Work: workloads.Fixed(time.Millisecond)}, Options: registry.Values{"stock": int64(1000)}, Seed: 1,
+	}}
+	sc.Retry, _ = retry.Parse("none")
+	start := time.Now()
+	res, err := engine.Run(context.Background(), sc, eps, "lockbench:ext-test:dies:")
+	if !errors.Is(err, engine.ErrAborted) || !strings.Contains(err.Error(), "adapter ext-test-dies") || !strings.Contains(err.Error(), "dying after 5 requests") {
+		t.Fatalf("Run = %v, want an abort naming the adapter and its stderr", err)
+	}
+	if res.StopReason != "aborted" || time.Since(start) > 15*time.Second {
+		t.Errorf("stop reason %q after %v, want aborted well before the 20 s duration", res.StopReason, time.Since(start))
+	}
+
+	d, err := drivers.Open(DataDriver, drivers.Options{Endpoint: eps[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := startScript(d, `printf '{"op":"hello","v":1}\n'; cat >/dev/null`); err == nil || !strings.Contains(err.Error(), "its hello reply lacks name, library or version") {
+		t.Errorf("a hello without name, library and version: %v", err)
+	}
+}
+
+// dyingAdapter grants 5 acquires, then writes to stderr and exits.
+type dyingAdapter struct {
+	nullAdapter
+	n atomic.Int64
+}
+
+func (a *dyingAdapter) do(q request) (reply, bool) {
+	if a.n.Add(1) > 5 {
+		fmt.Fprintln(os.Stderr, "dying after 5 requests")
+		os.Exit(3)
+	}
+	return a.nullAdapter.do(q)
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lockbench/lockbench/strategies"
 )
 
 // Version is the protocol version lockbench speaks (docs/external-locks.md).
@@ -183,11 +185,11 @@ func start(ctx context.Context, name string, argv, env []string, h Hello) (*proc
 		// It did not read its hello: what it wrote (or its exit) says why.
 		select {
 		case e := <-helloc:
-			switch {
-			case e != nil:
+			if e == nil {
+				e = p.checkHello()
+			}
+			if e != nil {
 				err = e
-			case p.hello.Error != "":
-				err = errors.New(cut(p.hello.Error))
 			}
 		case <-time.After(ExitGrace):
 		}
@@ -200,12 +202,7 @@ func start(ctx context.Context, name string, argv, env []string, h Hello) (*proc
 		err = fmt.Errorf("no hello reply within %v", HelloTimeout)
 	}
 	if err == nil {
-		switch {
-		case p.hello.Error != "":
-			err = errors.New(cut(p.hello.Error))
-		case p.hello.V != Version:
-			err = fmt.Errorf("speaks protocol version %d; lockbench speaks %d", p.hello.V, Version)
-		}
+		err = p.checkHello()
 	}
 	if err != nil {
 		p.Close()
@@ -214,19 +211,52 @@ func start(ctx context.Context, name string, argv, env []string, h Hello) (*proc
 	return p, nil
 }
 
+// checkHello returns the error of a hello reply that refuses (its error)
+// or is not one lockbench can use.
+func (p *proc) checkHello() error {
+	switch {
+	case p.hello.Error != "":
+		return errors.New(cut(p.hello.Error))
+	case p.hello.V != Version:
+		return fmt.Errorf("speaks protocol version %d; lockbench speaks %d", p.hello.V, Version)
+	case p.hello.Name == "" || p.hello.Library == "" || p.hello.Version == "":
+		return fmt.Errorf("its hello reply lacks name, library or version (it said name %q, library %q, version %q)",
+			cut(p.hello.Name), cut(p.hello.Library), cut(p.hello.Version))
+	}
+	return nil
+}
+
+// failDead is fail for an adapter that can serve no more calls.
+func (p *proc) failDead(err error) error {
+	e := p.fail(err).(*adapterError)
+	e.dead = true
+	return e
+}
+
 // fail wraps err with the adapter's name and its stderr's last lines.
 func (p *proc) fail(err error) error {
 	msg := fmt.Sprintf("%v %s: %v", ErrAdapter, p.name, err)
 	if t := strings.TrimSpace(p.stderr.String()); t != "" {
 		msg += "; its stderr ended with:\n" + t
 	}
-	return &adapterError{msg}
+	return &adapterError{msg: msg}
 }
 
-type adapterError struct{ msg string }
+type adapterError struct {
+	msg  string
+	dead bool // the adapter exited or broke the protocol: strategies.ErrFatal
+}
 
 func (e *adapterError) Error() string { return e.msg }
-func (e *adapterError) Unwrap() error { return ErrAdapter }
+func (e *adapterError) Unwrap() []error {
+	if e.dead {
+		return []error{ErrAdapter, strategies.ErrFatal}
+	}
+	return []error{ErrAdapter}
+}
+
+// ErrorKind counts the error as "ext-adapter" (drivers.ErrorKind).
+func (e *adapterError) ErrorKind() string { return "ext-adapter" }
 
 // read dispatches the adapter's lines until its stdout ends.
 func (p *proc) read(sc *bufio.Scanner) {
@@ -303,7 +333,7 @@ func (p *proc) call(ctx context.Context, r request, late func(reply)) (reply, er
 	if p.dead != nil {
 		err := p.dead
 		p.mu.Unlock()
-		return reply{}, p.fail(err)
+		return reply{}, p.failDead(err)
 	}
 	p.pending[r.ID] = ch
 	p.mu.Unlock()
@@ -311,7 +341,7 @@ func (p *proc) call(ctx context.Context, r request, late func(reply)) (reply, er
 		p.mu.Lock()
 		delete(p.pending, r.ID)
 		p.mu.Unlock()
-		return reply{}, p.fail(err)
+		return reply{}, p.failDead(err)
 	}
 	select {
 	case rep, ok := <-ch:
@@ -319,7 +349,7 @@ func (p *proc) call(ctx context.Context, r request, late func(reply)) (reply, er
 			p.mu.Lock()
 			err := p.dead
 			p.mu.Unlock()
-			return reply{}, p.fail(err)
+			return reply{}, p.failDead(err)
 		}
 		return rep, nil
 	case <-ctx.Done():
