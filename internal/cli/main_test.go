@@ -770,6 +770,7 @@ func toAny(ss []report.ServerInfo) []any {
 
 // The open loop from the CLI: the JSON says so and carries both latencies.
 func TestOpenLoopFromCLI(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	out := filepath.Join(t.TempDir(), "o.json")
 	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "goredis", "--workload", "hot-key",
 		"--rate", "200", "--arrivals", "poisson", "--max-clients", "4", "--duration", "1s", "--out", out)

@@ -14,6 +14,9 @@ import (
 // none and passes; atomic, which does not renew, has no renewal_margin,
 // and a threshold on it fails as not measured.
 func TestRenewalMarginFigures(t *testing.T) {
+	// In-process runs with servers of their own; testlocks.Late is this
+	// test's alone in this package.
+	t.Parallel()
 	testlocks.ResetLate() // -count=N
 	dir := t.TempDir()
 	// 5 s leases, 4.3 s of work in a 6 s window: the late lock renews each

@@ -81,6 +81,9 @@ func (l cliHungLease) Release(ctx context.Context) error {
 // false_acquires, exactly, a violation --fail-on safety fails on; atomic
 // shows neither.
 func TestReleaseAndOwnershipFigures(t *testing.T) {
+	// In-process runs with servers of their own; cliFalseGrants and
+	// cliHung are this test's alone.
+	t.Parallel()
 	cliFalseGrants.Store(0) // -count=N
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1", "--clients", "2",

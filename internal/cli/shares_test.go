@@ -13,6 +13,7 @@ import (
 // orphan shares with the whole-key lock (failing --fail-on
 // orphan_shares==0), none with rwlock.
 func TestOrphanSharesFigures(t *testing.T) {
+	t.Parallel() // in-process runs with servers of their own
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--driver", "rueidis", "--workload", "flash-sale", "--skus", "1", "--read-ratio", "1",
 		"--clients", "6", "--duration", "5s", "--work", "2ms", "--ttl", "1s",
