@@ -86,8 +86,11 @@ func TestLivenessCrashOrphan(t *testing.T) {
 }
 
 // The cancel fault with the caller's context for the release (the common
-// bug) leaves orphans; the detached release leaves none.
+// bug) leaves orphans; the detached release leaves none. Beside the
+// package's other parallel tests: keys of its own (the test's name), a
+// client-side fault, counts rather than times.
 func TestLivenessCancel(t *testing.T) {
+	t.Parallel()
 	bad := liveRun(t, "rueidis", workloads.ReleaseCaller, "cancel:p=0.05,at=200ms,for=1s")
 	if bad.Liveness.OrphanLocks == 0 {
 		t.Fatalf("release=caller under cancel: %+v, want orphans", bad.Liveness)
