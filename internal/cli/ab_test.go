@@ -59,6 +59,7 @@ func TestABTimed(t *testing.T) {
 // strategy that promises no violation) is "invalid baseline": exit 4
 // after its first round, nothing compared.
 func TestABInvalidBaseline(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	r := lockbench(t, "ab", "self:--ttl 5ms --work 20ms", "self", "--run-duration", "500ms", "--",
 		"--strategy", "atomic", "--driver", "rueidis", "--workload", "flash-sale", "--clients", "4", "--stock", "100000")
 	if r.code != exitInvalidBase || !strings.Contains(r.stderr, "invalid baseline, nothing compared: atomic/rueidis/flash-sale/") ||

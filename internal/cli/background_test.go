@@ -14,6 +14,7 @@ import (
 // not its grammar, and layouts it does not run on, exit 2 naming
 // --background.
 func TestBackgroundFlag(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, run := runAndRead(t, out, "run", "--strategy", "atomic", "--driver", "goredis", "--workload", "lock-cycle", "--own-keys",

@@ -16,6 +16,7 @@ import (
 // clients: takes a ramp too. With --rate, --procs or --segment, or a shape
 // that does not parse, it exits 2 naming --clients.
 func TestClientsRampFlag(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, run := runAndRead(t, out, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",

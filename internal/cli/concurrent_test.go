@@ -22,6 +22,7 @@ import (
 // their cost is marked shared (no commands/op), and the table and the
 // file carry their names.
 func TestConcurrentFile(t *testing.T) {
+	t.Parallel() // its own server and a lockbench process
 	topo, err := topology.Start(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)

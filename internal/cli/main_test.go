@@ -70,19 +70,49 @@ func runAndRead(t *testing.T, out string, args ...string) (result, *report.Run) 
 	return r, readRun(t, out)
 }
 
-// runStrategyIn runs lockbench in this process with args, --strategy
-// strategy and --out DIR/STRATEGY.json, and returns the file's first
-// scenario, its path and the run's error (a failing --fail-on threshold
-// is one); a run that wrote no readable file fails the test.
-func runStrategyIn(t *testing.T, dir string, args []string, strategy string) (report.Scenario, string, error) {
+// strategyRun is one run of runStrategiesIn: the file's first scenario,
+// its path and the run's error.
+type strategyRun struct {
+	sc   report.Scenario
+	file string
+	err  error
+}
+
+// runStrategiesIn runs lockbench in this process with args, --strategy
+// S, --out DIR/S.json and extra[S] for each strategy S, the runs at once (each with
+// servers of its own; they share nothing but dir), so that the test waits
+// for the longest run rather than their sum, and returns each file's
+// first scenario, its path and the run's error (a failing --fail-on
+// threshold is one) by strategy. A run that wrote no readable file fails
+// the test once all have ended.
+func runStrategiesIn(t *testing.T, dir string, args []string, extra map[string][]string, strategies ...string) map[string]strategyRun {
 	t.Helper()
-	out := filepath.Join(dir, strategy+".json")
-	_, err := inProcess(t, append(append([]string{}, args...), "--strategy", strategy, "--out", out)...)
-	r, rerr := report.ReadFile(out)
-	if rerr != nil {
-		t.Fatalf("%s: %v (run: %v)", strategy, rerr, err)
+	runs := make([]strategyRun, len(strategies))
+	readErrs := make([]error, len(strategies))
+	var wg sync.WaitGroup
+	for i, s := range strategies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := filepath.Join(dir, s+".json")
+			_, err := inProcess(t, append(append(append([]string{}, args...), "--strategy", s, "--out", out), extra[s]...)...)
+			r, rerr := report.ReadFile(out)
+			if rerr != nil {
+				readErrs[i] = fmt.Errorf("%s: %v (run: %v)", s, rerr, err)
+				return
+			}
+			runs[i] = strategyRun{r.Scenarios[0], out, err}
+		}()
 	}
-	return r.Scenarios[0], out, err
+	wg.Wait()
+	got := map[string]strategyRun{}
+	for i, s := range strategies {
+		if readErrs[i] != nil {
+			t.Fatal(readErrs[i])
+		}
+		got[s] = runs[i]
+	}
+	return got
 }
 
 // readRun reads the result file at path, failing the test on an error.
@@ -98,22 +128,47 @@ func readRun(t *testing.T, path string) *report.Run {
 // lockbenchEnv runs lockbench with env added to the test's environment.
 func lockbenchEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return startLockbench(t, env, args...).wait(t)
+}
+
+// started is a lockbench process started by startLockbench.
+type started struct {
+	cmd       *exec.Cmd
+	args      []string
+	out, errb *bytes.Buffer
+}
+
+// startLockbench starts lockbench with env added to the test's
+// environment and returns without waiting for it: a test can start a long
+// run before it calls t.Parallel and wait for it after (TestClaimsQuick).
+func startLockbench(t *testing.T, env []string, args ...string) started {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	s := started{cmd: cmd, args: args, out: &bytes.Buffer{}, errb: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = s.out, s.errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// wait waits for the process to exit and returns its exit code and
+// output, failing the test if it could not be waited for or panicked.
+func (s started) wait(t *testing.T) result {
+	t.Helper()
+	err := s.cmd.Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	r := result{code, out.String(), errb.String()}
+	r := result{code, s.out.String(), s.errb.String()}
 	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
-		t.Fatalf("lockbench %v panicked:\n%s", args, r.stderr)
+		t.Fatalf("lockbench %v panicked:\n%s", s.args, r.stderr)
 	}
 	return r
 }
@@ -717,6 +772,7 @@ func toAny(ss []report.ServerInfo) []any {
 
 // The open loop from the CLI: the JSON says so and carries both latencies.
 func TestOpenLoopFromCLI(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	out := filepath.Join(t.TempDir(), "o.json")
 	r := lockbench(t, "run", "-q", "--strategy", "atomic", "--driver", "goredis", "--workload", "hot-key",
 		"--rate", "200", "--arrivals", "poisson", "--max-clients", "4", "--duration", "1s", "--out", out)

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/internal/testlocks"
 )
 
@@ -15,6 +14,9 @@ import (
 // none and passes; atomic, which does not renew, has no renewal_margin,
 // and a threshold on it fails as not measured.
 func TestRenewalMarginFigures(t *testing.T) {
+	// In-process runs with servers of their own; testlocks.Late is this
+	// test's alone in this package.
+	t.Parallel()
 	testlocks.ResetLate() // -count=N
 	dir := t.TempDir()
 	// 5 s leases, 4.3 s of work in a 6 s window: the late lock renews each
@@ -24,22 +26,20 @@ func TestRenewalMarginFigures(t *testing.T) {
 	// 3.33 s (about 3.3 s left).
 	common := []string{"run", "-q", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1", "--clients", "1",
 		"--duration", "6s", "--work", "4300ms", "--ttl", "5s", "--fail-on", "late_renewals==0"}
-	run := func(strategy string) (report.Scenario, string, error) {
-		t.Helper()
-		return runStrategyIn(t, dir, common, strategy)
-	}
-	late, lateFile, err := run(testlocks.LateRenewal)
+	// The three runs at once (27 s one after another, 2026-12-04).
+	runs := runStrategiesIn(t, dir, common, nil, testlocks.LateRenewal, "watchdog", "atomic")
+	late, lateFile, err := runs[testlocks.LateRenewal].sc, runs[testlocks.LateRenewal].file, runs[testlocks.LateRenewal].err
 	testlocks.Late.Lock()
 	n := len(testlocks.Late.Renewals)
 	testlocks.Late.Unlock()
 	if m := late.RenewalMargin; err == nil || m == nil || n < 2 || m.Renewals != 1 || m.LateRenewals != 1 {
 		t.Fatalf("test-late-renewal: renewal_margin %+v, renewals made %d (want 1 in the window, late, of 2 or more made); --fail-on error %v (want one)", m, n, err)
 	}
-	wd, _, err := run("watchdog")
+	wd, err := runs["watchdog"].sc, runs["watchdog"].err
 	if m := wd.RenewalMargin; err != nil || m == nil || m.Renewals == 0 || m.LateRenewals != 0 {
 		t.Fatalf("watchdog: renewal_margin %+v, error %v; want renewals, none late, no error", m, err)
 	}
-	at, _, err := run("atomic")
+	at, err := runs["atomic"].sc, runs["atomic"].err
 	if at.RenewalMargin != nil || err == nil {
 		t.Fatalf("atomic: renewal_margin %+v, error %v; want absent, and the threshold failing as not measured", at.RenewalMargin, err)
 	}

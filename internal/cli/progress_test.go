@@ -70,6 +70,7 @@ func TestProgressRenderer(t *testing.T) {
 // with --format json stdout is exactly the JSON document; with -q stderr
 // has no progress line either.
 func TestNoProgressWithoutTerminal(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	out := filepath.Join(t.TempDir(), "r.json")
 	args := []string{"run", "--strategy", "atomic", "--driver", "rueidis", "--clients", "4", "--stock", "1000000",
 		"--duration", "1500ms", "--work", "0", "--out", out, "--format", "json"}
@@ -102,6 +103,7 @@ func TestNoProgressWithoutTerminal(t *testing.T) {
 // On a terminal (script(1) gives the run a pseudo-terminal), the live bar
 // is drawn on stderr with the scenario's live figures, then the table.
 func TestProgressOnTerminal(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	script, err := exec.LookPath("script")
 	if err != nil {
 		t.Skip("script(1) is not installed; the renderer is tested by TestProgressRenderer")

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
 )
 
@@ -82,30 +81,28 @@ func (l cliHungLease) Release(ctx context.Context) error {
 // false_acquires, exactly, a violation --fail-on safety fails on; atomic
 // shows neither.
 func TestReleaseAndOwnershipFigures(t *testing.T) {
+	// In-process runs with servers of their own; cliFalseGrants and
+	// cliHung are this test's alone.
+	t.Parallel()
 	cliFalseGrants.Store(0) // -count=N
 	dir := t.TempDir()
 	common := []string{"run", "-q", "--driver", "rueidis", "--workload", "lock-cycle", "--keys", "1", "--clients", "2",
 		"--duration", "2s", "--work", "1ms", "--ttl", "10s", "--verify-acquire", "1"}
-	run := func(strategy string, fail ...string) (report.Scenario, string, error) {
-		t.Helper()
-		out := filepath.Join(dir, strategy+".json")
-		args := append(append(append([]string{}, common...), "--strategy", strategy, "--out", out), fail...)
-		_, err := inProcess(t, args...)
-		r, rerr := report.ReadFile(out)
-		if rerr != nil {
-			t.Fatalf("%s: %v (run: %v)", strategy, rerr, err)
-		}
-		return r.Scenarios[0], out, err
-	}
-	hung, hungFile, err := run("cli-hung-release", "--fail-on", "hung_releases==0")
+	// The three runs at once (17 s one after another, 2026-12-04).
+	runs := runStrategiesIn(t, dir, common, map[string][]string{
+		"cli-hung-release":  {"--fail-on", "hung_releases==0"},
+		"cli-false-acquire": {"--fail-on", "safety"},
+		"atomic":            {"--fail-on", "safety", "--fail-on", "hung_releases==0", "--fail-on", "slow_releases==0"},
+	}, "cli-hung-release", "cli-false-acquire", "atomic")
+	hung, hungFile, err := runs["cli-hung-release"].sc, runs["cli-hung-release"].file, runs["cli-hung-release"].err
 	if err == nil || hung.Counters.HungReleases != 2 {
 		t.Fatalf("cli-hung-release: hung_releases %d (want 2, the clients), --fail-on error %v (want one)", hung.Counters.HungReleases, err)
 	}
-	fa, faFile, err := run("cli-false-acquire", "--fail-on", "safety")
+	fa, faFile, err := runs["cli-false-acquire"].sc, runs["cli-false-acquire"].file, runs["cli-false-acquire"].err
 	if want := cliFalseGrants.Load(); err == nil || want == 0 || fa.Violations.FalseAcquires != want {
 		t.Fatalf("cli-false-acquire: false_acquires %d, want %d (> 0); --fail-on safety error %v (want one)", fa.Violations.FalseAcquires, want, err)
 	}
-	ok, _, err := run("atomic", "--fail-on", "safety", "--fail-on", "hung_releases==0", "--fail-on", "slow_releases==0")
+	ok, err := runs["atomic"].sc, runs["atomic"].err
 	if err != nil || ok.Violations.FalseAcquires != 0 || ok.Counters.HungReleases != 0 || ok.SlowReleases != 0 {
 		t.Fatalf("atomic: false_acquires %d, hung %d, slow %d, error %v; want none", ok.Violations.FalseAcquires, ok.Counters.HungReleases, ok.SlowReleases, err)
 	}

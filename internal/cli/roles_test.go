@@ -13,6 +13,7 @@ import (
 // violation, and a threshold a role breaks exits 3. Bad mixes exit 2
 // naming --mix and the problem, before any server starts.
 func TestMixFlag(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, run := runAndRead(t, out, "run", "--strategy", "rwlock", "--driver", "goredis", "--workload", "flash-sale", "--stock", "1000000",

@@ -13,6 +13,7 @@ import (
 // window. A think time with --rate, or a value that is no distribution,
 // exits 2 naming --think.
 func TestThinkFlag(t *testing.T) {
+	t.Parallel() // lockbench processes with servers of their own
 	dir := t.TempDir()
 	out := filepath.Join(dir, "r.json")
 	r, run := runAndRead(t, out, "run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--workload", "lock-cycle", "--own-keys",

@@ -83,8 +83,11 @@ func ownGets(s report.Scenario) int64 {
 // With --verify-acquire 1 every acquire granted without setting the key
 // is a false acquire (false_acquires = the fake grants, a safety
 // violation); atomic's grants all hold their token (0), at one GET per
-// acquire that commands/op leaves out.
+// acquire that commands/op leaves out. Beside the package's other
+// parallel tests: keys of its own, its own counter, and the GETs counted
+// are lockbench's own (Raw.Cost's Own), not the server's.
 func TestFalseAcquires(t *testing.T) {
+	t.Parallel()
 	falseGrants.Store(0) // -count=N
 	res := verifyRun(t, "test-false-acquire", 1)
 	want := falseGrants.Load()

@@ -101,15 +101,7 @@ func init() {
 // returns the scenario, which must have hand-over figures.
 func handoverRun(t *testing.T, strategy, retrySpec string, clients int, work, think time.Duration) report.Scenario {
 	t.Helper()
-	sc := engine.Scenario{Spec: engine.Spec{
-		Strategy: strategy, Driver: "goredis", Workload: "lock-cycle",
-		Retry: policy(t, retrySpec), Clients: clients,
-		Warmup: 300 * time.Millisecond, Duration: 2500 * time.Millisecond, TTL: 10 * time.Second, AcquireTimeout: 20 * time.Second,
-		Params:  workloads.Params{Work: workloads.Fixed(work)},
-		Think:   workloads.Fixed(think),
-		Options: registry.Values{"keys": 1}, Seed: 1,
-	}}
-	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":"+strategy+":")
+	res, err := engine.Run(context.Background(), handoverScenario(t, strategy, retrySpec, clients, work, think), nodes, "lockbench:test:"+t.Name()+":"+strategy+":")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +111,42 @@ func handoverRun(t *testing.T, strategy, retrySpec string, clients int, work, th
 	return res
 }
 
+// handoverScenario is handoverRun's scenario.
+func handoverScenario(t *testing.T, strategy, retrySpec string, clients int, work, think time.Duration) engine.Scenario {
+	t.Helper()
+	return engine.Scenario{Spec: engine.Spec{
+		Strategy: strategy, Driver: "goredis", Workload: "lock-cycle",
+		Retry: policy(t, retrySpec), Clients: clients,
+		Warmup: 300 * time.Millisecond, Duration: 2500 * time.Millisecond, TTL: 10 * time.Second, AcquireTimeout: 20 * time.Second,
+		Params:  workloads.Params{Work: workloads.Fixed(work)},
+		Think:   workloads.Fixed(think),
+		Options: registry.Values{"keys": 1}, Seed: 1,
+	}}
+}
+
 // A lock that declares FIFO and grants LIFO shows grants out of arrival
 // order; fair and handoff, whose queues are FIFO, show none. A lock that
 // does not declare FIFO has no order figures (not measured, not 0).
+//
+// The three runs go at once, each on a lock of its own (10.7 s one after
+// the other, 2026-12-04), and the test beside the package's other
+// parallel tests.
 func TestHandoverFIFOViolations(t *testing.T) {
-	lifo := handoverRun(t, "test-lifo-queue", "fixed", 4, 10*time.Millisecond, 0)
+	t.Parallel()
+	cases := []struct{ strategy, retry string }{{"test-lifo-queue", "fixed"}, {"fair", "pubsub"}, {"handoff", "fixed"}}
+	var prefixes []string
+	var scs []engine.Scenario
+	for _, c := range cases {
+		prefixes = append(prefixes, "lockbench:test:"+t.Name()+":"+c.strategy+":")
+		scs = append(scs, handoverScenario(t, c.strategy, c.retry, 4, 10*time.Millisecond, 0))
+	}
+	runs, _ := atOnce(t, prefixes, scs...)
+	for i, r := range runs {
+		if r.Handover == nil {
+			t.Fatalf("%s: no hand-over figures", cases[i].strategy)
+		}
+	}
+	lifo := runs[0]
 	h := lifo.Handover
 	if !h.FIFO || h.FIFOViolations == nil || h.MaxWaitTurns == nil {
 		t.Fatalf("test-lifo-queue: handover %+v, want FIFO figures", h)
@@ -142,9 +165,8 @@ func TestHandoverFIFOViolations(t *testing.T) {
 		t.Errorf("test-lifo-queue: max_wait_turns %d, want at least the window's %d grants (a starved waiter)", *h.MaxWaitTurns, h.Grants)
 	}
 	t.Logf("test-lifo-queue: fifo_violations %d of %d grants, max_wait_turns %d", *h.FIFOViolations, h.Grants, *h.MaxWaitTurns)
-	for _, c := range []struct{ strategy, retry string }{{"fair", "pubsub"}, {"handoff", "fixed"}} {
-		res := handoverRun(t, c.strategy, c.retry, 4, 10*time.Millisecond, 0)
-		h := res.Handover
+	for i, c := range cases[1:] {
+		h := runs[i+1].Handover
 		if !h.FIFO || h.FIFOViolations == nil || h.MaxWaitTurns == nil {
 			t.Fatalf("%s: handover %+v, want FIFO figures", c.strategy, h)
 		}

@@ -86,8 +86,11 @@ func TestLivenessCrashOrphan(t *testing.T) {
 }
 
 // The cancel fault with the caller's context for the release (the common
-// bug) leaves orphans; the detached release leaves none.
+// bug) leaves orphans; the detached release leaves none. Beside the
+// package's other parallel tests: keys of its own (the test's name), a
+// client-side fault, counts rather than times.
 func TestLivenessCancel(t *testing.T) {
+	t.Parallel()
 	bad := liveRun(t, "rueidis", workloads.ReleaseCaller, "cancel:p=0.05,at=200ms,for=1s")
 	if bad.Liveness.OrphanLocks == 0 {
 		t.Fatalf("release=caller under cancel: %+v, want orphans", bad.Liveness)
@@ -170,10 +173,15 @@ func clientRunOn(t *testing.T, drv, onTimeout string, own bool, c engine.Client,
 // A SET the server applied whose reply came after the client's read
 // timeout leaves an orphan (the client never learned it held the lock)
 // unless the strategy releases the attempt's token after a timed-out
-// acquire (on-timeout=release).
+// acquire (on-timeout=release). Beside the package's other parallel
+// tests, the drivers at once: keys of their own (the test's name), the
+// fault in each run's own proxy, counts rather than times (13 s serial,
+// 2026-12-04).
 func TestReplyLossOrphans(t *testing.T) {
+	t.Parallel()
 	for _, drv := range driverNames {
 		t.Run(drv, func(t *testing.T) {
+			t.Parallel()
 			c := engine.Client{ReadTimeout: 100 * time.Millisecond}
 			// Each client on a lock of its own: every SET NX succeeds, so
 			// each reply lost is a lock the server gave.

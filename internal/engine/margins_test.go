@@ -15,23 +15,18 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// marginRun runs strategy with 2 clients on 2 locks for 8 s, a 5 s TTL
-// and 4.5 s of work per hold: each hold outlives the late lock's renewal
-// at 4 s once, and the watchdog's at 1.67 s and 3.33 s.
-func marginRun(t *testing.T, strategy string) report.Scenario {
+// marginScenario is strategy with 2 clients on 2 locks for 8 s, a 5 s
+// TTL and 4.5 s of work per hold: each hold outlives the late lock's
+// renewal at 4 s once, and the watchdog's at 1.67 s and 3.33 s.
+func marginScenario(t *testing.T, strategy string) engine.Scenario {
 	t.Helper()
-	sc := engine.Scenario{Spec: engine.Spec{
+	return engine.Scenario{Spec: engine.Spec{
 		Strategy: strategy, Driver: "rueidis", Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=20ms"), Clients: 2,
 		Duration: 8 * time.Second, TTL: 5 * time.Second, AcquireTimeout: 30 * time.Second,
 		Params:  workloads.Params{Work: workloads.Fixed(4500 * time.Millisecond)},
 		Options: registry.Values{"keys": 2}, Seed: 1,
 	}}
-	r, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // A lock whose renewals come at 0.8 x TTL shows every renewal in the
@@ -44,10 +39,17 @@ func marginRun(t *testing.T, strategy string) report.Scenario {
 // 4 s before its first renewal, so ended by then). The watchdog's
 // renewals, every TTL/3, none late, with a minimum above TTL/3; a lock
 // that does not renew (atomic) shows no renewal_margin at all.
+//
+// The two runs go at once, each on keys of its own (20 s one after the
+// other, 2026-12-04), and the test beside the package's other parallel
+// tests: testlocks.Late is this test's alone in this package.
 func TestRenewalMargins(t *testing.T) {
+	t.Parallel()
 	testlocks.ResetLate()
 	t0 := time.Now()
-	late := marginRun(t, testlocks.LateRenewal)
+	runs, _ := atOnce(t, []string{"lockbench:test:" + t.Name() + ":late:", "lockbench:test:" + t.Name() + ":watchdog:"},
+		marginScenario(t, testlocks.LateRenewal), marginScenario(t, "watchdog"))
+	late, wd := runs[0], runs[1]
 	m := late.RenewalMargin
 	if m == nil || m.MinMS == nil || m.P1MS == nil {
 		t.Fatalf("test-late-renewal: renewal_margin %+v, want measured", m)
@@ -77,7 +79,6 @@ func TestRenewalMargins(t *testing.T) {
 		t.Fatalf("test-late-renewal: margin min %v ms, p1 %v ms; want both under TTL/3 = %v ms", *m.MinMS, *m.P1MS, third)
 	}
 
-	wd := marginRun(t, "watchdog")
 	w := wd.RenewalMargin
 	if w == nil {
 		t.Fatal("watchdog: no renewal_margin")

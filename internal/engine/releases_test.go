@@ -82,30 +82,38 @@ type defectLease struct {
 
 func (l defectLease) Release(ctx context.Context) error { return l.release(ctx, l.Lease) }
 
-// releaseRun runs strategy with 4 clients for 4 s on one lock.
-func releaseRun(t *testing.T, strategy string, ttl time.Duration) (elapsed time.Duration, res report.Scenario) {
+// releaseScenario is strategy with 4 clients for 4 s on one lock.
+func releaseScenario(t *testing.T, strategy string, ttl time.Duration) engine.Scenario {
 	t.Helper()
-	sc := engine.Scenario{Spec: engine.Spec{
+	return engine.Scenario{Spec: engine.Spec{
 		Strategy: strategy, Driver: "rueidis", Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 4,
 		Duration: 4 * time.Second, TTL: ttl, AcquireTimeout: 30 * time.Second,
 		Params:  workloads.Params{Work: workloads.Fixed(time.Millisecond)},
 		Options: registry.Values{"keys": 1}, Seed: 1,
 	}}
-	start := time.Now()
-	r, err := engine.Run(context.Background(), sc, nodes, "lockbench:test:"+t.Name()+":")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return time.Since(start), r
+}
+
+// releaseRuns runs the defective strategy and atomic at once, each on
+// keys of its own, and returns the defective run's time and both results.
+func releaseRuns(t *testing.T, defective string, ttl time.Duration) (elapsed time.Duration, res, ok report.Scenario) {
+	t.Helper()
+	p := "lockbench:test:" + t.Name() + ":"
+	runs, took := atOnce(t, []string{p + defective + ":", p + "atomic:"}, releaseScenario(t, defective, ttl), releaseScenario(t, "atomic", ttl))
+	return took[0], runs[0], runs[1]
 }
 
 // A release that never returns is counted once per client that hung
 // (hung_releases = 4, the clients), and the run ends after its grace
 // period instead of waiting for them; a correct lock shows none.
+//
+// The two runs go at once (18 s one after the other, 2026-12-04), and the
+// test beside the package's other parallel tests: its counters are its
+// own.
 func TestHungReleases(t *testing.T) {
+	t.Parallel()
 	hungEntered.Store(0) // -count=N
-	elapsed, res := releaseRun(t, "test-hung-release", time.Second)
+	elapsed, res, ok := releaseRuns(t, "test-hung-release", time.Second)
 	if got, want := res.Counters.HungReleases, hungEntered.Load(); got != 4 || want != 4 {
 		t.Fatalf("hung_releases %d, releases that hung %d; want 4 and 4 (every client)", got, want)
 	}
@@ -117,7 +125,6 @@ func TestHungReleases(t *testing.T) {
 	if res.Ops != 0 {
 		t.Fatalf("ops %d: no operation of a hung client completed", res.Ops)
 	}
-	_, ok := releaseRun(t, "atomic", time.Second)
 	t.Logf("hung_releases: test-hung-release %d (run %v), atomic %d", res.Counters.HungReleases, elapsed.Round(time.Second), ok.Counters.HungReleases)
 	if ok.Counters.HungReleases != 0 || ok.Ops == 0 {
 		t.Fatalf("atomic: hung_releases %d, ops %d; want 0 and some", ok.Counters.HungReleases, ok.Ops)
@@ -127,10 +134,15 @@ func TestHungReleases(t *testing.T) {
 // A release that takes the TTL every 10th time is counted slow each
 // time (slow_releases = the releases slowed, over the bound of TTL/2); a
 // correct lock's releases are all under it.
+//
+// The two runs go at once (9 s one after the other, 2026-12-04), and the
+// test beside the package's other parallel tests: its counters are its
+// own.
 func TestSlowReleases(t *testing.T) {
+	t.Parallel()
 	slowed.Store(0) // -count=N
 	releasesN.Store(0)
-	_, res := releaseRun(t, "test-slow-release", slowReleaseSleep)
+	_, res, ok := releaseRuns(t, "test-slow-release", slowReleaseSleep)
 	if n := slowed.Load(); n == 0 || res.SlowReleases != n {
 		t.Fatalf("slow_releases %d, want %d (the releases slowed), > 0", res.SlowReleases, n)
 	}
@@ -140,7 +152,6 @@ func TestSlowReleases(t *testing.T) {
 	if res.ReleaseMS.Max < float64(slowReleaseSleep/time.Millisecond) {
 		t.Fatalf("release max %v ms, want at least the %v sleep", res.ReleaseMS.Max, slowReleaseSleep)
 	}
-	_, ok := releaseRun(t, "atomic", slowReleaseSleep)
 	t.Logf("slow_releases (over %v ms): test-slow-release %d of %d (release p99 %v ms, max %v ms), atomic %d of %d (max %v ms)",
 		res.SlowReleaseBoundMS, res.SlowReleases, res.ReleaseMS.Count, res.ReleaseMS.P99, res.ReleaseMS.Max, ok.SlowReleases, ok.ReleaseMS.Count, ok.ReleaseMS.Max)
 	if ok.SlowReleases != 0 || ok.SlowReleaseBoundMS == 0 || ok.ReleaseMS.Count == 0 {

@@ -44,12 +44,18 @@ func sharesRun(t *testing.T, strategy string, crashes int) report.Scenario {
 // rest of the run, exactly one orphan share per crashed reader, each
 // older than 2 x the TTL; rwlock, whose shares expire one by one, shows
 // none (each dead share is dropped at the first call past its lease).
+//
+// The test runs beside the package's other parallel tests, and its two
+// strategies at once (keys of their own: the test's name; 10.8 s one
+// after the other, 2026-12-04).
 func TestOrphanShares(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		strategy string
 		want     int64
 	}{{testlocks.WholeKeyReaders, 2}, {"rwlock", 0}} {
 		t.Run(tc.strategy, func(t *testing.T) {
+			t.Parallel()
 			res := sharesRun(t, tc.strategy, 2)
 			l := res.Liveness
 			t.Logf("%s: orphan_shares %d, ages %+v, orphan_locks %d", tc.strategy, l.OrphanShares, l.OrphanShareAgeMS, l.OrphanLocks)

@@ -61,8 +61,10 @@ func (a apartLease) Release(ctx context.Context) error {
 // reports its tokens would have the liveness reader find none of them in
 // the lock key, every exit freed at the first read and no orphan: its
 // liveness figures are not measured, with the reason, instead (atomic's,
-// in the lock key, are: liveRun asserts it).
+// in the lock key, are: liveRun asserts it). Beside the package's other
+// parallel tests: keys of its own (the test's name).
 func TestLivenessStoredApartNotMeasured(t *testing.T) {
+	t.Parallel()
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: "test-stored-apart", Driver: "goredis", Workload: "lock-cycle",
 		Retry: policy(t, "fixed:interval=2ms"), Clients: 2,

@@ -208,6 +208,7 @@ func TestHandoffDeadWaiter(t *testing.T) {
 // holder paused 500 ms (its renewal loop with it) keeps its lease. Either
 // way the stock sells out exactly with no overlap and no other violation.
 func TestHandoffFaults(t *testing.T) {
+	t.Parallel() // as its subtests are: beside the package's other parallel tests
 	for _, d := range drivers.Names() {
 		for _, spec := range []string{"crash-after-setnx:at=200ms", "pause:for=500ms,at=200ms"} {
 			t.Run(d+"/"+spec, func(t *testing.T) {
@@ -237,11 +238,18 @@ func TestHandoffFaults(t *testing.T) {
 // 5 ms lease under 20 ms of work, shows overlap, lost leases, lost updates
 // and oversell; its correct side none. (With renew=on, the default, the
 // conformance suite runs the renewed side.)
+//
+// The drivers at once, as in the conformance suite's timed pass: keys of
+// their own (lockKey: the test's name; 4.7 s one after the other,
+// 2026-12-04).
 func TestHandoffOracleNoRenew(t *testing.T) {
 	s := suite("handoff")
 	s.Params = strategies.Values{"renew": "off"}
 	for _, d := range drivers.Names() {
-		t.Run(d, func(t *testing.T) { s.OracleBothWays(t, "handoff", d) })
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			s.OracleBothWays(t, "handoff", d)
+		})
 	}
 }
 

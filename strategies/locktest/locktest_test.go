@@ -161,6 +161,7 @@ const brokenChild = "LOCKTEST_BROKEN_CHECK"
 //     TokensReported ("mode" was never passed to Sent); declaring "mode"
 //     (locktest-redisson-rw-declared), it passes.
 func TestSuiteFailsBrokenLock(t *testing.T) {
+	t.Parallel() // as its subtests are: beside the package's other parallel tests
 	for _, c := range []struct {
 		check, strategy string
 		fails           string // the failure's message; "": it passes
@@ -283,6 +284,7 @@ var untimedChecks = map[string]bool{"MutualExclusion": true, "OwnerOnlyRelease":
 // it, so a loaded machine does not; a watchdog that did not renew lets a
 // waiter in 1 s into the 1.5 s section.
 func TestWatchdogOutlivesTTL(t *testing.T) {
+	t.Parallel() // as its subtests are: beside the package's other parallel tests
 	for _, d := range drivers.Names() {
 		for strategy, wantOverlap := range map[string]bool{"watchdog": false, "reentrant-watchdog": false, "atomic": true} {
 			t.Run(strategy+"/"+d, func(t *testing.T) {
@@ -754,9 +756,15 @@ func TestFairWithPubSub(t *testing.T) {
 
 // hot-key: exact counts under a Zipf key choice; nested: a reentrant lock
 // re-enters, a plain one fails every nested acquire at once.
+//
+// Beside the package's other parallel tests, the drivers at once: keys of
+// their own (run: the test's name), exact counts (7.4 s serial,
+// 2026-12-04).
 func TestCounterWorkloads(t *testing.T) {
+	t.Parallel()
 	for _, d := range drivers.Names() {
 		t.Run(d, func(t *testing.T) {
+			t.Parallel()
 			hk := run(t, engine.Scenario{Spec: engine.Spec{
 				Strategy: "atomic", Driver: d, Workload: "hot-key", Retry: policy(t, "fixed:interval=2ms"),
 				Clients: 20, Duration: 600 * time.Millisecond, TTL: time.Second, AcquireTimeout: 5 * time.Second,
@@ -786,8 +794,12 @@ func TestCounterWorkloads(t *testing.T) {
 }
 
 // On a 3-master Redis Cluster both drivers route by slot (keys carry hash
-// tags): exact sales, exact counters, and every key deleted after.
+// tags): exact sales, exact counters, and every key deleted after. The
+// runs one after another (each checks every node's DBSIZE after it), the
+// test beside the package's other parallel tests: the Cluster is its own
+// (14.4 s, serial until 2026-12-04).
 func TestOnCluster(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	topo, err := topology.StartCluster(ctx, 3)
 	if err != nil {

@@ -27,6 +27,7 @@ func TestTokensReported(t *testing.T) {
 // default (off) leases cannot extend. Every node's extend is reported to
 // Renewing.
 func TestRedlockExtend(t *testing.T) {
+	t.Parallel() // as its subtests are: beside the package's other parallel tests
 	ctx := context.Background()
 	for _, d := range drivers.Names() {
 		for _, mode := range []string{"off", "on", "unchecked"} {
