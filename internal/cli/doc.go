@@ -27,7 +27,8 @@
 //  5. scenario loop: progress.go, procfaults.go, segments.go, history.go,
 //     servers.go (layouts started), leftkeys.go, provenance.go, loop.go
 //     (each scenario placed, measured, recorded, skipped or failed).
-//  6. run lifecycle: finish.go (files reserved, results written and
+//  6. run lifecycle: runrecord.go (the run records clean --stale reads),
+//     finish.go (files reserved, results written and
 //     printed, the exit), procs.go (--procs: child processes), matrix.go
 //     (runMatrix: metrics endpoint, reservation, signals, progress,
 //     servers, around the loop).

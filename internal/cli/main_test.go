@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "lockbench")
+	// The run records of the runs the tests start (--addr): not in the
+	// user's state directory.
+	os.Setenv("LOCKBENCH_STATE_DIR", filepath.Join(dir, "state"))
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build lockbench: %v\n%s", err, out)
 		os.Exit(1)
