@@ -44,7 +44,7 @@ type runRecord struct {
 // login), the database, --cluster, --sentinel-master and the TLS flags.
 type recordServer struct {
 	Addr           string `json:"addr"`
-	DB             int    `json:"db"` // informative: the URLs of Addr carry it
+	DB             int    `json:"db"`                 // informative: the URLs of Addr carry it
 	Resource       bool   `json:"resource,omitempty"` // the --resource-addr server
 	Cluster        bool   `json:"cluster,omitempty"`
 	SentinelMaster string `json:"sentinel_master,omitempty"`
