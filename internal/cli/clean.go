@@ -67,7 +67,7 @@ func clean(ctx context.Context, f *runFlags, driver, runID string, all, yes bool
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	prefix := "lockbench:" + runID + ":"
 	if f.addr == "" {
-		bad("--addr is required: clean deletes keys on your servers (the servers lockbench starts go with their run)")
+		bad("--addr is required (or --stale): clean deletes keys on your servers (the servers lockbench starts go with their run)")
 	}
 	switch {
 	case all && runID != "":
