@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +38,9 @@ lockbench: instead, of every run, also of runs still going.
 before their first write (in $LOCKBENCH_STATE_DIR, else
 $XDG_STATE_HOME/lockbench, else ~/.local/state/lockbench; --dir adds a
 results directory), and for each run whose process is gone (SIGKILL)
-deletes its keys on the servers it recorded, then the record.
+deletes its keys on the servers it recorded, then the record; in the --dir
+directories and beside those runs' result files it removes the staging
+directories and files that killed lockbench processes left.
 
 The connection flags are run's: --password (or $LOCKBENCH_PASSWORD),
 --username, redis:// and rediss:// URLs, --tls-*, --cluster, --sentinel-master.`,
@@ -134,7 +138,9 @@ func deleteUnder(ctx context.Context, p *plan, driver, prefix string, stdout io.
 // under lockbench:<run-id>: on the servers it recorded, with f's login,
 // then removes the record, saying what it removed, or that nothing was
 // stale. A record whose servers cannot be cleaned is kept, and the run
-// fails (exit 1) naming them.
+// fails (exit 1) naming them. It then removes what killed writers of
+// result sets left (sweepStale) in the --dir directories and beside the
+// result files of the runs it removed.
 func cleanStale(ctx context.Context, f *runFlags, driver, runID string, all, stale bool, dirs []string, stdout io.Writer) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -168,6 +174,7 @@ func cleanStale(ctx context.Context, f *runFlags, driver, runID string, all, sta
 	}
 	removed, live := 0, 0
 	var failed []error
+	var outDirs []string
 	for _, rec := range recs {
 		switch {
 		case rec.Host != host:
@@ -200,10 +207,22 @@ func cleanStale(ctx context.Context, f *runFlags, driver, runID string, all, sta
 		}
 		rec.remove()
 		removed++
+		if d := filepath.Dir(rec.Out); rec.Out != "" && !slices.Contains(outDirs, d) {
+			outDirs = append(outDirs, d)
+		}
 		fmt.Fprintf(stdout, "removed run %s's record %s\n", rec.RunID, rec.path)
 	}
+	// The staging directories and reservations of killed writers, in the
+	// --dir directories and beside the results of the runs removed.
+	swept := 0
+	for _, d := range append(dirs, outDirs...) {
+		for _, name := range sweepStale(d) {
+			fmt.Fprintf(stdout, "removed %s, left by a lockbench process that is gone\n", filepath.Join(d, name))
+			swept++
+		}
+	}
 	switch {
-	case removed == 0 && len(failed) == 0:
+	case removed == 0 && len(failed) == 0 && swept == 0:
 		fmt.Fprintf(stdout, "nothing stale: %d recorded run processes, %d of them still running (records in %s)\n", len(recs), live, state)
 	case removed > 0:
 		fmt.Fprintf(stdout, "removed %d stale runs\n", removed)

@@ -11,7 +11,8 @@
 //
 //  1. base: exit.go (exit codes, the errors that make them, signals'
 //     codes, CheckArgs's mark), version.go, util.go, godebug.go,
-//     outfile.go (result files reserved and written), results.go (result
+//     resultset.go (result sets put into place as a set), outfile.go
+//     (result files reserved and written), results.go (result
 //     files read).
 //  2. output: print.go (the results and thresholds printed, --columns).
 //  3. flags: pluginflags.go (a flag per plugin parameter), completion.go,

@@ -32,6 +32,7 @@ var bin string
 
 func TestMain(m *testing.M) {
 	ext.ServeIfAdapter() // this binary started as ext-null's or ext-atomic's adapter
+	setWriterChild()     // or as TestResultSetKilled's writer
 	// The lockbench processes the tests start check every result file
 	// they write against results/schema.json (report.WriteFile).
 	os.Setenv("LOCKBENCH_CHECK_SCHEMA", "1")
