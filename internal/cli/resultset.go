@@ -84,18 +84,28 @@ func stageSet(stage, base string, run *report.Run) error {
 }
 
 // setNames are the files of the result set whose JSON is path: the names
-// in its Files, or, for a result file without them (lockbench before
-// Files), the .hgrm and .hlog files its scenarios have that exist. ok is
-// false when there is no result file at path.
+// in its files, or, for a JSON without them (lockbench before files), the
+// .hgrm and .hlog files its scenarios have that exist. It reads only
+// those two fields, so that a file later checks would refuse still counts.
+// ok is false when there is no file at path.
 func setNames(path string) (names []string, ok bool) {
-	r, err := report.ReadFile(path)
-	if err != nil {
-		_, serr := os.Lstat(path)
-		return nil, serr == nil
+	if _, err := os.Lstat(path); err != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(path)
+	var r struct {
+		Files     []report.SetFile  `json:"files"`
+		Scenarios []report.Scenario `json:"scenarios"`
+	}
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		return nil, true
 	}
 	if r.Files != nil {
 		for _, f := range r.Files {
-			names = append(names, f.Name)
+			// Only plain names beside it: never a path elsewhere.
+			if f.Name == filepath.Base(f.Name) && !strings.HasPrefix(f.Name, ".") && f.Name != filepath.Base(path) {
+				names = append(names, f.Name)
+			}
 		}
 		return names, true
 	}
