@@ -11,7 +11,8 @@
 //
 //  1. base: exit.go (exit codes, the errors that make them, signals'
 //     codes, CheckArgs's mark), version.go, util.go, godebug.go,
-//     outfile.go (result files reserved and written), results.go (result
+//     resultset.go (result sets put into place as a set), outfile.go
+//     (result files reserved and written), results.go (result
 //     files read).
 //  2. output: print.go (the results and thresholds printed, --columns).
 //  3. flags: pluginflags.go (a flag per plugin parameter), completion.go,
@@ -27,7 +28,8 @@
 //  5. scenario loop: progress.go, procfaults.go, segments.go, history.go,
 //     servers.go (layouts started), leftkeys.go, provenance.go, loop.go
 //     (each scenario placed, measured, recorded, skipped or failed).
-//  6. run lifecycle: finish.go (files reserved, results written and
+//  6. run lifecycle: runrecord.go (the run records clean --stale reads),
+//     finish.go (files reserved, results written and
 //     printed, the exit), procs.go (--procs: child processes), matrix.go
 //     (runMatrix: metrics endpoint, reservation, signals, progress,
 //     servers, around the loop).

@@ -60,10 +60,10 @@ func shellQuote(s string) string {
 // the --resource-addr server), how many of its keys are still there (a stall, a failed clean-up, a run that
 // stopped early, or --keep-keys) and the exact command that removes them;
 // or, when it cannot count them, that command anyway. Nothing is printed
-// when none are left.
-func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
+// when none are left. It reports whether none are left (counted).
+func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) (none bool) {
 	if len(p.addrs) == 0 || len(p.scenarios) == 0 {
-		return
+		return true
 	}
 	prefix := "lockbench:" + runID + ":"
 	note := ""
@@ -108,6 +108,7 @@ func reportLeftKeys(p *plan, f *runFlags, runID string, w io.Writer) {
 		fmt.Fprintf(w, "lockbench: warning: this run left %d keys under %s (its clean-up did not finish); %s; to remove them now: %s\n",
 			left, prefix, expire, cmd)
 	}
+	return len(failed) == 0 && left == 0
 }
 
 // withoutLogin is a --addr item with the user name and password of a

@@ -32,6 +32,7 @@ var bin string
 
 func TestMain(m *testing.M) {
 	ext.ServeIfAdapter() // this binary started as ext-null's or ext-atomic's adapter
+	setWriterChild()     // or as TestResultSetKilled's writer
 	// The lockbench processes the tests start check every result file
 	// they write against results/schema.json (report.WriteFile).
 	os.Setenv("LOCKBENCH_CHECK_SCHEMA", "1")
@@ -40,6 +41,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "lockbench")
+	// The run records of the runs the tests start (--addr): not in the
+	// user's state directory.
+	os.Setenv("LOCKBENCH_STATE_DIR", filepath.Join(dir, "state"))
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/lockbench").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build lockbench: %v\n%s", err, out)
 		os.Exit(1)

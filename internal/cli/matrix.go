@@ -66,11 +66,17 @@ func runPlan(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wri
 		return err
 	}
 	defer r.files.release()
+	// Before the first write to the user's servers: the run's record,
+	// which outlives a SIGKILL (lockbench clean --stale).
+	rec := newRunRecord(p, f, r.runID)
+	if err := rec.save(stderr); err != nil {
+		return err
+	}
 	// Runs last: how many keys the run left on the user's servers, and the
-	// command that removes them.
+	// command that removes them; the record goes when none are left.
 	defer func() {
-		if r.touched {
-			reportLeftKeys(p, f, r.runID, stderr)
+		if !r.touched || reportLeftKeys(p, f, r.runID, stderr) {
+			rec.remove()
 		}
 	}()
 	if parent == nil {

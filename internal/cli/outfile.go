@@ -130,14 +130,16 @@ func reserveExplicit(path string, force bool) (*outFiles, error) {
 	return &outFiles{path: path, lock: lock}, nil
 }
 
-// write writes the run's result JSON, .hgrm and .hlog files into a
-// temporary directory beside path (.lockbench-<pid>-*.tmp), then renames
-// them into place, the .hgrm and .hlog files first and the JSON last: a
-// reader that sees the JSON sees its other files, and no file is ever seen
-// half written. The
-// directory is removed whatever happens. Only the first write of a run
-// happens (the main path and a second Ctrl-C may race); later ones
-// return nil.
+// write writes the run's result set, the JSON and its .hgrm and .hlog
+// files, into a staging directory beside path (.lockbench-<pid>-*.tmp,
+// stageSet), then moves it into place with the JSON, which names the
+// set's files, last (placeSet): a reader of the JSON never sees a mix of
+// an old set and the new one, and no file is ever seen half written. The
+// staging directory is removed whatever happens; after an error (or a
+// SIGKILL: then the next run's sweepStale, or lockbench clean --stale
+// --dir) the files it would have put in are taken away (unstage). Only
+// the first write of a run happens (the main path and a second Ctrl-C may
+// race); later ones return nil.
 func (o *outFiles) write(run *report.Run) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -153,30 +155,12 @@ func (o *outFiles) write(run *report.Run) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	base := filepath.Base(o.path)
-	staged := filepath.Join(tmp, base)
-	if err := report.WriteFile(staged, run); err != nil {
+	killPoint()
+	if err := stageSet(tmp, filepath.Base(o.path), run); err != nil {
 		return err
 	}
-	if err := report.WriteHGRM(staged, run); err != nil {
-		return fmt.Errorf("write .hgrm files: %w", err)
-	}
-	if err := report.WriteHLOG(staged, run); err != nil {
-		return fmt.Errorf("write .hlog files: %w", err)
-	}
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if e.Name() == base {
-			continue
-		}
-		if err := os.Rename(filepath.Join(tmp, e.Name()), filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(staged, o.path); err != nil {
+	if err := placeSet(tmp, o.path, run.Files); err != nil {
+		unstage(dir, tmp)
 		return err
 	}
 	o.written = true
@@ -213,7 +197,8 @@ func removeUnwritten(path string, placeholder []byte) {
 // (.lockbench-<pid>-*) and reservation files (.lockbench-lock-*, holding
 // a pid) that lockbench processes now gone left behind (SIGKILL), and
 // temporary files of older versions (.lockbench-<n>.tmp, no pid) more than
-// an hour old. It touches nothing else, and nothing of a live process.
+// an hour old, and the files a killed writer of a result set put beside
+// them (unstage). It touches nothing else, and nothing of a live process.
 // It returns the names removed.
 func sweepStale(dir string) []string {
 	entries, err := os.ReadDir(dir)
@@ -248,6 +233,10 @@ func sweepStale(dir string) []string {
 		}
 		if pid < 0 || pid == os.Getpid() || (pid > 0 && topology.Alive(pid)) {
 			continue
+		}
+		if e.IsDir() {
+			// A killed writer's staging directory: the files it put in.
+			swept = append(swept, unstage(dir, filepath.Join(dir, name))...)
 		}
 		if os.RemoveAll(filepath.Join(dir, name)) == nil {
 			swept = append(swept, name)

@@ -160,7 +160,8 @@ func startProcServers(parent context.Context, p *plan) (procServers, error) {
 	for _, s := range topo.Servers {
 		addrs = append(addrs, s.Addr)
 	}
-	srv.env = append(srv.env, "LOCKBENCH_PASSWORD="+topo.Servers[0].Password)
+	// The servers go with this process: the children record no run.
+	srv.env = append(srv.env, "LOCKBENCH_PASSWORD="+topo.Servers[0].Password, "LOCKBENCH_NO_RUN_RECORD=1")
 	srv.addrArgs = []string{"--addr", strings.Join(addrs, ",")}
 	return srv, nil
 }

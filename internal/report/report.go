@@ -40,6 +40,19 @@ type Run struct {
 	// Thresholds are the --fail-on thresholds, each tested on every
 	// scenario in its scope (absent without --fail-on).
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Files are the other files of the result set, beside this file (its
+	// .hgrm and .hlog files), by name, with their size and SHA-256: the
+	// result file is put into place last and names exactly its set's
+	// files; a reader trusts no other (results/README.md). Absent in a
+	// placeholder, a merged file, and files of lockbench before it.
+	Files []SetFile `json:"files,omitempty"`
+}
+
+// SetFile is one file of a result set (Run.Files).
+type SetFile struct {
+	Name   string `json:"name"`   // base name, in the result file's directory
+	Bytes  int64  `json:"bytes"`  // size
+	SHA256 string `json:"sha256"` // of the contents, lower-case hex
 }
 
 // Meta describes where and how the run happened.
