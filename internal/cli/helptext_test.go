@@ -32,3 +32,29 @@ func TestStaleHelpText(t *testing.T) {
 		}
 	}
 }
+
+// TestFairPollingNote: fair (a lock whose waiters queue in Redis) with a
+// retry policy that waits between attempts says, before it runs, that a
+// free lock waits for the queue head's next poll; with pubsub (the
+// release wakes the head) and for atomic with the same backoff, no note.
+func TestFairPollingNote(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := lockbench(t, "run", "--strategy", "fair,atomic", "--retry", "backoff,pubsub", "--driver", "rueidis",
+		"--clients", "2", "--duration", "200ms", "--out", out, "-q")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	notes := 0
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "note: ") && strings.Contains(l, "queue") {
+			notes++
+			if !strings.HasPrefix(l, "note: fair with retry backoff: ") || !strings.Contains(l, "pubsub or csc") {
+				t.Errorf("note %q, want one for fair with backoff naming pubsub and csc", l)
+			}
+		}
+	}
+	if notes != 1 {
+		t.Errorf("%d notes of a polled queue, want 1 (fair/backoff; not fair/pubsub, not atomic)\n%s", notes, r.stderr)
+	}
+}
