@@ -118,6 +118,18 @@ func TestCompletionEnumFlags(t *testing.T) {
 			}
 		}
 	}
+	// Every plugin parameter of a fixed set, and every shared setting's
+	// words, complete on run.
+	for _, pp := range pluginParams() {
+		if v := oneOfValues(pp.Param); len(v) > 0 && len(complete(t, "run", "--"+pp.Name, "")) == 0 {
+			t.Errorf("run --%s (one of %v) completes nothing", pp.Name, v)
+		}
+	}
+	for _, ss := range sharedSettings {
+		if len(ss.words) > 0 && !slices.Equal(complete(t, "run", "--"+ss.Name, ""), sorted(ss.words)) {
+			t.Errorf("run --%s completes %v, want %v", ss.Name, complete(t, "run", "--"+ss.Name, ""), ss.words)
+		}
+	}
 	for _, bad := range [][]string{
 		{"run", "--topology", "ring"}, {"run", "--backend", "podman"}, {"sweep", "--format", "yaml"},
 		{"run", "--extend", "maybe"}, {"run", "--columns", "nosuch", "--format", "table"},
