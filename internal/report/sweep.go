@@ -30,7 +30,7 @@ const CeilingMinHoldMicros = 10
 
 // HasCeiling reports whether the scenario has a lock-bound ceiling (and so
 // an efficiency): a lock was held, with critical-section work, for a mean
-// of CeilingMinHoldMicros or more. Threshold results on efficiency without one are "not measured".
+// of CeilingMinHoldMicros or more, in a scenario without reads. Threshold results on efficiency without one are "not measured".
 func (s Scenario) HasCeiling() bool { return s.CeilingOpsPerSec > 0 }
 
 // NotMeasuredNote says where a figure not measured (a threshold's
