@@ -67,7 +67,11 @@ func TestRegisterDerivesCapabilities(t *testing.T) {
 			t.Errorf("%s: Reads %v, Reentrant %v, Lockless %v; want %v", name, info.Reads, info.Reentrant, info.Lockless, want)
 		}
 	}
-	for _, info := range []strategies.Info{{OwnsRetry: true}, {Queues: true}, {Reads: true}, {Reentrant: true}, {Lockless: true}} {
+	// WaitQueue likewise: fair queues its waiters in Redis, atomic not.
+	if !strategies.InfoOf("fair").WaitQueue || strategies.InfoOf("atomic").WaitQueue {
+		t.Errorf("WaitQueue: fair %v, atomic %v; want true, false", strategies.InfoOf("fair").WaitQueue, strategies.InfoOf("atomic").WaitQueue)
+	}
+	for _, info := range []strategies.Info{{OwnsRetry: true}, {Queues: true}, {Reads: true}, {Reentrant: true}, {Lockless: true}, {WaitQueue: true}} {
 		func() {
 			defer func() {
 				if r := recover(); r == nil || !strings.Contains(r.(string), "set from the factory's locker type") {

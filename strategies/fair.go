@@ -9,7 +9,7 @@ import (
 
 func init() {
 	Register("fair", Info{Desc: "FIFO fair lock (Redisson RFairLock model): waiters queue in a list with a per-waiter timeout (5 s); only the head of the queue may take a free lock; the release wakes the head alone, on its own channel"},
-		func(c Config) (Locker, error) {
+		func(c Config) (*fair, error) {
 			wake := map[Wake]string{WakePublish: "publish", WakeKey: "key", WakeNone: "none"}[c.Wake]
 			return &fair{d: c.Nodes[0], ttl: c.TTL, waiterTimeout: fairWaiterTimeout, tokens: c.Tokens, wake: wake}, nil
 		})

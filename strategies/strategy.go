@@ -299,6 +299,12 @@ type Info struct {
 	// Reentrant (its holder may acquire the lock again: the nested role)
 	// or Lockless (no lock at all: no role).
 	Reads, Reentrant, Lockless bool
+	// WaitQueue is set by Register, never given to it: the factory's
+	// locker type implements WaitQueue (its waiters queue in Redis and a
+	// release wakes the head: fair). With a polling retry policy (not
+	// pubsub or csc) nobody is woken and a free lock waits for the head's
+	// next attempt: the run says so (docs/strategies.md, "fair").
+	WaitQueue bool
 	// Unsafe: the strategy is a known-broken pattern kept to show its
 	// failure (naive): violations are what it measures, so a regression
 	// gate's baseline that shows them is not invalid. Default false: the
@@ -348,8 +354,8 @@ func Register[L Locker](name string, info Info, f func(c Config) (L, error)) {
 	if f == nil {
 		panic("strategies: Register with a nil factory")
 	}
-	if info.OwnsRetry || info.Queues || info.Reads || info.Reentrant || info.Lockless {
-		panic("strategies: Register " + name + ": Info.OwnsRetry, Queues, Reads, Reentrant and Lockless are set from the factory's locker type (implement OwnRetry, Queued, ReadLocker, Reentrant or Lockless on it), not given")
+	if info.OwnsRetry || info.Queues || info.Reads || info.Reentrant || info.Lockless || info.WaitQueue {
+		panic("strategies: Register " + name + ": Info.OwnsRetry, Queues, Reads, Reentrant, Lockless and WaitQueue are set from the factory's locker type (implement OwnRetry, Queued, ReadLocker, Reentrant, Lockless or WaitQueue on it), not given")
 	}
 	t := reflect.TypeFor[L]()
 	info.OwnsRetry = t.Implements(reflect.TypeFor[OwnRetry]())
@@ -357,6 +363,7 @@ func Register[L Locker](name string, info Info, f func(c Config) (L, error)) {
 	info.Reads = t.Implements(reflect.TypeFor[ReadLocker]())
 	info.Reentrant = t.Implements(reflect.TypeFor[Reentrant]())
 	info.Lockless = t.Implements(reflect.TypeFor[Lockless]())
+	info.WaitQueue = t.Implements(reflect.TypeFor[WaitQueue]())
 	if info.Topology == "" {
 		info.Topology = Standalone
 	}

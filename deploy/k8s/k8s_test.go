@@ -392,8 +392,12 @@ func TestJobCommandLines(t *testing.T) {
 	n := s.segments(t)
 	job := s.job(t, "job.yaml")
 	c := job.Spec.Template.Spec.Containers[0]
-	if len(c.Command) != 0 {
-		t.Errorf("command %q, want none (the image's entrypoint, lockbench)", c.Command)
+	if len(c.Command) != 4 || c.Command[0] != "sh" || c.Command[1] != "-c" || c.Command[3] != "lockbench" ||
+		!strings.Contains(c.Command[2], `lockbench "$@"`) {
+		t.Errorf("command %q, want sh -c SCRIPT lockbench (the script runs lockbench \"$@\", the args)", c.Command)
+	}
+	if !slices.Contains(c.Args, "--allow-nonempty") {
+		t.Errorf("args %q: want --allow-nonempty (a shared Redis holds other keys; the run's are under lockbench:<run-id>:)", c.Args)
 	}
 	if len(c.Args) == 0 || c.Args[0] != "run" {
 		t.Fatalf("args %q, want lockbench run ...", c.Args)
@@ -560,4 +564,95 @@ func TestKustomizeBuild(t *testing.T) {
 	if jobs != 2 {
 		t.Errorf("rendered objects %v, want 2 Jobs", kinds)
 	}
+}
+
+// TestSegmentFailureMarker runs the segment pods' sh script with a
+// lockbench stub: exiting 2 (a refusal, no result file) it leaves
+// seg-<index>.failed holding "exit status 2" and exits 2; exiting 0 it
+// leaves no marker and removes a stale one.
+func TestSegmentFailureMarker(t *testing.T) {
+	s := load(t)
+	c := s.job(t, "job.yaml").Spec.Template.Spec.Containers[0]
+	for _, code := range []int{2, 0} {
+		results := t.TempDir()
+		mark := filepath.Join(results, s.config["RUN_ID"], "seg-1.failed")
+		if code == 0 {
+			if err := os.MkdirAll(filepath.Dir(mark), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(mark, []byte("exit status 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script := "set -- run --quiet\n" + strings.ReplaceAll(c.Command[2], "/results", results)
+		r := scripttest.RunExit(t, script, []string{"RUN_ID=" + s.config["RUN_ID"], "JOB_COMPLETION_INDEX=1"}, code)
+		got := 0
+		if r.Err != nil {
+			got = r.Err.(*exec.ExitError).ExitCode()
+		}
+		if got != code || !slices.Equal(r.Args, []string{"run", "--quiet"}) {
+			t.Errorf("lockbench stub exiting %d: script exit %d, lockbench args %q, want %d and run --quiet\n%s", code, got, r.Args, code, r.Output)
+		}
+		b, err := os.ReadFile(mark)
+		switch {
+		case code != 0 && string(b) != "exit status 2\n":
+			t.Errorf("after exit %d: marker %q (%v), want \"exit status 2\"", code, b, err)
+		case code == 0 && err == nil:
+			t.Errorf("after exit 0: marker %q left, want none", b)
+		}
+	}
+}
+
+// TestMergeJobFailsFast runs the merge Job's script over a volume where it
+// must not wait: a segment's failure marker without its result file (exit
+// 1 at once, naming the index and the status); some files but not all,
+// past the straggler bound (the sleeps removed: exit 1 after 61 rounds).
+// Both ways: a marker beside the segment's result file (a run that failed
+// but wrote its partial results) does not stop the merge.
+func TestMergeJobFailsFast(t *testing.T) {
+	s := load(t)
+	n := s.segments(t)
+	c := s.job(t, "merge-job.yaml").Spec.Template.Spec.Containers[0]
+	env := []string{"SEGMENTS=" + s.config["SEGMENTS"], "RUN_ID=" + s.config["RUN_ID"]}
+	for _, tc := range []struct {
+		name   string
+		files  []string
+		want   string // in the output; "" for a merge
+		rounds int
+	}{
+		{"marker without result", []string{"seg-0.json", "seg-2.failed"}, "the segment of index 2 failed (exit status 2)", 1},
+		{"lost pod", []string{"seg-0.json"}, "1 of " + s.config["SEGMENTS"] + " segment files", 61},
+		{"marker beside result", append(segFiles(n), "seg-1.failed"), "", 0},
+	} {
+		results := t.TempDir()
+		dir := filepath.Join(results, s.config["RUN_ID"])
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range tc.files {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("exit status 2\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script := strings.ReplaceAll(strings.ReplaceAll(c.Args[0], "/results", results), "sleep 10", ":")
+		r := scripttest.Run(t, script, env)
+		rounds := strings.Count(r.Output, "waiting for")
+		if tc.want == "" {
+			if r.Err != nil || len(r.Args) == 0 || r.Args[0] != "merge" {
+				t.Errorf("%s: exit %v, lockbench %q, want a merge\n%s", tc.name, r.Err, r.Args, r.Output)
+			}
+			continue
+		}
+		if r.Err == nil || r.Args != nil || !strings.Contains(r.Output, tc.want) || rounds != tc.rounds-1 {
+			t.Errorf("%s: exit %v, lockbench %q, %d rounds of waiting, want exit 1 without a merge after %d, saying %q\n%s", tc.name, r.Err, r.Args, rounds, tc.rounds-1, tc.want, r.Output)
+		}
+	}
+}
+
+func segFiles(n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("seg-%d.json", i))
+	}
+	return out
 }

@@ -88,7 +88,7 @@ func clean(ctx context.Context, f *runFlags, driver, runID string, all, yes bool
 	if yes && !all {
 		bad("--yes goes with --all-lockbench-runs")
 	}
-	if driver != "goredis" && driver != "rueidis" {
+	if !contains(cleanDrivers, driver) {
 		bad("--driver %q is not goredis or rueidis", driver)
 	}
 	addrs, conn, connErrs := parseConn(f)

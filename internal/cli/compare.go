@@ -124,7 +124,7 @@ func (fl *compareFlags) check() (compareThresholds, error) {
 	if !(fl.alpha > 0 && fl.alpha < 1) {
 		errs = append(errs, fmt.Errorf("--alpha must be above 0 and below 1, got %v", fl.alpha))
 	}
-	if fl.format != "table" && fl.format != "benchstat" {
+	if !contains(compareFormats, fl.format) {
 		errs = append(errs, fmt.Errorf("--format %q is not table or benchstat", fl.format))
 	}
 	if len(errs) > 0 {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/faults"
 	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/report"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
@@ -135,4 +137,150 @@ func completeParams(lead string, ps []registry.Param, partial string, given map[
 // offered again).
 func completeNames(names []string, toComplete string, list bool) ([]string, cobra.ShellCompDirective) {
 	return completeItems(names, nil, toComplete, list)
+}
+
+// The fixed sets of values some flags take, each the list their
+// validation checks against (or, for --topology and --backend, whose
+// checks are switches in plan.go, the values those switches accept:
+// TestCompletionEnumFlags runs each through the validation).
+var (
+	// compareFormats are compare's --format values.
+	compareFormats = []string{"table", "benchstat"}
+	// cleanDrivers are clean's --driver values.
+	cleanDrivers = []string{"goredis", "rueidis"}
+	// topologyNames are --topology's values; "masters:" takes a count.
+	topologyNames = []string{"standalone", "masters:", "replica", "sentinel", "cluster"}
+	// backendNames are --backend's values.
+	backendNames = []string{"local", "docker"}
+)
+
+// enumFlags are the flags, other than nameFlags and the shared settings'
+// words (registerSharedCompletions), that take one of a fixed set of
+// values, or a comma list of them (list): for the commands named (nil:
+// every command with the flag), the values, given the command and its
+// positional arguments.
+var enumFlags = []struct {
+	cmds   []string
+	flag   string
+	values func(cmd *cobra.Command, args []string) []string
+	list   bool
+}{
+	{[]string{"compare"}, "format", fixed(compareFormats), false},
+	{[]string{"run", "sweep", "show"}, "format", fixed(report.Formats), false},
+	{nil, "topology", fixed(topologyNames), false},
+	{nil, "backend", fixed(backendNames), false},
+	{nil, "columns", columnValues, true},
+	{[]string{"compare"}, "normalize", normalizeValues, false},
+	{[]string{"clean"}, "driver", fixed(cleanDrivers), false},
+	{[]string{"claims"}, "driver", func(*cobra.Command, []string) []string { return drivers.Names() }, false},
+}
+
+func fixed(v []string) func(*cobra.Command, []string) []string {
+	return func(*cobra.Command, []string) []string { return v }
+}
+
+// columnValues are --columns' keys: all and every column of the table
+// (and of sweep's table; show takes either), as checkColumns accepts.
+func columnValues(cmd *cobra.Command, _ []string) []string {
+	sweeps := map[string][]bool{"sweep": {true}, "show": {false, true}}[cmd.Name()]
+	if sweeps == nil {
+		sweeps = []bool{false}
+	}
+	out := []string{"all"}
+	for _, sweep := range sweeps {
+		full, extra := tableColumns(sweep)
+		for _, k := range report.ColumnKeys(append(full, extra...)) {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// normalizeValues are the scenario names (strategy/driver/workload/retry)
+// of compare's first file, the names report.Compare looks --normalize up
+// among; none before a file is given or when it cannot be read.
+func normalizeValues(_ *cobra.Command, args []string) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	run, err := readResult(args[0])
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, s := range run.Scenarios {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+// oneOfValues are the values a string parameter checked by
+// registry.OneOf accepts, read from its refusal of a value no parameter
+// takes ("X is not one of a, b"); nil for other parameters. The empty
+// value ("") is not offered.
+func oneOfValues(p registry.Param) []string {
+	if _, ok := p.Default.(string); !ok || p.Check == nil {
+		return nil
+	}
+	err := p.Check("\x00")
+	if err == nil {
+		return nil
+	}
+	_, list, ok := strings.Cut(err.Error(), " is not one of ")
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, v := range strings.Split(list, ", ") {
+		if v != `""` {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// registerEnumCompletions makes the shell completion of every command
+// under root offer the values of enumFlags and of the plugin parameters
+// checked by registry.OneOf (--extend, --mode...: the values any of the
+// declaring plugins accepts); a flag whose completion is already
+// registered (nameFlags, the shared settings) keeps it.
+func registerEnumCompletions(root *cobra.Command) {
+	params := map[string][]string{}
+	eachPlugin(func(_ string, ps []registry.Param) {
+		for _, p := range ps {
+			for _, v := range oneOfValues(p) {
+				if !slices.Contains(params[p.Name], v) {
+					params[p.Name] = append(params[p.Name], v)
+				}
+			}
+		}
+	})
+	for _, cmd := range root.Commands() {
+		for _, ef := range enumFlags {
+			if cmd.Flags().Lookup(ef.flag) == nil || ef.cmds != nil && !slices.Contains(ef.cmds, cmd.Name()) {
+				continue
+			}
+			_ = cmd.RegisterFlagCompletionFunc(ef.flag, func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				values := ef.values(c, args)
+				out, directive := completeNames(values, toComplete, ef.list)
+				if slices.ContainsFunc(out, func(v string) bool { return strings.HasSuffix(v, ":") }) {
+					directive |= cobra.ShellCompDirectiveNoSpace // masters: takes a count
+				}
+				return out, directive
+			})
+		}
+		for name, values := range params {
+			if cmd.Flags().Lookup(name) == nil {
+				continue
+			}
+			if _, ok := cmd.GetFlagCompletionFunc(name); ok {
+				continue
+			}
+			_ = cmd.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				return completeNames(values, toComplete, false)
+			})
+		}
+	}
 }

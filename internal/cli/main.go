@@ -35,6 +35,7 @@ safety-violation counts (oversell, overlapping holders, lost updates).`,
 		return usageError{err}
 	})
 	root.AddCommand(newRunCmd(), newSweepCmd(), newListCmd(), newHarnessCmd(), newCompareCmd(), newABCmd(), newMergeCmd(), newCheckCmd(), newClaimsCmd(), newReportCmd(), newShowCmd(), newCleanCmd(), newVersionCmd())
+	registerEnumCompletions(root)
 	return root
 }
 

@@ -51,6 +51,7 @@ func runPlan(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wri
 		return runProcs(parent, f, p, stdout, stderr)
 	}
 	warnPassword(stderr, commandLinePassword(f.cli, f))
+	warnPollingQueue(stderr, p.scenarios)
 	r := &matrixRun{f: f, scenarioLoop: scenarioLoop{p: p, sp: sp, stdout: stdout, stderr: stderr, columns: f.columns}}
 	// The metrics endpoint first: an address in use is bad input (exit
 	// 2), found before anything is written or started.

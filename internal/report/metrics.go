@@ -214,7 +214,7 @@ func buildMetrics() []Metric {
 			func(s Scenario) float64 { return s.OpsPerSec }, nil},
 		Metric{"ops", "operations completed in the measured window",
 			func(s Scenario) float64 { return float64(s.Ops) }, nil},
-		Metric{"efficiency", "ops_per_sec / the lock-bound ceiling (not measured when there is no ceiling: no lock held, --work 0s, or a mean hold under 10 µs)",
+		Metric{"efficiency", "ops_per_sec / the lock-bound ceiling (not measured when there is no ceiling: no lock held, --work 0s, a mean hold under 10 µs, or reads, which may hold the lock shared)",
 			func(s Scenario) float64 { return s.Efficiency }, Scenario.HasCeiling},
 		Metric{"acquire_p99_per_turn", "p99 acquire wait / one turn, a turn being clients / the lock-bound ceiling (on one hot key: clients x mean hold), the time for every client to hold the lock once; a FIFO lock at full load stays near 1 (not measured without a ceiling)",
 			func(s Scenario) float64 { return s.AcquireMS.P99 / 1000 / (s.ClientsInForce() / s.CeilingOpsPerSec) }, Scenario.HasCeiling},

@@ -322,7 +322,11 @@ func Derive(s *Scenario) error {
 	clients := s.ClientsInForce()
 	s.CeilingOpsPerSec, s.Efficiency = 0, 0
 	holdS := 0.0 // the mean hold, s, when it bounds a ceiling
-	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && hold.Mean() >= CeilingMinHoldMicros {
+	// Reads (Counters.Reads: --read-ratio, the read role of --mix) may
+	// hold a lock shared (rwlock's read side), which the exclusive
+	// ceiling, Locks x Permits holders at once, does not bound: a
+	// scenario with reads has no ceiling (Check exempts it already).
+	if hold := hs[HistHold]; hold != nil && r.Locks > 0 && s.Ops > 0 && s.Counters.Reads == 0 && hold.Mean() >= CeilingMinHoldMicros {
 		holdS = hold.Mean() / 1e6
 		s.CeilingOpsPerSec = min(clients, float64(r.Locks*r.PermitsOrOne())) / holdS
 		s.Efficiency = s.OpsPerSec / s.CeilingOpsPerSec

@@ -202,8 +202,10 @@ type Scenario struct {
 	// once (min of clients and distinct locks; for a semaphore of N
 	// permits, raw.permits, min of clients and distinct locks x N) / mean
 	// hold time (s): N / mean hold on one semaphore key. 0, and
-	// absent from the JSON, when there is none to compute: no lock held, or
-	// a mean hold under CeilingMinHoldMicros (HasCeiling).
+	// absent from the JSON, when there is none to compute: no lock held, a
+	// mean hold under CeilingMinHoldMicros, or reads (Counters.Reads > 0:
+	// readers may hold a lock shared, which this bound does not cover)
+	// (HasCeiling).
 	CeilingOpsPerSec float64 `json:"ceiling_ops_per_sec,omitempty"`
 	// Efficiency is OpsPerSec / CeilingOpsPerSec; 0 and absent with no
 	// ceiling.

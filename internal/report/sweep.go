@@ -30,7 +30,7 @@ const CeilingMinHoldMicros = 10
 
 // HasCeiling reports whether the scenario has a lock-bound ceiling (and so
 // an efficiency): a lock was held, with critical-section work, for a mean
-// of CeilingMinHoldMicros or more. Threshold results on efficiency without one are "not measured".
+// of CeilingMinHoldMicros or more, in a scenario without reads. Threshold results on efficiency without one are "not measured".
 func (s Scenario) HasCeiling() bool { return s.CeilingOpsPerSec > 0 }
 
 // NotMeasuredNote says where a figure not measured (a threshold's
@@ -38,7 +38,7 @@ func (s Scenario) HasCeiling() bool { return s.CeilingOpsPerSec > 0 }
 // acquire_p99_per_turn), or the liveness oracle's not_measured.
 func NotMeasuredNote(metric string) string {
 	if metric == "efficiency" || metric == "acquire_p99_per_turn" {
-		return fmt.Sprintf("no lock-bound ceiling: no lock held, no critical-section work (--work 0s), or a mean hold under %d µs", CeilingMinHoldMicros)
+		return fmt.Sprintf("no lock-bound ceiling: no lock held, no critical-section work (--work 0s), a mean hold under %d µs, or reads (they may hold the lock shared)", CeilingMinHoldMicros)
 	}
 	return "see liveness.not_measured"
 }

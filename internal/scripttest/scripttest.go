@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,13 @@ type Result struct {
 // skips t when the machine has no sh.
 func Run(t *testing.T, script string, env []string) Result {
 	t.Helper()
+	return RunExit(t, script, env, 0)
+}
+
+// RunExit is Run with a lockbench stub that exits with status code
+// (0 to 255) after recording its arguments.
+func RunExit(t *testing.T, script string, env []string, code int) Result {
+	t.Helper()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh on this machine")
@@ -38,7 +46,7 @@ func Run(t *testing.T, script string, env []string) Result {
 		t.Fatal(err)
 	}
 	record := filepath.Join(tmp, "args")
-	stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + record + "\n"
+	stub := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + record + "\nexit " + strconv.Itoa(code) + "\n"
 	if err := os.WriteFile(filepath.Join(bin, "lockbench"), []byte(stub), 0o755); err != nil {
 		t.Fatal(err)
 	}
