@@ -76,7 +76,7 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--username", "u"}, code: 2, want: "--username goes with --addr"},
 	{args: []string{"run", "--cluster"}, code: 2, want: "--cluster goes with --addr"},
 	{args: []string{"run", "--segments", "4"}, code: 2, want: "--segments goes with segmented"},
-	{args: []string{"run", "--extend", "on"}, code: 2, want: "--extend goes with redislock, redlock, redsync, redsync-redlock"},
+	{args: []string{"run", "--extend", "on"}, code: 2, want: "--extend goes with ext-atomic, python-redis-lock, python-redis-lock-renew, redis-py-lock, redislock, redlock, redlock-node, redlock-node-quorum, redsync, redsync-redlock"},
 	{args: []string{"run", "--workload", "hot-key", "--stock", "5"}, code: 2, want: "--stock goes with flash-sale"},
 	{args: []string{"run", "--on-timeout", "release", "--strategy", "naive"}, code: 2, want: "--on-timeout goes with atomic, watchdog"},
 	// A write guard where it has no meaning (issue #19, item 4).

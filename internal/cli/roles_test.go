@@ -51,7 +51,7 @@ func TestMixFlag(t *testing.T) {
 		{[]string{"--mix", "read=0.8,write=0.3"}, "--mix: the shares sum to 1.1, not 1"},
 		{[]string{"--mix", "read=0.8"}, "--mix: the shares sum to 0.8, not 1"},
 		{[]string{"--mix", "read=1.5"}, "--mix: read=1.5: the share must be > 0 and at most 1"},
-		{[]string{"--mix", "read=0.5,write=0.5", "--strategy", "atomic"}, "strategy atomic has no read side (the read role needs a read-write lock: rwlock)"},
+		{[]string{"--mix", "read=0.5,write=0.5", "--strategy", "atomic"}, "strategy atomic has no read side (the read role needs a read-write lock: redisson-rw, rwlock)"},
 		{[]string{"--mix", "nested=0.5,write=0.5", "--strategy", "atomic"}, "strategy atomic is not reentrant"},
 		{[]string{"--mix", "nested=0.01,write=0.99", "--strategy", "reentrant"}, "role nested gets no client of 10"},
 		{[]string{"--mix", "read=0.5,write=0.5", "--workload", "lock-cycle"}, "workload lock-cycle has no read operation"},
