@@ -484,7 +484,7 @@ func (r *procsRun) merge(failed []string) (*report.Run, error) {
 	var names []string
 	for i := 0; i < r.n; i++ {
 		path := r.resultPath(i)
-		res, err := readResult(path)
+		res, err := readResult(path, 0)
 		if err != nil {
 			continue // missing: a killed or failed segment
 		}

@@ -12,6 +12,7 @@ import (
 
 func newShowCmd() *cobra.Command {
 	var format, columns string
+	var maxInput int64
 	cmd := &cobra.Command{
 		Use:   "show RUN.json",
 		Short: "Print a saved result file again: as the table, CSV, JSON, benchstat or markdown",
@@ -38,7 +39,7 @@ lockbench result, an unknown format or column).`,
 			if !contains(report.Formats, format) {
 				return usageError{fmt.Errorf("--format %q is not one of %s", format, strings.Join(report.Formats, ", "))}
 			}
-			r, err := readResult(args[0])
+			r, err := readResult(args[0], maxInput)
 			if err != nil {
 				return err
 			}
@@ -62,6 +63,7 @@ lockbench result, an unknown format or column).`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
+	addMaxInputFlag(cmd, &maxInput)
 	cmd.Flags().StringVar(&columns, "columns", "", "table and markdown: the columns to show, comma-separated, or all (default: all, or a compact set on a terminal narrower than the table)")
 	return cmd
 }

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 // splitList splits a comma-separated flag, dropping empty items.
@@ -98,4 +101,32 @@ func parsePercent(s string) (float64, error) {
 		v /= 100
 	}
 	return v, nil
+}
+
+// sizeValue is a flag holding a byte count (report.ParseSize).
+type sizeValue struct{ n *int64 }
+
+func (v sizeValue) String() string {
+	if v.n == nil {
+		return ""
+	}
+	return report.FormatSize(*v.n)
+}
+
+func (v sizeValue) Set(s string) error {
+	n, err := report.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*v.n = n
+	return nil
+}
+
+func (sizeValue) Type() string { return "size" }
+
+// addMaxInputFlag adds --max-input-size to a command that reads result
+// files, into max (default report.DefaultMaxInput, 512MiB).
+func addMaxInputFlag(cmd *cobra.Command, max *int64) {
+	*max = report.DefaultMaxInput
+	cmd.Flags().Var(sizeValue{max}, "max-input-size", "largest result file read, like 512MiB or 64KiB: a larger file, or one that is not a regular file (a directory, a FIFO, /dev/zero), is refused (exit 2)")
 }
