@@ -189,7 +189,7 @@ func parseConn(f *runFlags) ([]string, drivers.Endpoint, []error) {
 	// (validate never changes f).
 	c.password, c.username = f.password, f.username
 	c.passwordFiles()
-	if f.addr != "" {
+	if f.addr != "" || f.changed["addr"] { // --addr '' is refused, not "start servers"
 		c.addrList()
 	}
 	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
@@ -254,7 +254,7 @@ func (c *connReader) addrList() {
 		c.addrItem(raw)
 	}
 	if len(items) == 0 {
-		c.bad("--addr is empty")
+		c.bad("--addr %q gives no server: give host:port or a redis:// URL, or drop --addr to let lockbench start its own servers", f.addr)
 	}
 	if c.nTLS > 0 && c.nPlain > 0 {
 		c.bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")

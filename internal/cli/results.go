@@ -18,6 +18,9 @@ import (
 // subcommand, and the error names the file.
 func readResult(path string, max int64) (*report.Run, error) {
 	r, err := report.ReadFileMax(path, max)
+	if errors.Is(err, report.ErrTooLarge) {
+		err = fmt.Errorf("%w (--max-input-size)", err)
+	}
 	if err != nil {
 		return nil, usageError{err}
 	}

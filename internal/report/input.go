@@ -21,7 +21,11 @@ const DefaultMaxInput int64 = 512 << 20
 // ErrBadInput is wrapped by ReadFileMax's and Validate's errors: the file
 // is not one lockbench can read (not a regular file, too large, not a
 // result file of this schema, or figures a result cannot hold).
-var ErrBadInput = errors.New("bad result file")
+var ErrBadInput = errors.New("bad input")
+
+// ErrTooLarge is ReadBounded's error for a file over its limit; it wraps
+// ErrBadInput.
+var ErrTooLarge = fmt.Errorf("%w", ErrBadInput)
 
 // ReadFileMax decodes the result file at path, as ReadFile, reading at
 // most max bytes: a path that is not a regular file (a directory, a FIFO,
@@ -29,6 +33,17 @@ var ErrBadInput = errors.New("bad result file")
 // it is read, naming the path and the limit. A FIFO is opened without
 // blocking, so no reader waits for a writer.
 func ReadFileMax(path string, max int64) (*Run, error) {
+	b, err := ReadBounded(path, max)
+	if err != nil {
+		return nil, err
+	}
+	return decode(path, b)
+}
+
+// ReadBounded reads the file at path, at most max bytes (0:
+// DefaultMaxInput): a path that is not a regular file, or one larger than
+// max, is refused (ErrBadInput) without blocking or reading it whole.
+func ReadBounded(path string, max int64) ([]byte, error) {
 	if max <= 0 {
 		max = DefaultMaxInput
 	}
@@ -55,9 +70,9 @@ func ReadFileMax(path string, max int64) (*Run, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if int64(len(b)) > max { // grew while read
-		return nil, fmt.Errorf("%w: %s: larger than the input limit of %s (--max-input-size)", ErrBadInput, path, FormatSize(max))
+		return nil, fmt.Errorf("%w: %s: larger than the input limit of %s", ErrTooLarge, path, FormatSize(max))
 	}
-	return decode(path, b)
+	return b, nil
 }
 
 // regular refuses what is not a regular file of at most max bytes.
@@ -68,7 +83,7 @@ func regular(path string, fi os.FileInfo, max int64) error {
 	case !m.IsRegular():
 		return fmt.Errorf("%w: %s is not a regular file (%s), not a result file", ErrBadInput, path, fileKind(m))
 	case fi.Size() > max:
-		return fmt.Errorf("%w: %s: %s, over the input limit of %s (--max-input-size)", ErrBadInput, path, FormatSize(fi.Size()), FormatSize(max))
+		return fmt.Errorf("%w: %s: %s, over the input limit of %s", ErrTooLarge, path, FormatSize(fi.Size()), FormatSize(max))
 	}
 	return nil
 }
