@@ -89,7 +89,7 @@ func clean(ctx context.Context, f *runFlags, driver, runID string, all, yes bool
 		ds, err := engine.Open(cctx, driver, []engine.Node{n}, 1)
 		if err != nil {
 			cancel()
-			return fmt.Errorf("%s: %w", n.Addr, tlsHint(err, conn.TLS != nil))
+			return fmt.Errorf("%s: %w", n.Addr, tlsHint(err, n))
 		}
 		k, err := redisadmin.DeleteKeys(cctx, ds[0], prefix)
 		ds[0].Close()

@@ -4,6 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,4 +132,35 @@ func (sizeValue) Type() string { return "size" }
 func addMaxInputFlag(cmd *cobra.Command, max *int64) {
 	*max = report.DefaultMaxInput
 	cmd.Flags().Var(sizeValue{max}, "max-input-size", "largest result file read, like 512MiB or 64KiB: a larger file, or one that is not a regular file (a directory, a FIFO, /dev/zero), is refused (exit 2)")
+}
+
+// mkdirNew makes dir and its missing parents (0755), as os.MkdirAll, and
+// returns the directories it made, outermost first, so that a run that
+// ends without writing into them can remove them (removeEmptyDirs).
+func mkdirNew(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	slices.Reverse(missing)
+	return missing, nil
+}
+
+// removeEmptyDirs removes the directories mkdirNew made, innermost first,
+// each only while empty (os.Remove): what the run put there stays.
+func removeEmptyDirs(made []string) {
+	for i := len(made) - 1; i >= 0; i-- {
+		if os.Remove(made[i]) != nil {
+			return
+		}
+	}
 }
