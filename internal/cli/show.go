@@ -29,8 +29,10 @@ table. --columns a,b,c chooses the columns (all: the full table) of the
 table and markdown formats, by these names:
 ` + wrap(columnsDoc(), 76) + `
 
-Exit codes: 0 printed; 2 bad input (a file that is missing or not a
-lockbench result, an unknown format or column).`,
+Exit codes: 0 printed; 2 bad input (a file that is missing, not a
+regular file, over --max-input-size or not a lockbench result, figures a
+result cannot hold such as a negative count, an unknown format or
+column).`,
 		Example: `  lockbench show results/20261130T012233Z.json
   lockbench show results/20261130T012233Z.json --format csv > runs.csv
   lockbench show results/20261130T012233Z.json --format markdown --columns strategy,driver,ops,p99,violations`,
