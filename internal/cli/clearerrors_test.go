@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,12 +34,26 @@ func TestTLSToPlainServer(t *testing.T) {
 	if err := os.WriteFile(pw, []byte(s.Password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, driver := range []string{"goredis", "rueidis"} {
-		r := lockbench(t, "run", "-q", "--addr", "rediss://"+s.Addr, "--password-file", pw, "--strategy", "atomic", "--driver", driver,
-			"--clients", "1", "--duration", "100ms", "--out", filepath.Join(dir, driver+".json"))
-		want := "the server at " + s.Addr + " does not speak TLS: it answers PING in plain text (drop --tls / use redis://)"
-		if r.code != 2 || !strings.Contains(r.stderr, want) {
-			t.Errorf("%s: rediss:// to a plain server: exit %d, want 2 and %q:\n%s", driver, r.code, want, r.stderr)
+	// Both drivers at once: each waits out its 5 s PING before the probe.
+	drivers := []string{"goredis", "rueidis"}
+	outs := make([][]byte, len(drivers))
+	codes := make([]int, len(drivers))
+	var wg sync.WaitGroup
+	for i, driver := range drivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, "run", "-q", "--addr", "rediss://"+s.Addr, "--password-file", pw, "--strategy", "atomic", "--driver", driver,
+				"--clients", "1", "--duration", "100ms", "--out", filepath.Join(dir, driver+".json"))
+			outs[i], _ = cmd.CombinedOutput()
+			codes[i] = cmd.ProcessState.ExitCode()
+		}()
+	}
+	wg.Wait()
+	want := "the server at " + s.Addr + " does not speak TLS: it answers PING in plain text (drop --tls / use redis://)"
+	for i, driver := range drivers {
+		if codes[i] != 2 || !strings.Contains(string(outs[i]), want) {
+			t.Errorf("%s: rediss:// to a plain server: exit %d, want 2 and %q:\n%s", driver, codes[i], want, outs[i])
 		}
 	}
 	r := lockbench(t, "run", "-q", "--addr", "redis://"+s.Addr, "--password-file", pw, "--strategy", "atomic", "--driver", "rueidis",
