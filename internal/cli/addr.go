@@ -6,11 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/drivers"
 )
@@ -117,9 +119,13 @@ func tlsConfig(f *runFlags) (*tls.Config, error) {
 
 // tlsHint adds what to do to an error from a TLS handshake: a server
 // certificate that did not verify, a client certificate the server wants,
-// or a server that does not speak TLS on that port.
-func tlsHint(err error, usingTLS bool) error {
-	if err == nil || !usingTLS {
+// or a server that does not speak TLS on that port. When the error says
+// none of these (a plain Redis waits for more of the TLS ClientHello, and
+// the driver reports only a timeout), n's addresses are asked PING in
+// plain text (plainRedis): one that answers makes the error a usage
+// error (exit 2) saying that it does not speak TLS.
+func tlsHint(err error, n drivers.Endpoint) error {
+	if err == nil || n.TLS == nil {
 		return err
 	}
 	var unknown x509.UnknownAuthorityError
@@ -135,7 +141,29 @@ func tlsHint(err error, usingTLS bool) error {
 	case strings.Contains(msg, "does not look like a TLS handshake"):
 		return fmt.Errorf("%w\n(the server does not speak TLS on this port: use redis:// or drop --tls)", err)
 	}
+	for _, a := range append(append([]string{n.Addr}, n.Seeds...), n.Sentinels...) {
+		if a != "" && plainRedis(a) {
+			return usageError{fmt.Errorf("the server at %s does not speak TLS: it answers PING in plain text (drop --tls / use redis://); TLS connection: %w", a, err)}
+		}
+	}
 	return err
+}
+
+// plainRedis reports whether a server at addr answers a plain-text PING
+// as Redis does (+PONG, or an error such as -NOAUTH), within 2 s.
+func plainRedis(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	b := make([]byte, 64)
+	k, _ := io.ReadAtLeast(c, b, 3)
+	return bytes.HasPrefix(b[:k], []byte("+PONG")) || bytes.HasPrefix(b[:k], []byte("-NOAUTH")) || bytes.HasPrefix(b[:k], []byte("-ERR"))
 }
 
 // redactArgs hides passwords in a command line: redis:// URLs and the
@@ -189,7 +217,7 @@ func parseConn(f *runFlags) ([]string, drivers.Endpoint, []error) {
 	// (validate never changes f).
 	c.password, c.username = f.password, f.username
 	c.passwordFiles()
-	if f.addr != "" {
+	if f.addr != "" || f.changed["addr"] { // --addr '' is refused, not "start servers"
 		c.addrList()
 	}
 	if f.sentinelMaster != "" && strings.TrimSpace(f.sentinelMaster) != f.sentinelMaster {
@@ -254,7 +282,7 @@ func (c *connReader) addrList() {
 		c.addrItem(raw)
 	}
 	if len(items) == 0 {
-		c.bad("--addr is empty")
+		c.bad("--addr %q gives no server: give host:port or a redis:// URL, or drop --addr to let lockbench start its own servers", f.addr)
 	}
 	if c.nTLS > 0 && c.nPlain > 0 {
 		c.bad("--addr mixes redis:// and rediss:// URLs; a run uses TLS on every server or on none")

@@ -196,6 +196,15 @@ var badInputCases = []badCase{
 	{args: []string{"run", "--fail-on", ""}, code: 2, want: "empty threshold"},
 	{args: []string{"run", "--fail-on", "redlock/*:safety"}, code: 2, want: `scope "redlock/*" matches no scenario`},
 	// Addresses, passwords, conflicting flags.
+	// Issue 38, item 6: --addr '' is refused (it started local servers);
+	// a multi-document scenario file is refused (only its first was
+	// used); a long value is cut in the message (and the suggestion skips
+	// it: a 10 MB value took 15 s).
+	{args: []string{"run", "--addr", ""}, code: 2, want: `--addr "" gives no server: give host:port or a redis:// URL, or drop --addr`},
+	{args: []string{"run", "--addr", " , "}, code: 2, want: `--addr " , " gives no server`},
+	{args: []string{"run"}, file: "strategy: atomic\n---\nstrategy: naive\n", code: 2, want: "has 2 YAML documents (separated by ---); lockbench reads one"},
+	{args: []string{"run"}, file: "strategy: " + strings.Repeat("a", 100000) + "\n", code: 2, want: `unknown strategy "` + strings.Repeat("a", 199) + "…(100002 bytes) (valid: "},
+	{args: []string{"run", "--workload", strings.Repeat("b", 1000)}, code: 2, want: "…(1002 bytes)"},
 	{args: []string{"run", "--addr", "localhost"}, code: 2, want: "want host:port"},
 	{args: []string{"run", "--addr", "127.0.0.1:70000"}, code: 2, want: "the port must be a number from 1 to 65535"},
 	{args: []string{"run", "--addr", "127.0.0.1:1", "--cluster", "--sentinel-master", "m"}, code: 2, want: "exclude each other"},

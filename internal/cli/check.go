@@ -61,7 +61,7 @@ func runCheck(cmd *cobra.Command, args []string, failOn []string, lf linFlags) e
 	if len(errs) > 0 {
 		return usageError{fmt.Errorf("--fail-on: %w", errors.Join(errs...))}
 	}
-	m, _, err := readMerged(args, "", lb)
+	m, _, err := readMerged(args, "", lb, lf.maxInput)
 	if err != nil {
 		return err
 	}

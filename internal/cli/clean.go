@@ -114,7 +114,7 @@ func deleteUnder(ctx context.Context, p *plan, driver, prefix string, stdout io.
 		ds, err := engine.Open(cctx, driver, []engine.Node{n}, 1)
 		if err != nil {
 			cancel()
-			return total, fmt.Errorf("%s: %w", n.Addr, tlsHint(err, p.conn.TLS != nil))
+			return total, fmt.Errorf("%s: %w", n.Addr, tlsHint(err, n))
 		}
 		k, err := redisadmin.DeleteKeys(cctx, ds[0], prefix)
 		ds[0].Close()

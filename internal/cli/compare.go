@@ -40,6 +40,7 @@ func checkBaseline(base *report.Run) error {
 type compareFlags struct {
 	threshold, p99Threshold, costThreshold, cpuThreshold, rssThreshold, normalize, format string
 	alpha                                                                                 float64
+	maxInput                                                                              int64 // --max-input-size
 }
 
 // compareLong is lockbench compare's --help.
@@ -91,6 +92,7 @@ func newCompareCmd() *cobra.Command {
 	cmd.Flags().StringVar(&fl.normalize, "normalize", "", "compare as ratios to this scenario's row figures (ops/s, p99) in the same file (strategy/driver/workload/retry)")
 	cmd.Flags().Float64Var(&fl.alpha, "alpha", 0.05, "significance level of the Mann-Whitney U test (benchstat's default)")
 	cmd.Flags().StringVar(&fl.format, "format", "table", "table, or benchstat: both files in the Go benchmark format, for benchstat -col run")
+	addMaxInputFlag(cmd, &fl.maxInput)
 	return cmd
 }
 
@@ -140,11 +142,11 @@ func runCompare(cmd *cobra.Command, args []string, fl *compareFlags) error {
 	if err != nil {
 		return err
 	}
-	base, err := readResult(args[0])
+	base, err := readResult(args[0], fl.maxInput)
 	if err != nil {
 		return err
 	}
-	cur, err := readResult(args[1])
+	cur, err := readResult(args[1], fl.maxInput)
 	if err != nil {
 		return err
 	}

@@ -205,7 +205,7 @@ func normalizeValues(_ *cobra.Command, args []string) []string {
 	if len(args) == 0 {
 		return nil
 	}
-	run, err := readResult(args[0])
+	run, err := readResult(args[0], 0) // 0: report.DefaultMaxInput
 	if err != nil {
 		return nil
 	}

@@ -7,8 +7,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 )
 
 // Exit codes.
@@ -92,4 +95,54 @@ type checkOnlyKey struct{}
 // without starting, reading or writing anything.
 func checkOnly(ctx context.Context) bool {
 	return ctx != nil && ctx.Value(checkOnlyKey{}) != nil
+}
+
+// maxValueInMessage is the longest word (a run of non-space characters,
+// such as a quoted value) an error message prints whole, and
+// maxLineInMessage its longest line: longer ones are cut (cutLong).
+const (
+	maxValueInMessage = 200
+	maxLineInMessage  = 4000
+)
+
+// cutLong cuts what a message would echo at length: each word longer than
+// maxValueInMessage bytes, then each line longer than maxLineInMessage,
+// keeps its start and ends in "…(N bytes)", N the length cut from.
+func cutLong(msg string) string {
+	if len(msg) <= maxValueInMessage {
+		return msg
+	}
+	var b strings.Builder
+	for i, line := range strings.Split(msg, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		var l strings.Builder
+		start := 0
+		for j := 0; j <= len(line); j++ {
+			if j < len(line) && line[j] != ' ' && line[j] != '\t' {
+				continue
+			}
+			l.WriteString(cut(line[start:j], maxValueInMessage))
+			if j < len(line) {
+				l.WriteByte(line[j])
+			}
+			start = j + 1
+		}
+		b.WriteString(cut(l.String(), maxLineInMessage))
+	}
+	return b.String()
+}
+
+// cut keeps the first max bytes of s (whole UTF-8 characters) and notes
+// the length of s: "aaaa…(10000000 bytes)".
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }

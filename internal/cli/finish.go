@@ -19,16 +19,33 @@ import (
 // is not given (two runs started in the same second must not write one
 // file), else --out itself (two runs naming one --out: the second stops
 // here).
+//
+// The directories it makes for the file are removed again when the run
+// ends without writing it (outFiles.release): a refused or failed run
+// leaves no empty results/ behind.
 func reserveFiles(p *plan, runID string, force bool) (*outFiles, error) {
+	made, _ := mkdirNew(filepath.Dir(p.out)) // an error: reserve's own, below
 	if !p.defaultOut {
-		return reserveExplicit(p.out, force)
+		o, err := reserveExplicit(p.out, force)
+		if err != nil {
+			removeEmptyDirs(made)
+			return nil, err
+		}
+		o.made = made
+		return o, nil
 	}
 	out, placeholder, err := reserveOut(filepath.Dir(p.out), time.Now().UTC(), runID)
 	if err != nil {
+		removeEmptyDirs(made)
 		return nil, fmt.Errorf("result file: %w", err)
 	}
-	return &outFiles{path: out, placeholder: placeholder}, nil
+	return &outFiles{path: out, placeholder: placeholder, made: made}, nil
 }
+
+// testHookBeforeWrite, when a test sets it, is called by a run just
+// before it writes its result files (a signal sent then arrives during
+// the write).
+var testHookBeforeWrite func()
 
 // writeResults writes a finished run's result files, then prints its
 // results and thresholds: the files first, since a table that cannot be

@@ -76,7 +76,7 @@ func execute(args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(os.Stderr, "lockbench:", err)
+	fmt.Fprintln(os.Stderr, "lockbench:", cutLong(err.Error()))
 	var ue usageError
 	switch {
 	case errors.As(err, &ue) || isCobraUsage(err):

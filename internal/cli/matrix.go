@@ -36,7 +36,7 @@ func runMatrix(parent context.Context, f *runFlags, stdout, stderr io.Writer) er
 
 // runPlan is runMatrix on the plan p: a matrix's, or a scenario file's
 // scenarios: list (multiPlan).
-func runPlan(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Writer) error {
+func runPlan(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Writer) (err error) {
 	sp, err := parseSegment(f, p)
 	if err != nil {
 		return err
@@ -53,6 +53,14 @@ func runPlan(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wri
 	warnPassword(stderr, commandLinePassword(f.cli, f))
 	warnPollingQueue(stderr, p.scenarios)
 	r := &matrixRun{f: f, scenarioLoop: scenarioLoop{p: p, sp: sp, stdout: stdout, stderr: stderr, columns: f.columns}}
+	// A signal handled after the loop (while the results are written, the
+	// servers stopped) still makes the exit 130, 143 or 129, once the
+	// write is complete: this runs last.
+	defer func() {
+		if err == nil && r.signalled.Load() {
+			err = errInterrupted
+		}
+	}()
 	// The metrics endpoint first: an address in use is bad input (exit
 	// 2), found before anything is written or started.
 	if r.prom, err = serveMetrics(f.metricsAddr); err != nil {
@@ -251,6 +259,9 @@ func (r *matrixRun) finish(ctx context.Context) error {
 	run.Meta.MaxRSSMB = maxRSSMB()
 	run.Thresholds = thresholds.Evaluate(r.p.thresholds, run.Scenarios)
 	r.prog.close() // the last bar drawn before the table
+	if testHookBeforeWrite != nil {
+		testHookBeforeWrite()
+	}
 	if err := writeResults(r.files, run, r.f, r.p, r.stdout, r.stderr); err != nil {
 		return err
 	}

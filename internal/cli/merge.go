@@ -55,10 +55,12 @@ result, as run does (exit 3 when one fails).`,
 type linFlags struct {
 	budget      time.Duration
 	maxSections int
+	maxInput    int64 // --max-input-size
 }
 
 func (l *linFlags) add(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&l.budget, "check-budget", history.DefaultLinBudget, "the time Porcupine's check of one scenario's histories may take, every lock key together; keys not decided by then make the verdict unknown")
+	addMaxInputFlag(cmd, &l.maxInput)
 	cmd.Flags().IntVar(&l.maxSections, "check-max-sections", history.DefaultMaxSections, "the most critical sections (all processes) Porcupine checks in one scenario; over it the verdict is unknown (its search is exponential in the worst case)")
 }
 
@@ -91,7 +93,7 @@ func runMerge(cmd *cobra.Command, args []string, out string, failOn []string, lf
 	if checkOnly(cmd.Context()) {
 		return nil // CheckArgs: no file is read
 	}
-	m, runs, err := readMerged(args, out, lb)
+	m, runs, err := readMerged(args, out, lb, lf.maxInput)
 	if err != nil {
 		return err
 	}
@@ -130,11 +132,11 @@ func runMerge(cmd *cobra.Command, args []string, out string, failOn []string, lf
 // one of them), checks that their execution segments are of one run,
 // each once (checkSegmentFiles), merges them (mergeSegments) and runs the
 // cross-process oracle and Porcupine's check within b on the merged run
-// (crossCheck). It returns the merged run and the runs read. Bad input
+// (crossCheck). Each file is at most maxInput bytes. It returns the merged run and the runs read. Bad input
 // (an unreadable or invalid file, segments of different runs, a history
 // file missing) is a usageError (exit 2).
-func readMerged(paths []string, out string, b report.LinBounds) (*report.Run, []*report.Run, error) {
-	runs, err := readMergeInputs(paths, out)
+func readMerged(paths []string, out string, b report.LinBounds, maxInput int64) (*report.Run, []*report.Run, error) {
+	runs, err := readMergeInputs(paths, out, maxInput)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,15 +154,15 @@ func readMerged(paths []string, out string, b report.LinBounds) (*report.Run, []
 	return m, runs, nil
 }
 
-// readMergeInputs reads the files to merge, each checked (report.Check);
-// out must not be one of them.
-func readMergeInputs(args []string, out string) ([]*report.Run, error) {
+// readMergeInputs reads the files to merge, each checked (report.Check)
+// and at most maxInput bytes (readResult); out must not be one of them.
+func readMergeInputs(args []string, out string, maxInput int64) ([]*report.Run, error) {
 	var runs []*report.Run
 	for _, a := range args {
 		if same, err := samePath(a, out); err == nil && same {
 			return nil, usageError{fmt.Errorf("--out %s is one of the files to merge: it would be replaced by the merge", out)}
 		}
-		r, err := readResult(a)
+		r, err := readResult(a, maxInput)
 		if err != nil {
 			return nil, err
 		}

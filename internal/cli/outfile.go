@@ -27,6 +27,9 @@ type outFiles struct {
 	placeholder []byte
 	// lock is the reservation file of an explicit --out (reserveExplicit).
 	lock string
+	// made are the directories reserveFiles made for path, removed by
+	// release (while empty) when nothing was written.
+	made []string
 
 	mu      sync.Mutex
 	written bool
@@ -182,6 +185,10 @@ func (o *outFiles) release() {
 			_ = os.Remove(o.lock)
 		}
 		o.lock = ""
+	}
+	if !o.written {
+		removeEmptyDirs(o.made)
+		o.made = nil
 	}
 }
 

@@ -92,6 +92,11 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	// A signal from here on lets the merged file be written whole, then
+	// makes the exit 130, 143 or 129.
+	late := make(chan os.Signal, 1)
+	signal.Notify(late, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(late)
 	merged, err := poolRounds(rounds)
 	if err != nil {
 		return err
@@ -112,6 +117,14 @@ func runProcs(parent context.Context, f *runFlags, p *plan, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "results of %d segments x %d repeats merged into %s\n", f.procs, len(rounds), files.path)
 	} else {
 		fmt.Fprintf(stderr, "results of %d segments merged into %s\n", f.procs, files.path)
+	}
+	select {
+	case s := <-late:
+		if sig == nil {
+			interruptCode.Store(int32(signalExit(s)))
+			sig = s
+		}
+	default:
 	}
 	return runExit(sig != nil || merged.Interrupted, failed, merged.Thresholds)
 }
@@ -485,7 +498,7 @@ func (r *procsRun) merge(failed []string) (*report.Run, error) {
 	var names []string
 	for i := 0; i < r.n; i++ {
 		path := r.resultPath(i)
-		res, err := readResult(path)
+		res, err := readResult(path, 0)
 		if err != nil {
 			continue // missing: a killed or failed segment
 		}

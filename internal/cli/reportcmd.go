@@ -12,6 +12,7 @@ import (
 
 func newReportCmd() *cobra.Command {
 	var dir string
+	var maxInput int64
 	cmd := &cobra.Command{
 		Use:   "report RUN.json [MORE.json...] -o DIR",
 		Short: "Draw result files as PNG and SVG charts with an index.html",
@@ -32,7 +33,7 @@ defaults to the first file's path without .json, plus "-report".`,
 			var in []chart.Input
 			labels := map[string]bool{}
 			for _, a := range args {
-				r, err := readResult(a)
+				r, err := readResult(a, maxInput)
 				if err != nil {
 					return err
 				}
@@ -66,6 +67,7 @@ defaults to the first file's path without .json, plus "-report".`,
 			return nil
 		},
 	}
+	addMaxInputFlag(cmd, &maxInput)
 	cmd.Flags().StringVarP(&dir, "out", "o", "", "directory for the charts and index.html (created if missing; default <first file>-report)")
 	return cmd
 }

@@ -10,14 +10,22 @@ import (
 	"github.com/lockbench/lockbench/internal/report"
 )
 
-// readResult reads a result file for compare, merge and report: a file
-// that cannot be read, is not a result file of this schema, or holds a
-// latency histogram that does not decode is bad input (exit 2) in every
+// readResult reads a result file for show, compare, merge and report: a
+// file that cannot be read, is not a regular file, is larger than max
+// bytes (--max-input-size; 0: report.DefaultMaxInput), is not a result
+// file of this schema, holds figures a result cannot (report.Validate) or
+// a latency histogram that does not decode is bad input (exit 2) in every
 // subcommand, and the error names the file.
-func readResult(path string) (*report.Run, error) {
-	r, err := report.ReadFile(path)
+func readResult(path string, max int64) (*report.Run, error) {
+	r, err := report.ReadFileMax(path, max)
+	if errors.Is(err, report.ErrTooLarge) {
+		err = fmt.Errorf("%w (--max-input-size)", err)
+	}
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if err := report.Validate(r); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
 	}
 	for i, s := range r.Scenarios {
 		if s.LatencyHist == "" {

@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"sort"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lockbench/lockbench/internal/arrival"
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 // notInFile are run flags a scenario file cannot set.
@@ -68,17 +70,38 @@ func applyFields(fs, scratch *pflag.FlagSet, path string, content []*yaml.Node) 
 	return nil
 }
 
+// maxScenarioFile is the largest scenario file read: 16 MiB (one is a
+// few KiB).
+const maxScenarioFile = 16 << 20
+
 // readScenarioFile reads and parses the scenario file at path: its root
-// mapping node, or a usage error (unreadable, not YAML, empty, not a
+// mapping node, or a usage error (unreadable, not a regular file, over
+// maxScenarioFile, not YAML, empty, more than one YAML document, not a
 // mapping).
 func readScenarioFile(path string) (*yaml.Node, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := report.ReadBounded(path, maxScenarioFile)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("scenario file: %w", err)}
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		return nil, usageError{fmt.Errorf("scenario file %s: %w", path, err)}
+	}
+	docs := 1
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, usageError{fmt.Errorf("scenario file %s: %w", path, err)}
+		}
+		docs++
+	}
+	if docs > 1 {
+		return nil, usageError{fmt.Errorf("scenario file %s has %d YAML documents (separated by ---); lockbench reads one: give each its own file, or list them under scenarios: in one", path, docs)}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, usageError{fmt.Errorf("scenario file %s is empty; it holds flag: value lines (lockbench run --help lists the flags)", path)}

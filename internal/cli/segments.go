@@ -182,7 +182,7 @@ func (sp *segPlan) join(ctx context.Context, p *plan, runID string) (func(), err
 	nodes := p.external(strategies.Standalone)
 	ds, err := engine.Open(ctx, p.scenarios[0].Driver, nodes[:1], 1)
 	if err != nil {
-		return func() {}, tlsHint(err, p.conn.TLS != nil)
+		return func() {}, tlsHint(err, nodes[0])
 	}
 	d := ds[0]
 	var total time.Duration

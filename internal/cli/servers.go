@@ -106,7 +106,7 @@ func (t *topologies) resourceFor(ctx context.Context, sc engine.Scenario) (*engi
 func (t *topologies) checkResource(ctx context.Context, n engine.Node) error {
 	ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
 	if err != nil {
-		return fmt.Errorf("--resource-addr: %w", tlsHint(err, n.TLS != nil))
+		return fmt.Errorf("--resource-addr: %w", tlsHint(err, n))
 	}
 	d := ds[0]
 	defer d.Close()
@@ -312,7 +312,7 @@ func (t *topologies) checkExternal(ctx context.Context, nodes []engine.Node, kin
 		}
 		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{n}, 1)
 		if err != nil {
-			return tlsHint(err, t.plan.conn.TLS != nil)
+			return tlsHint(err, n)
 		}
 		d := ds[0]
 		if !n.Cluster && n.MasterName == "" && !t.checked[n.Addr] {
@@ -355,7 +355,7 @@ func (t *topologies) checkClusterMode(ctx context.Context, n engine.Node) error 
 		one.Addr, one.Seeds, one.Cluster = a, nil, false
 		ds, err := engine.Open(ctx, t.plan.scenarios[0].Driver, []engine.Node{one}, 1)
 		if err != nil {
-			return tlsHint(err, t.plan.conn.TLS != nil)
+			return tlsHint(err, one)
 		}
 		r, err := ds[0].Do(ctx, "INFO", "cluster")
 		ds[0].Close()

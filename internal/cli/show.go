@@ -12,6 +12,7 @@ import (
 
 func newShowCmd() *cobra.Command {
 	var format, columns string
+	var maxInput int64
 	cmd := &cobra.Command{
 		Use:   "show RUN.json",
 		Short: "Print a saved result file again: as the table, CSV, JSON, benchstat or markdown",
@@ -28,8 +29,10 @@ table. --columns a,b,c chooses the columns (all: the full table) of the
 table and markdown formats, by these names:
 ` + wrap(columnsDoc(), 76) + `
 
-Exit codes: 0 printed; 2 bad input (a file that is missing or not a
-lockbench result, an unknown format or column).`,
+Exit codes: 0 printed; 2 bad input (a file that is missing, not a
+regular file, over --max-input-size or not a lockbench result, figures a
+result cannot hold such as a negative count, an unknown format or
+column).`,
 		Example: `  lockbench show results/20261130T012233Z.json
   lockbench show results/20261130T012233Z.json --format csv > runs.csv
   lockbench show results/20261130T012233Z.json --format markdown --columns strategy,driver,ops,p99,violations`,
@@ -38,7 +41,7 @@ lockbench result, an unknown format or column).`,
 			if !contains(report.Formats, format) {
 				return usageError{fmt.Errorf("--format %q is not one of %s", format, strings.Join(report.Formats, ", "))}
 			}
-			r, err := readResult(args[0])
+			r, err := readResult(args[0], maxInput)
 			if err != nil {
 				return err
 			}
@@ -62,6 +65,7 @@ lockbench result, an unknown format or column).`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output: "+strings.Join(report.Formats, ", "))
+	addMaxInputFlag(cmd, &maxInput)
 	cmd.Flags().StringVar(&columns, "columns", "", "table and markdown: the columns to show, comma-separated, or all (default: all, or a compact set on a terminal narrower than the table)")
 	return cmd
 }

@@ -4,11 +4,17 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lockbench/lockbench/internal/registry"
+	"github.com/lockbench/lockbench/internal/report"
 )
 
 // splitList splits a comma-separated flag, dropping empty items.
@@ -98,4 +104,63 @@ func parsePercent(s string) (float64, error) {
 		v /= 100
 	}
 	return v, nil
+}
+
+// sizeValue is a flag holding a byte count (report.ParseSize).
+type sizeValue struct{ n *int64 }
+
+func (v sizeValue) String() string {
+	if v.n == nil {
+		return ""
+	}
+	return report.FormatSize(*v.n)
+}
+
+func (v sizeValue) Set(s string) error {
+	n, err := report.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*v.n = n
+	return nil
+}
+
+func (sizeValue) Type() string { return "size" }
+
+// addMaxInputFlag adds --max-input-size to a command that reads result
+// files, into max (default report.DefaultMaxInput, 512MiB).
+func addMaxInputFlag(cmd *cobra.Command, max *int64) {
+	*max = report.DefaultMaxInput
+	cmd.Flags().Var(sizeValue{max}, "max-input-size", "largest result file read, like 512MiB or 64KiB: a larger file, or one that is not a regular file (a directory, a FIFO, /dev/zero), is refused (exit 2)")
+}
+
+// mkdirNew makes dir and its missing parents (0755), as os.MkdirAll, and
+// returns the directories it made, outermost first, so that a run that
+// ends without writing into them can remove them (removeEmptyDirs).
+func mkdirNew(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	slices.Reverse(missing)
+	return missing, nil
+}
+
+// removeEmptyDirs removes the directories mkdirNew made, innermost first,
+// each only while empty (os.Remove): what the run put there stays.
+func removeEmptyDirs(made []string) {
+	for i := len(made) - 1; i >= 0; i-- {
+		if os.Remove(made[i]) != nil {
+			return
+		}
+	}
 }

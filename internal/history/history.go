@@ -411,8 +411,16 @@ func writeScenario(w *bufio.Writer, s *Scenario) error {
 // this version, or is damaged.
 var ErrFormat = errors.New("not a lockbench history file")
 
-// ReadFile reads the history file at path (see Read).
+// ReadFile reads the history file at path (see Read); a path that is not
+// a regular file is refused (ErrFormat).
 func ReadFile(path string) (*File, error) {
+	// Not a regular file (a FIFO would block the open, a device never
+	// end): refused before it is opened.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrFormat, path)
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err

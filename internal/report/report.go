@@ -462,23 +462,10 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 	return atomicfile.Write(path, write)
 }
 
-// ReadFile decodes a result file and checks its schema version.
+// ReadFile decodes a result file and checks its schema version: it is
+// ReadFileMax with DefaultMaxInput.
 func ReadFile(path string) (*Run, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r Run
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if r.Schema == 0 {
-		return nil, fmt.Errorf("%s: not a lockbench result file (no \"schema\" field)", path)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %d, this lockbench reads %d", path, r.Schema, Schema)
-	}
-	return &r, nil
+	return ReadFileMax(path, DefaultMaxInput)
 }
 
 // Table writes one row per scenario (the columns of TableColumns): strategy, driver, workload, retry,
