@@ -277,11 +277,11 @@ func mysqlGreeting(addr string, timeout time.Duration) error {
 // Server.Password is a random digest password for user ZooKeeperUser
 // (ZooKeeperAuth), and the zk strategy, given it, creates lockbench's
 // znodes (its root, /lockbench, included) with a digest ACL for that
-// identity only. Before it returns, the root znode "/" gets the ACL
-// ZooKeeperRootACL (that identity only, instead of ZooKeeper's
-// world:anyone:cdrwa): nobody else can create, delete or change ACLs
-// under "/"; a server where someone created a znode or changed "/"'s ACL
-// first is stopped and refused. Errors: ErrNoZooKeeper, a start failure with the log
+// identity only. Before it returns, the root znode "/", /zookeeper and
+// /zookeeper/quota get the ACL ZooKeeperRootACL (that identity only,
+// instead of ZooKeeper's world:anyone:cdrwa): nobody else can create,
+// delete or change ACLs there; a server where someone created a znode or
+// changed one of those ACLs first is stopped and refused. Errors: ErrNoZooKeeper, a start failure with the log
 // tail, or ctx's error.
 func StartZooKeeper(ctx context.Context) (*Server, error) {
 	java, err := zooKeeperCmd()

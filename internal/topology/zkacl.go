@@ -3,9 +3,11 @@ package topology
 // The root ACL of the ZooKeeper StartZooKeeper starts: a fresh server's
 // root znode "/" is world:anyone:cdrwa, so any local user could create
 // znodes under it, delete them or change its ACL (issue 38: a stranger's
-// `setAcl / world:anyone:r` made the zk strategy's run fail). Before
-// StartZooKeeper returns, lockbench sets "/"'s ACL to its digest identity
-// only.
+// `setAcl / world:anyone:r` made the zk strategy's run fail), and so are
+// ZooKeeper's own /zookeeper and /zookeeper/quota (where anyone could
+// create quota nodes). Before StartZooKeeper returns, lockbench sets the
+// ACL of all three to its digest identity only (/zookeeper/config is
+// already world-readable only, and only a super user may change it).
 
 import (
 	"context"
@@ -22,20 +24,28 @@ type zkQuiet struct{}
 
 func (zkQuiet) Printf(string, ...any) {}
 
-// ZooKeeperRootACL is the ACL StartZooKeeper sets on the root znode "/":
-// every permission (create, delete, read, write, admin) for the digest
-// identity auth (user:password) and none for anyone else, so a client
-// without the credential can neither list nor read "/", create a znode
-// under it, delete one, nor change its ACL (each fails with NoAuth).
+// ZooKeeperRootACL is the ACL StartZooKeeper sets on the root znode "/"
+// (and on /zookeeper and /zookeeper/quota, zkLocked): every permission
+// (create, delete, read, write, admin) for the digest identity auth
+// (user:password) and none for anyone else, so a client without the
+// credential can neither list nor read "/", create a znode under it,
+// delete one, nor change its ACL (each fails with NoAuth).
 func ZooKeeperRootACL(auth string) []zk.ACL {
 	user, pw, _ := strings.Cut(auth, ":")
 	return zk.DigestACL(zk.PermAll, user, pw)
 }
 
+// zkLocked are the znodes whose ACL StartZooKeeper sets, with the
+// children each may hold on a fresh server (sorted).
+var zkLocked = []struct {
+	path string
+	kids []string
+}{{"/", []string{"zookeeper"}}, {"/zookeeper", []string{"config", "quota"}}, {"/zookeeper/quota", nil}}
+
 // lockZooKeeperRoot connects to the server at addr (waiting at most
-// limit for a session), adds the digest credential auth and sets "/"'s
-// ACL to ZooKeeperRootACL(auth). It then checks that "/" holds no znode
-// but ZooKeeper's own /zookeeper and has exactly that ACL: a znode
+// limit for a session), adds the digest credential auth and sets the ACL
+// of each of zkLocked to ZooKeeperRootACL(auth). It then checks that
+// each has exactly that ACL and no child but a fresh server's: a znode
 // created, or an ACL changed, by someone else between the server's start
 // and this call is refused (an error), never adopted.
 func lockZooKeeperRoot(ctx context.Context, addr, auth string, limit time.Duration) error {
@@ -60,19 +70,22 @@ func lockZooKeeperRoot(ctx context.Context, addr, auth string, limit time.Durati
 		return fmt.Errorf("topology: ZooKeeper on %s: add digest credential: %w", addr, err)
 	}
 	want := ZooKeeperRootACL(auth)
-	if _, err := conn.SetACL("/", want, -1); err != nil {
-		return fmt.Errorf("topology: ZooKeeper on %s: set the ACL of /: %w", addr, err)
-	}
-	got, _, err := conn.GetACL("/")
-	if err != nil || !slices.Equal(got, want) {
-		return fmt.Errorf("topology: ZooKeeper on %s: / has ACL %v (%v) after setting lockbench's digest ACL", addr, got, err)
-	}
-	kids, _, err := conn.Children("/")
-	if err != nil {
-		return fmt.Errorf("topology: ZooKeeper on %s: list /: %w", addr, err)
-	}
-	if len(kids) != 1 || kids[0] != "zookeeper" {
-		return fmt.Errorf("topology: ZooKeeper on %s: / holds %v before lockbench used it (someone else created znodes)", addr, kids)
+	for _, z := range zkLocked {
+		if _, err := conn.SetACL(z.path, want, -1); err != nil {
+			return fmt.Errorf("topology: ZooKeeper on %s: set the ACL of %s: %w", addr, z.path, err)
+		}
+		got, _, err := conn.GetACL(z.path)
+		if err != nil || !slices.Equal(got, want) {
+			return fmt.Errorf("topology: ZooKeeper on %s: %s has ACL %v (%v) after setting lockbench's digest ACL", addr, z.path, got, err)
+		}
+		kids, _, err := conn.Children(z.path)
+		if err != nil {
+			return fmt.Errorf("topology: ZooKeeper on %s: list %s: %w", addr, z.path, err)
+		}
+		slices.Sort(kids)
+		if !slices.Equal(kids, z.kids) {
+			return fmt.Errorf("topology: ZooKeeper on %s: %s holds %v before lockbench used it, want %v (someone else created znodes)", addr, z.path, kids, z.kids)
+		}
 	}
 	return nil
 }

@@ -47,7 +47,9 @@ func zkSession(t *testing.T, auth string) *zk.Conn {
 // session without lockbench's digest credential tries, while a zk run
 // goes on, to change "/"'s ACL (the review's `setAcl / world:anyone:r`,
 // which made the run fail), to create a znode under "/" and to delete
-// lockbench's /lockbench; each fails with NoAuth, "/" keeps
+// lockbench's /lockbench, to open /lockbench's ACL, to create a quota
+// node under /zookeeper/quota and to open /zookeeper's ACL; each fails
+// with NoAuth, "/" keeps
 // topology.ZooKeeperRootACL, and the run completes with 0 violations.
 // The other way: with "/" opened back to world:anyone:cdrwa (what
 // ZooKeeper starts with), the same stranger's create under "/" succeeds.
@@ -103,6 +105,10 @@ func TestZooKeeperStrangerRefused(t *testing.T) {
 	noAuth("delete "+zklock.Root, stranger.Delete(zklock.Root, -1))
 	_, err = stranger.SetACL(zklock.Root, zk.WorldACL(zk.PermAll), -1)
 	noAuth("setAcl "+zklock.Root+" world:anyone:cdrwa", err)
+	_, err = stranger.Create("/zookeeper/quota/lockbench", nil, 0, zk.WorldACL(zk.PermAll))
+	noAuth("create /zookeeper/quota/lockbench", err)
+	_, err = stranger.SetACL("/zookeeper", zk.WorldACL(zk.PermAll), -1)
+	noAuth("setAcl /zookeeper world:anyone:cdrwa", err)
 
 	r := <-done
 	if r.err != nil {
