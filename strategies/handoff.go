@@ -80,8 +80,9 @@ func init() {
 //     lock holding its token, as a release does.
 //
 // Per contended operation: a failed SET NX, the queue script (EVALSHA,
-// RPUSH, PEXPIRE), and the release's four (one more SET NX for a waiter that found the queue empty). The grant message's payload is the releaser's estimate of Redis
-// now (ms): the waiter holds the lock when it arrives (the direct
+// RPUSH, PEXPIRE), and the release's four (one more SET NX for a waiter
+// that found the queue empty). The grant message's payload is the
+// releaser's estimate of Redis now (ms): the waiter holds the lock when it arrives (the direct
 // hand-off of MCS queue locks and of Java's AbstractQueuedSynchronizer,
 // where the releaser unparks its successor; Redisson's fair lock instead
 // publishes to the head and lets it race for the key). A message more than
@@ -122,16 +123,10 @@ func init() {
 // server unreachable) leaves its entry to its queue-timeout, and a lock
 // handed to it to its lease. A grant message delayed past the lease (or
 // lost) is a lost lease: the holder's renewal finds the token gone and
-// cancels the lease's context. The queue key has no TTL: entries leave it
-// by a pop or an LREM (dead ones at the head by the next release or check
-// that meets them).
-// queueTTL is the TTL of a lock's queue, set again by every script that
-// adds, refreshes or pushes back an entry: 2 x queue-timeout. A waiter
-// refreshes its entry at least every 3/4 queue-timeout, and an entry is
-// dead one queue-timeout after its last refresh, so a queue nobody
-// touched for queueTTL holds only dead entries.
-func (h *handoff) queueTTL() time.Duration { return 2 * h.queueTimeout }
-
+// cancels the lease's context. Entries leave the queue by a pop or an
+// LREM (dead ones at the head by the next release or check that meets
+// them); the queue key expires queueTTL after the last script that added,
+// refreshed or pushed back an entry.
 type handoff struct {
 	d                          drivers.Driver
 	ttl, queueTimeout, recheck time.Duration
@@ -234,6 +229,12 @@ func (h *handoff) RenewalMargins(rec MarginFunc) bool {
 }
 
 func handoffKeys(key string) []string { return []string{key, key + ":queue"} }
+
+// queueTTL is the TTL of a lock's queue: 2 x queue-timeout. A waiter
+// refreshes its entry at least every 3/4 queue-timeout and an entry is
+// dead one queue-timeout after its last refresh, so a queue nobody
+// touched for queueTTL holds only dead entries.
+func (h *handoff) queueTTL() time.Duration { return 2 * h.queueTimeout }
 
 // handoffEntry is a queue entry: "<deadline ms, Redis clock>|<token>".
 func handoffEntry(deadline int64, token string) string {
