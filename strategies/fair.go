@@ -22,12 +22,17 @@ const fairWaiterTimeout = 5 * time.Second
 // fairLockScript: KEYS[1] lock, KEYS[2] queue (list of waiter ids),
 // KEYS[3] waiter deadlines (zset, ms of Redis TIME). ARGV[1] waiter id
 // (the lock value once held), ARGV[2] lease ms, ARGV[3] waiter timeout
-// ms. Returns 1 when taken. Ordered so that the common attempts are
+// ms. Returns 1 when taken. Every caller queued (or whose deadline is
+// refreshed) also sets both KEYS[2] and KEYS[3] to expire 2 x the waiter
+// timeout later (two PEXPIREs): every entry they hold is dead by then
+// (its deadline is at most one waiter timeout after the last refresh of
+// any), so a queue left by a killed run goes away with its waiters
+// instead of staying forever. Ordered so that the common attempts are
 // cheap:
 //
 //   - the lock is held: the caller's deadline is set (ZADD, whose reply
 //     tells a new waiter) and a new caller queued (RPUSH): EVALSHA,
-//     EXISTS, TIME, ZADD (and RPUSH once).
+//     EXISTS, TIME, ZADD (and RPUSH once), PEXPIRE twice.
 //   - the lock is free and the caller heads the queue (a woken waiter),
 //     or the queue is empty: it takes the lock (no ZSCORE and no TIME: it
 //     is alive).
@@ -53,11 +58,13 @@ local function take()
 	return 1
 end
 local function queue()
-	if redis.call('zadd', KEYS[3], clock() + tonumber(ARGV[3]), ARGV[1]) == 1 then
+	local added = redis.call('zadd', KEYS[3], clock() + tonumber(ARGV[3]), ARGV[1]) == 1
+	if added then
 		redis.call('rpush', KEYS[2], ARGV[1])
-		return true
 	end
-	return false
+	redis.call('pexpire', KEYS[2], 2 * tonumber(ARGV[3]))
+	redis.call('pexpire', KEYS[3], 2 * tonumber(ARGV[3]))
+	return added
 end
 if redis.call('exists', KEYS[1]) == 1 then
 	queue()

@@ -40,7 +40,12 @@ func init() {
 //   - acquire, first try: SET K token NX PX ttl, no script (the
 //     uncontended path costs one command).
 //   - queue: when the SET NX fails, RPUSH K:queue "<deadline>|<token>"
-//     (deadline = the locker's estimate of Redis now + queue-timeout).
+//     (deadline = the locker's estimate of Redis now + queue-timeout) and
+//     PEXPIRE K:queue to 2 x queue-timeout, in one script
+//     (handoffQueueScript). Every script that adds, refreshes or pushes
+//     back an entry sets that TTL again: every entry of a queue nobody
+//     refreshed for that long is dead, so a killed run's queue expires
+//     with its waiters.
 //     When RPUSH returns 1 the queue was empty: the holder may have
 //     released between the SET NX and the RPUSH, leaving the lock free and
 //     nobody to hand it to, so the waiter sends its SET NX again (when it
@@ -74,9 +79,10 @@ func init() {
 //     may be handed to it), handoffAbandonScript releases and hands on a
 //     lock holding its token, as a release does.
 //
-// Per contended operation: a failed SET NX, RPUSH, and the release's
-// four (one more SET NX for a waiter that found the queue empty). The grant message's payload is the releaser's estimate of Redis
-// now (ms): the waiter holds the lock when it arrives (the direct
+// Per contended operation: a failed SET NX, the queue script (EVALSHA,
+// RPUSH, PEXPIRE), and the release's four (one more SET NX for a waiter
+// that found the queue empty). The grant message's payload is the
+// releaser's estimate of Redis now (ms): the waiter holds the lock when it arrives (the direct
 // hand-off of MCS queue locks and of Java's AbstractQueuedSynchronizer,
 // where the releaser unparks its successor; Redisson's fair lock instead
 // publishes to the head and lets it race for the key). A message more than
@@ -117,9 +123,10 @@ func init() {
 // server unreachable) leaves its entry to its queue-timeout, and a lock
 // handed to it to its lease. A grant message delayed past the lease (or
 // lost) is a lost lease: the holder's renewal finds the token gone and
-// cancels the lease's context. The queue key has no TTL: entries leave it
-// by a pop or an LREM (dead ones at the head by the next release or check
-// that meets them).
+// cancels the lease's context. Entries leave the queue by a pop or an
+// LREM (dead ones at the head by the next release or check that meets
+// them); the queue key expires queueTTL after the last script that added,
+// refreshed or pushed back an entry.
 type handoff struct {
 	d                          drivers.Driver
 	ttl, queueTimeout, recheck time.Duration
@@ -223,6 +230,12 @@ func (h *handoff) RenewalMargins(rec MarginFunc) bool {
 
 func handoffKeys(key string) []string { return []string{key, key + ":queue"} }
 
+// queueTTL is the TTL of a lock's queue: 2 x queue-timeout. A waiter
+// refreshes its entry at least every 3/4 queue-timeout and an entry is
+// dead one queue-timeout after its last refresh, so a queue nobody
+// touched for queueTTL holds only dead entries.
+func (h *handoff) queueTTL() time.Duration { return 2 * h.queueTimeout }
+
 // handoffEntry is a queue entry: "<deadline ms, Redis clock>|<token>".
 func handoffEntry(deadline int64, token string) string {
 	return strconv.FormatInt(deadline, 10) + "|" + token
@@ -230,7 +243,8 @@ func handoffEntry(deadline int64, token string) string {
 
 // handoffHandOn: KEYS[1] lock, KEYS[2] queue; ARGV[1] token, ARGV[2] lease
 // ms, ARGV[3] channel prefix, ARGV[4] the caller's estimate of Redis now
-// (ms). handOn() pops entries, dropping dead ones, until a live waiter,
+// (ms), ARGV[7] the queue's TTL (ms; queueTTL) when an entry is pushed
+// back. handOn() pops entries, dropping dead ones, until a live waiter,
 // (and the caller's own entry, left by a failed LREM) and gives it the
 // lock in place of the caller: 1 when the caller held it,
 // 0 when the lock was free (handed on anyway) or another's (restored,
@@ -266,6 +280,7 @@ local function handOn()
 			end
 			redis.call('set', KEYS[1], old, 'PX', ARGV[2])
 			redis.call('lpush', KEYS[2], e)
+			redis.call('pexpire', KEYS[2], ARGV[7])
 			return 0
 		end
 	end
@@ -289,7 +304,8 @@ end
 return 0`)
 
 // handoffCheckScript (ARGV[5]: the waiter's current entry, ARGV[6]: its
-// refreshed entry) returns 1 when the caller holds the lock, else -n with
+// refreshed entry, ARGV[7]: the queue's TTL, ms, set again when the
+// caller stays queued) returns 1 when the caller holds the lock, else -n with
 // n its place in the queue (1: the head).
 var handoffCheckScript = drivers.NewScript(`local function split(e)
 	local bar = string.find(e, '|', 1, true)
@@ -325,9 +341,18 @@ end
 local pos = redis.call('lpos', KEYS[2], ARGV[5])
 if pos then
 	redis.call('lset', KEYS[2], pos, ARGV[6])
-	return -(pos + 1)
+else
+	pos = redis.call('rpush', KEYS[2], ARGV[6]) - 1
 end
-return -redis.call('rpush', KEYS[2], ARGV[6])`)
+redis.call('pexpire', KEYS[2], ARGV[7])
+return -(pos + 1)`)
+
+// handoffQueueScript appends entry ARGV[1] to the queue KEYS[1] and sets
+// the queue's TTL to ARGV[2] ms in the same call; it returns RPUSH's
+// reply (the queue's length).
+var handoffQueueScript = drivers.NewScript(`local n = redis.call('rpush', KEYS[1], ARGV[1])
+redis.call('pexpire', KEYS[1], ARGV[2])
+return n`)
 
 // handoffAbandonTimeout bounds the abandon of a waiter that gives up.
 const handoffAbandonTimeout = time.Second
@@ -363,7 +388,7 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	entry := handoffEntry(h.clock.now()+h.queueTimeout.Milliseconds(), token)
 	prev := entry
 	sent(h.tokens, ctx, key, token) // a release may store it
-	r, err := h.d.Do(ctx, "RPUSH", keys[1], entry)
+	r, err := h.d.Eval(ctx, handoffQueueScript, keys[1:2], entry, ms(h.queueTTL()))
 	if err != nil {
 		h.abandon(ctx, keys, token, entry, prev)
 		return nil, cutShort(ctx, err)
@@ -404,7 +429,7 @@ func (h *handoff) TryAcquire(ctx context.Context, key string) (Lease, error) {
 			prev = entry
 			sentAt = time.Now()
 			sent(h.tokens, ctx, key, token)
-			res, err := h.d.Eval(ctx, handoffCheckScript, keys, token, ms(h.ttl), h.chanPrefix, strconv.FormatInt(now, 10), entry, next)
+			res, err := h.d.Eval(ctx, handoffCheckScript, keys, token, ms(h.ttl), h.chanPrefix, strconv.FormatInt(now, 10), entry, next, ms(h.queueTTL()))
 			if err != nil {
 				h.abandon(ctx, keys, token, next, prev)
 				return nil, cutShort(ctx, err)
@@ -633,7 +658,7 @@ func (h *handoff) abandon(ctx context.Context, keys []string, token, entry, prev
 			return
 		}
 	}
-	_, _ = h.d.Eval(actx, handoffAbandonScript, keys, token, ms(h.ttl), h.chanPrefix, strconv.FormatInt(h.clock.now(), 10), entry, prev)
+	_, _ = h.d.Eval(actx, handoffAbandonScript, keys, token, ms(h.ttl), h.chanPrefix, strconv.FormatInt(h.clock.now(), 10), entry, prev, ms(h.queueTTL()))
 }
 
 // lease returns the lease of token, whose lease time runs from acquired
@@ -648,7 +673,7 @@ func (h *handoff) lease(ctx context.Context, key, token string, acquired time.Ti
 }
 
 func (h *handoff) release(ctx context.Context, key, token string) error {
-	r, err := h.d.Eval(ctx, handoffReleaseScript, handoffKeys(key), token, ms(h.ttl), h.chanPrefix, strconv.FormatInt(h.clock.now(), 10))
+	r, err := h.d.Eval(ctx, handoffReleaseScript, handoffKeys(key), token, ms(h.ttl), h.chanPrefix, strconv.FormatInt(h.clock.now(), 10), "", "", ms(h.queueTTL()))
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,18 @@ type Config struct {
 	// whose release wakes the waiter whose turn it is. Default
 	// WakePublish.
 	Wake Wake
+	// KeyTTL is the safety TTL of the bookkeeping keys a strategy keeps
+	// beside its lock keys that must last as long as the run (fencing's
+	// counter <key>:fence): every script that writes one sets its TTL to
+	// max(KeyTTL, TTL) in the same call, so that a run killed with
+	// SIGKILL leaves nothing without a TTL. The engine sets it to the
+	// scenario's warm-up + duration + workloads.SafetyMargin (the data
+	// keys' TTL). 0: DefaultKeyTTL; negative: New refuses it.
+	KeyTTL time.Duration
 }
+
+// DefaultKeyTTL is Config.KeyTTL when it is 0: one hour.
+const DefaultKeyTTL = time.Hour
 
 // Wake says how a WaitQueue locker's release wakes the waiter whose turn
 // it is (Config.Wake).
@@ -456,6 +467,12 @@ func New(name string, c Config) (_ Locker, err error) {
 	}
 	if c.TTL < time.Millisecond {
 		return nil, fmt.Errorf("strategies: ttl %v must be at least 1ms", c.TTL)
+	}
+	switch {
+	case c.KeyTTL < 0:
+		return nil, fmt.Errorf("strategies: key ttl %v is negative", c.KeyTTL)
+	case c.KeyTTL == 0:
+		c.KeyTTL = DefaultKeyTTL
 	}
 	if !c.Backends.Has(e.Value.info.Backend) {
 		return nil, fmt.Errorf("strategies: %s needs a %s server: %w", name, e.Value.info.Backend, ErrNoBackend)

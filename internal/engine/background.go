@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/metrics"
 	"github.com/lockbench/lockbench/internal/report"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // Background is non-lock traffic on the lock's servers while a scenario
@@ -179,8 +180,10 @@ type bgRun struct {
 
 // openBackground opens the background's connections: Conns drivers of
 // one connection each (PoolSize 1) on every node, none shared with the
-// clients, and fills the keys the GETs read (SET, in MSET batches) so
-// that they find values, before the clock starts. The caller closes the
+// clients, and creates the keys of every command kind in use (bgFill, in
+// batches of 500), each with the scenario's safety TTL, before the clock
+// starts: GET and HGET find values, and SET (KEEPTTL), INCR and HSET
+// keep the TTL. The caller closes the
 // drivers (bgRun.close). Errors: a connection or the fill.
 func (r *run) openBackground() (*bgRun, error) {
 	sc := &r.sc
@@ -198,17 +201,31 @@ func (r *run) openBackground() (*bgRun, error) {
 			bg.ds = append(bg.ds, ds[0])
 		}
 	}
-	if b.Rates[bgGet] > 0 && !sc.Env.Follower {
-		ctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
-		defer cancel()
+	if sc.Env.Follower {
+		return bg, nil
+	}
+	ctx, cancel := context.WithTimeout(r.bg, 30*time.Second)
+	defer cancel()
+	ttl := strconv.FormatInt((sc.Warmup + sc.Duration + workloads.SafetyMargin).Milliseconds(), 10)
+	for _, f := range []struct {
+		used       bool
+		kind, name string
+	}{
+		{b.Rates[bgGet] > 0 || b.Rates[bgSet] > 0, "s", ""},
+		{b.Rates[bgIncr] > 0, "n", "n:"},
+		{b.Rates[bgHGet] > 0 || b.Rates[bgHSet] > 0, "h", "h:"},
+	} {
+		if !f.used {
+			continue
+		}
 		for node := range r.nodes {
 			d := bg.ds[node*b.Conns]
 			for lo := 0; lo < b.Keys; lo += 500 {
-				args := []string{"MSET"}
+				var keys []string
 				for k := lo; k < min(lo+500, b.Keys); k++ {
-					args = append(args, bg.key(k), bg.value)
+					keys = append(keys, bg.prefix+f.name+strconv.Itoa(k))
 				}
-				if _, err := d.Do(ctx, args...); err != nil {
+				if _, err := d.Eval(ctx, bgFill, keys, ttl, f.kind, bg.value); err != nil {
 					bg.close()
 					return nil, fmt.Errorf("--background: filling its keys: %w", err)
 				}
@@ -217,6 +234,25 @@ func (r *run) openBackground() (*bgRun, error) {
 	}
 	return bg, nil
 }
+
+// bgFill creates the keys KEYS of one family of background keys, each
+// with the TTL ARGV[1] ms (the scenario's safety TTL: warm-up + duration
+// + workloads.SafetyMargin), by kind ARGV[2]: "s" a string ARGV[3] (what
+// GET reads and SET KEEPTTL overwrites), "n" a string 0 (INCR's
+// counters), "h" a hash with field f = ARGV[3] (HGET, HSET). The
+// commands during the run keep that TTL (SET with KEEPTTL, INCR, HSET),
+// so no background key outlives a killed run by more than it.
+var bgFill = drivers.NewScript(`for _, k in ipairs(KEYS) do
+	if ARGV[2] == 'h' then
+		redis.call('hset', k, 'f', ARGV[3])
+		redis.call('pexpire', k, ARGV[1])
+	elseif ARGV[2] == 'n' then
+		redis.call('set', k, '0', 'PX', ARGV[1])
+	else
+		redis.call('set', k, ARGV[3], 'PX', ARGV[1])
+	end
+end
+return #KEYS`)
 
 // key is the k-th string key (GET, SET); the other kinds have keys of
 // their own beside it (INCR: bg:n:k, HGET and HSET: bg:h:k).
@@ -368,7 +404,7 @@ func (g *bgRun) work(ctx context.Context, d drivers.Driver, jobs <-chan bgJob, s
 		case bgGet:
 			_, err = d.Do(call, "GET", g.prefix+k)
 		case bgSet:
-			_, err = d.Do(call, "SET", g.prefix+k, g.value)
+			_, err = d.Do(call, "SET", g.prefix+k, g.value, "KEEPTTL")
 		case bgIncr:
 			_, err = d.Do(call, "INCR", g.prefix+"n:"+k)
 		case bgHGet:

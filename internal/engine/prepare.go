@@ -79,6 +79,7 @@ func (r *run) prepare() error {
 		ConstantToken: sc.ConstantToken,
 		Backends:      sc.Env.Backends, Clients: sc.Clients,
 		Tokens: tokens, Prefix: r.prefix, Wake: wakeOf(sc.Retry),
+		KeyTTL: sc.Warmup + sc.Duration + workloads.SafetyMargin,
 	})
 	if err != nil {
 		return err

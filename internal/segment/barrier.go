@@ -94,17 +94,11 @@ func (b *Barrier) Join(ctx context.Context) error {
 	run := b.key("run")
 	field := "seg:" + strconv.Itoa(b.Seg.Index)
 	stale := fmt.Sprintf("(or an earlier run with run id %s left its barrier keys: use a new --run-id, or delete them with lockbench clean --run-id %s)", b.RunID, b.RunID)
-	for _, kv := range [][2]string{{"plan", b.PlanHash}, {"count", strconv.Itoa(b.Seg.Count)}, {field, b.Nonce}} {
-		if _, err := b.D.Do(ctx, "HSETNX", run, kv[0], kv[1]); err != nil {
-			return fmt.Errorf("barrier: %w", err)
-		}
-	}
+	fields := []string{"plan", b.PlanHash, "count", strconv.Itoa(b.Seg.Count), field, b.Nonce}
 	if b.Seg.Leader() {
-		if _, err := b.D.Do(ctx, "HSETNX", run, "leader", b.Nonce); err != nil {
-			return fmt.Errorf("barrier: %w", err)
-		}
+		fields = append(fields, "leader", b.Nonce)
 	}
-	if _, err := b.D.Do(ctx, "PEXPIRE", run, b.ttl()); err != nil {
+	if err := hashWrite(ctx, b.D, run, b.ttl(), "hsetnx", fields...); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	r, err := b.D.Do(ctx, "HMGET", run, "plan", "count", field, "leader")
@@ -135,10 +129,23 @@ func (b *Barrier) Join(ctx context.Context) error {
 // run's first node.
 func Gone(ctx context.Context, d drivers.Driver, runID string, i int, why string) error {
 	k := BarrierPrefix(runID) + "gone"
-	if _, err := d.Do(ctx, "HSET", k, strconv.Itoa(i), why); err != nil {
-		return err
-	}
-	_, err := d.Do(ctx, "PEXPIRE", k, strconv.FormatInt((time.Hour).Milliseconds(), 10))
+	return hashWrite(ctx, d, k, strconv.FormatInt((time.Hour).Milliseconds(), 10), "hset", strconv.Itoa(i), why)
+}
+
+// hashWriteScript runs ARGV[2] (hset, hsetnx or hincrby) on hash KEYS[1]
+// for each field and value from ARGV[3] on, and sets the hash's TTL to
+// ARGV[1] ms, in one call: a process killed in between cannot leave a
+// barrier key without a TTL.
+var hashWriteScript = drivers.NewScript(`for i = 3, #ARGV, 2 do
+	redis.call(ARGV[2], KEYS[1], ARGV[i], ARGV[i + 1])
+end
+redis.call('pexpire', KEYS[1], ARGV[1])
+return 1`)
+
+// hashWrite runs hashWriteScript: op on hash k for fieldValues (field,
+// value, ...), then k's TTL set to ttl ms.
+func hashWrite(ctx context.Context, d drivers.Driver, k, ttl, op string, fieldValues ...string) error {
+	_, err := d.Eval(ctx, hashWriteScript, []string{k}, append([]string{ttl, op}, fieldValues...)...)
 	return err
 }
 
@@ -204,10 +211,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // register adds this segment to hash k, with the keys' TTL.
 func (b *Barrier) register(ctx context.Context, k string) error {
-	if _, err := b.D.Do(ctx, "HSET", k, strconv.Itoa(b.Seg.Index), b.Nonce); err != nil {
-		return fmt.Errorf("barrier: %w", err)
-	}
-	if _, err := b.D.Do(ctx, "PEXPIRE", k, b.ttl()); err != nil {
+	if err := hashWrite(ctx, b.D, k, b.ttl(), "hset", strconv.Itoa(b.Seg.Index), b.Nonce); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	return nil
@@ -309,13 +313,12 @@ func (s *Sync) End(ctx context.Context, counts map[string]int64) (map[string]int
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	for _, k := range names {
-		if _, err := b.D.Do(ctx, "HINCRBY", ck, k, strconv.FormatInt(counts[k], 10)); err != nil {
-			return nil, fmt.Errorf("barrier: %w", err)
-		}
-	}
 	if len(names) > 0 {
-		if _, err := b.D.Do(ctx, "PEXPIRE", ck, b.ttl()); err != nil {
+		var fv []string
+		for _, k := range names {
+			fv = append(fv, k, strconv.FormatInt(counts[k], 10))
+		}
+		if err := hashWrite(ctx, b.D, ck, b.ttl(), "hincrby", fv...); err != nil {
 			return nil, fmt.Errorf("barrier: %w", err)
 		}
 	}

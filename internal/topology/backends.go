@@ -277,7 +277,11 @@ func mysqlGreeting(addr string, timeout time.Duration) error {
 // Server.Password is a random digest password for user ZooKeeperUser
 // (ZooKeeperAuth), and the zk strategy, given it, creates lockbench's
 // znodes (its root, /lockbench, included) with a digest ACL for that
-// identity only. Errors: ErrNoZooKeeper, a start failure with the log
+// identity only. Before it returns, the root znode "/", /zookeeper and
+// /zookeeper/quota get the ACL ZooKeeperRootACL (that identity only,
+// instead of ZooKeeper's world:anyone:cdrwa): nobody else can create,
+// delete or change ACLs there; a server where someone created a znode or
+// changed one of those ACLs first is stopped and refused. Errors: ErrNoZooKeeper, a start failure with the log
 // tail, or ctx's error.
 func StartZooKeeper(ctx context.Context) (*Server, error) {
 	java, err := zooKeeperCmd()
@@ -310,7 +314,15 @@ func StartZooKeeper(ctx context.Context) (*Server, error) {
 				"-cp", zookeeperJar, "org.apache.zookeeper.server.ZooKeeperServerMain", cfgFile},
 			ready: func() error { return fourLetter(addr, "ruok", "imok", time.Second) },
 		}
-		return startService(ctx, s, "ZooKeeper", 60*time.Second)
+		s, err = startService(ctx, s, "ZooKeeper", 60*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		if err := lockZooKeeperRoot(ctx, addr, s.ZooKeeperAuth(), 30*time.Second); err != nil {
+			s.Stop()
+			return nil, err
+		}
+		return s, nil
 	})
 }
 

@@ -85,8 +85,9 @@ func wantCounts(t *testing.T, step string, got, want map[string]int64) {
 
 // One contended hand-off of handoff costs five commands, counted on a
 // dedicated server: with A holding the lock and B queued, C's acquire is
-// an RPUSH of its entry alone (B's failed SET NX left the locker's hint
-// that the key is contended); A's release is one EVALSHA
+// the queue script alone (EVALSHA running RPUSH of its entry and PEXPIRE
+// of the queue; B's failed SET NX left the locker's hint that the key is
+// contended); A's release is one EVALSHA
 // running LPOP (B's entry), SET (XX GET, to B's token) and PUBLISH (on
 // B's channel), and B holds the lock on that message (woken, no further
 // command). B, which found the queue empty at its RPUSH, sent its SET NX
@@ -144,7 +145,7 @@ func TestHandoffCommandCounts(t *testing.T) {
 					}()
 					waitFor(t, 10*time.Second, o+" queued", func() bool { return queueLen(t, ds[0], key) == int64(i+1) })
 				}
-				check("B's and C's acquires behind A", map[string]int64{"set": 2, "rpush": 2})
+				check("B's and C's acquires behind A", map[string]int64{"set": 2, "evalsha": 2, "rpush": 2, "pexpire": 2})
 				stats := l.(strategies.StatsReporter)
 				woken := stats.Stats()["woken"]
 				if err := a.Release(ctx); err != nil {
@@ -180,11 +181,12 @@ func TestHandoffCommandCounts(t *testing.T) {
 
 // fair's release waking one waiter, counted on a dedicated server: with A
 // holding the lock, B's failed attempt is EVALSHA, EXISTS, TIME, ZADD
-// (new) and RPUSH; A's release is EVALSHA, GET, DEL, LINDEX, TIME, ZSCORE
-// (B alive) and PUBLISH (on B's channel); A's next attempt, the lock free
-// with B at the head, queues A without looking at B: EVALSHA, EXISTS,
-// LINDEX, TIME, ZADD, RPUSH; B's winning attempt is EVALSHA, EXISTS,
-// LINDEX, LPOP, ZREM and SET (no TIME). A warm-up cycle loads the
+// (new), RPUSH and two PEXPIREs (the queue's and the deadlines' TTL); A's
+// release is EVALSHA, GET, DEL, LINDEX, TIME, ZSCORE (B alive) and
+// PUBLISH (on B's channel); A's next attempt, the lock free with B at the
+// head, queues A without looking at B: EVALSHA, EXISTS, LINDEX, TIME,
+// ZADD, RPUSH and the two PEXPIREs; B's winning attempt is EVALSHA,
+// EXISTS, LINDEX, LPOP, ZREM and SET (no TIME). A warm-up cycle loads the
 // scripts first.
 func TestFairCommandCounts(t *testing.T) {
 	ctx := context.Background()
@@ -209,7 +211,7 @@ func TestFairCommandCounts(t *testing.T) {
 				if _, err := l.TryAcquire(as(ctx, 1, "B"), key); !errors.Is(err, strategies.ErrNotAcquired) {
 					t.Fatalf("B: %v", err)
 				}
-				check("B's attempt, the lock held", map[string]int64{"evalsha": 1, "exists": 1, "time": 1, "zadd": 1, "rpush": 1})
+				check("B's attempt, the lock held", map[string]int64{"evalsha": 1, "exists": 1, "time": 1, "zadd": 1, "rpush": 1, "pexpire": 2})
 				if err := a.Release(ctx); err != nil {
 					t.Fatal(err)
 				}
@@ -217,7 +219,7 @@ func TestFairCommandCounts(t *testing.T) {
 				if _, err := l.TryAcquire(as(ctx, 0, "A"), key); !errors.Is(err, strategies.ErrNotAcquired) {
 					t.Fatalf("A again, B at the head: %v", err)
 				}
-				check("A's next attempt, the lock free, B at the head", map[string]int64{"evalsha": 1, "exists": 1, "lindex": 1, "time": 1, "zadd": 1, "rpush": 1})
+				check("A's next attempt, the lock free, B at the head", map[string]int64{"evalsha": 1, "exists": 1, "lindex": 1, "time": 1, "zadd": 1, "rpush": 1, "pexpire": 2})
 				b, err := l.TryAcquire(as(ctx, 1, "B"), key)
 				if err != nil {
 					t.Fatalf("B at the head: %v", err)

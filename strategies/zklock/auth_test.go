@@ -42,8 +42,9 @@ func connect(t *testing.T, addr, auth string) *zk.Conn {
 // /lockbench, a lock's node, the holder's sequential node) carry a
 // digest ACL for lockbench's random credential: a session without it, or
 // with a wrong password, can neither list, read, create under nor delete
-// them, while the strategy locks and releases. A root squatted with an
-// open ACL before the strategy starts is refused. The client port binds
+// them, while the strategy locks and releases. Without the credential
+// the root cannot be squatted ("/" is lockbench's only); a root that
+// exists with an open ACL before the strategy starts is refused. The client port binds
 // 127.0.0.1. It fails, not skips, when ZooKeeper is installed but does
 // not start.
 func TestZooKeeperRefusesUnauthenticated(t *testing.T) {
@@ -61,17 +62,25 @@ func TestZooKeeperRefusesUnauthenticated(t *testing.T) {
 	cfg := strategies.Config{TTL: 2 * time.Second,
 		Backends: strategies.Backends{ZooKeeper: []string{s.Addr}, ZooKeeperAuth: s.ZooKeeperAuth()}}
 
-	// A root created first by someone else, with an open ACL: refused.
+	// Nobody without the credential can squat the root: "/" has
+	// topology.ZooKeeperRootACL (issue 38).
 	other := connect(t, s.Addr, "")
 	defer other.Close()
-	if _, err := other.Create(Root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := other.Create(Root, nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("create %s without the credential: %v, want %v", Root, err, zk.ErrNoAuth)
+	}
+	// A root created first with an open ACL (on a server whose "/" was
+	// open, made here with the credential): refused.
+	owner := connect(t, s.Addr, s.ZooKeeperAuth())
+	defer owner.Close()
+	if _, err := owner.Create(Root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := open(cfg); err == nil {
 		l.Close()
 		t.Fatalf("open with %s squatted under an open ACL: no error", Root)
 	}
-	if err := other.Delete(Root, -1); err != nil {
+	if err := owner.Delete(Root, -1); err != nil {
 		t.Fatal(err)
 	}
 
