@@ -254,10 +254,6 @@ var bgFill = drivers.NewScript(`for _, k in ipairs(KEYS) do
 end
 return #KEYS`)
 
-// key is the k-th string key (GET, SET); the other kinds have keys of
-// their own beside it (INCR: bg:n:k, HGET and HSET: bg:h:k).
-func (g *bgRun) key(k int) string { return g.prefix + strconv.Itoa(k) }
-
 // close closes the background's connections.
 func (g *bgRun) close() {
 	for _, d := range g.ds {
