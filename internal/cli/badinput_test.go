@@ -380,17 +380,9 @@ func TestPasswordWarning(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	dir := t.TempDir()
-	pwfile := filepath.Join(dir, "pw")
-	if err := os.WriteFile(pwfile, []byte(s.Password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pwfile := passwordFile(t, dir, s)
 	base := []string{"run", "-q", "--addr", s.Addr, "--strategy", "atomic", "--driver", "rueidis", "--clients", "2",
 		"--duration", "200ms", "--stock", "1000000", "--force", "--out", filepath.Join(dir, "r.json")}
 	const warning = "on the command line is visible to every local user"

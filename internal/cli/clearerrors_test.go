@@ -23,17 +23,9 @@ func TestTLSToPlainServer(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	dir := t.TempDir()
-	pw := filepath.Join(dir, "pw")
-	if err := os.WriteFile(pw, []byte(s.Password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pw := passwordFile(t, dir, s)
 	// Both drivers at once: each waits out its 5 s PING before the probe.
 	drivers := []string{"goredis", "rueidis"}
 	outs := make([][]byte, len(drivers))
@@ -74,17 +66,9 @@ func TestRefusalLeavesNoDirectory(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not on PATH")
 	}
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	dir := t.TempDir()
-	pw := filepath.Join(dir, "pw")
-	if err := os.WriteFile(pw, []byte(s.Password+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pw := passwordFile(t, dir, s)
 	base := []string{"run", "-q", "--strategy", "atomic", "--driver", "rueidis", "--clients", "1", "--duration", "100ms"}
 	cases := []struct {
 		args   []string
@@ -142,4 +126,26 @@ func TestSignalDuringWrite(t *testing.T) {
 	if r := readRun(t, out); len(r.Scenarios) != 1 {
 		t.Errorf("the result file has %d scenarios, want 1", len(r.Scenarios))
 	}
+}
+
+// oneServer starts one redis-server (a password, 127.0.0.1) for t and
+// stops it when t ends.
+func oneServer(t *testing.T) *topology.Server {
+	t.Helper()
+	topo, err := topology.Start(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(topo.Stop)
+	return topo.Servers[0]
+}
+
+// passwordFile writes s's password to dir/pw (0600), for --password-file.
+func passwordFile(t *testing.T, dir string, s *topology.Server) string {
+	t.Helper()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte(s.Password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pw
 }

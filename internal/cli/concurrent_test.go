@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -23,12 +22,7 @@ import (
 // file carry their names.
 func TestConcurrentFile(t *testing.T) {
 	t.Parallel() // its own server and a lockbench process
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	body := `concurrent: true

@@ -132,12 +132,7 @@ func TestExternalTLS(t *testing.T) {
 // --allow-nonempty, and never prints the user or its password.
 func TestExternalACLUser(t *testing.T) {
 	t.Parallel()
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	const user, pw = "acl-user-7f3a", "acl-pass-91c2e"
 	if _, err := topology.Command(s.Addr, s.Password, time.Second, "ACL", "SETUSER", user, "on", ">"+pw,
 		"~lockbench:*", "allchannels", "+@all", "-flushdb", "-flushall"); err != nil {

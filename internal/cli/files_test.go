@@ -369,12 +369,7 @@ func TestSweepStale(t *testing.T) {
 // the user's) and says how many; --all-lockbench-runs needs --yes.
 func TestCleanCommand(t *testing.T) {
 	t.Parallel()
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	redis := func(args ...string) string {
 		t.Helper()
 		v, err := topology.Command(s.Addr, s.Password, time.Second, args...)
@@ -429,12 +424,7 @@ func TestCleanCommand(t *testing.T) {
 // clean command that removes them, which does.
 func TestKeepKeysHaveTTL(t *testing.T) {
 	t.Parallel()
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	redis := func(args ...string) string {
 		t.Helper()
 		v, err := topology.Command(s.Addr, s.Password, time.Second, args...)
@@ -499,12 +489,7 @@ func TestKeepKeysHaveTTL(t *testing.T) {
 // A run whose clean-up did not finish says how many keys it left and the
 // command that removes them (in process: keys planted under the run's id).
 func TestReportLeftKeys(t *testing.T) {
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	for _, k := range []string{"lockbench:cafe0001:0:a", "lockbench:cafe0001:1:b", "lockbench:other:0:c"} {
 		if _, err := topology.Command(s.Addr, s.Password, time.Second, "SET", k, "1"); err != nil {
 			t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/lockbench/lockbench/drivers"
 	"github.com/lockbench/lockbench/internal/engine"
-	"github.com/lockbench/lockbench/internal/topology"
 	"github.com/lockbench/lockbench/strategies"
 	"github.com/lockbench/lockbench/strategies/ext"
 	"github.com/lockbench/lockbench/workloads"
@@ -150,12 +149,7 @@ func keysWithoutBound(t *testing.T, d drivers.Driver, bound time.Duration) (bad 
 // written without a TTL, as the fence counter was, is reported.
 func TestKilledRunKeysHaveTTL(t *testing.T) {
 	t.Parallel()
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	ds, err := engine.Open(context.Background(), "goredis", []engine.Node{{Addr: s.Addr, Password: s.Password}}, 1)
 	if err != nil {
 		t.Fatal(err)

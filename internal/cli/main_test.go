@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -589,12 +588,7 @@ func children(ppid int) []int {
 // lockbench's keys, delete them after (unless --keep-keys), and never write
 // the password into the result file.
 func TestExternalServerSafety(t *testing.T) {
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	cmd := func(args ...string) string {
 		t.Helper()
 		v, err := topology.Command(s.Addr, s.Password, time.Second, args...)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,12 +32,7 @@ func countUnder(t *testing.T, addr, pw, prefix string) int {
 // removes its record.
 func TestCleanStale(t *testing.T) {
 	t.Parallel()
-	topo, err := topology.Start(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer topo.Stop()
-	s := topo.Servers[0]
+	s := oneServer(t)
 	if _, err := topology.Command(s.Addr, s.Password, time.Second, "SET", "other:key", "precious"); err != nil {
 		t.Fatal(err)
 	}
