@@ -308,3 +308,15 @@ func (a *dyingAdapter) do(q request) (reply, bool) {
 	}
 	return a.nullAdapter.do(q)
 }
+
+// needAdapter skips t when a runtime strategy's adapter needs is not on
+// PATH (Available's reason), and fails it when the adapter is not built
+// (the error says to run make adapters).
+func needAdapter(t *testing.T, strategy string) {
+	t.Helper()
+	if err := Available(strategy); errors.Is(err, ErrNoRuntime) {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}

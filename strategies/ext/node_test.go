@@ -30,18 +30,6 @@ func init() {
 	})
 }
 
-// needNode skips t when strategy's runtime is absent and fails it when its
-// adapter is not built.
-func needNode(t *testing.T, strategy string) {
-	t.Helper()
-	if err := Available(strategy); err != nil {
-		if errors.Is(err, ErrNoRuntime) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-}
-
 // nodeFast are redlock-node's retries for the tests: 20 ms +- 10 ms
 // between rounds instead of node-redlock's 200 ms +- 100 ms, so that the
 // suite's sale of 150 by 50 clients ends in seconds.
@@ -54,13 +42,13 @@ var nodeFast = registry.Values{"retry-delay": 20 * time.Millisecond, "retry-jitt
 func TestNodeConformance(t *testing.T) {
 	t.Run("redlock-node", func(t *testing.T) {
 		t.Parallel()
-		needNode(t, "redlock-node")
+		needAdapter(t, "redlock-node")
 		locktest.Suite{Servers: servers, RequireTokens: true, Params: nodeFast}.Run(t, "redlock-node")
 	})
 	t.Run("redis-semaphore-node", func(t *testing.T) {
 		t.Parallel()
 		const name = "redis-semaphore-node"
-		needNode(t, name)
+		needAdapter(t, name)
 		// A refresh every 100 ms rather than the library's 0.8 x TTL: the
 		// suite's 300 ms and 1 s leases then keep a margin a loaded
 		// machine's stalls do not eat (its probe would otherwise take a
@@ -76,7 +64,7 @@ func TestNodeConformance(t *testing.T) {
 // process (TestSuiteChild) so that its failure is observed, not fatal.
 // The real variants pass it in TestNodeConformance.
 func TestNodeSuiteFailsBrokenRelease(t *testing.T) {
-	needNode(t, "node-test-broken-release")
+	needAdapter(t, "node-test-broken-release")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSuiteChild$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), childCheck+"=OwnerOnlyRelease/node-test-broken-release")
 	out, err := cmd.CombinedOutput()
@@ -108,7 +96,7 @@ func TestNodeEngineRuns(t *testing.T) {
 	} {
 		t.Run(c.strategy, func(t *testing.T) {
 			t.Parallel()
-			needNode(t, c.strategy)
+			needAdapter(t, c.strategy)
 			const stock = 40
 			opts := registry.Values{"stock": int64(stock), "skus": 1}
 			for k, v := range c.opts {
@@ -183,7 +171,7 @@ func outsidePrefix(t *testing.T, ep drivers.Endpoint) {
 // the holders the permits allow.
 func TestNodeSemaphorePermits(t *testing.T) {
 	const name = "redis-semaphore-node-sem"
-	needNode(t, name)
+	needAdapter(t, name)
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: name, Driver: DataDriver, Workload: "lock-cycle",
 		Clients: 8, Duration: 2 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 5 * time.Second,

@@ -19,22 +19,11 @@ import (
 	"github.com/lockbench/lockbench/workloads"
 )
 
-// pythonReady skips t when python3 is not on PATH and fails it when the
-// adapter is not built (make adapters).
-func pythonReady(t *testing.T, name string) {
-	t.Helper()
-	if err := Available(name); errors.Is(err, ErrNoRuntime) {
-		t.Skip(err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // redis-py-lock passes the whole conformance suite, tokens required (the
 // adapter stores lockbench's token: caller_token).
 func TestPythonRedisPyLockConformance(t *testing.T) {
 	t.Parallel()
-	pythonReady(t, "redis-py-lock")
+	needAdapter(t, "redis-py-lock")
 	locktest.Suite{Servers: servers, RequireTokens: true}.Run(t, "redis-py-lock")
 }
 
@@ -47,7 +36,7 @@ func TestPythonRedisLockConformance(t *testing.T) {
 	for _, name := range []string{"python-redis-lock", "python-redis-lock-renew"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			pythonReady(t, name)
+			needAdapter(t, name)
 			s := locktest.Suite{Servers: servers, RequireTokens: true}
 			for _, c := range []struct {
 				name  string
@@ -73,7 +62,7 @@ func TestPythonRedisLockConformance(t *testing.T) {
 // when the key is deleted behind its back.
 func TestPythonRedisLockSeconds(t *testing.T) {
 	t.Parallel()
-	pythonReady(t, "python-redis-lock")
+	needAdapter(t, "python-redis-lock")
 	ctx := context.Background()
 	d := pythonDriver(t, "python-redis-lock")
 	if _, err := strategies.New("python-redis-lock", strategies.Config{Nodes: []drivers.Driver{d}, TTL: 1500 * time.Millisecond,
@@ -158,7 +147,7 @@ func TestPythonOracle(t *testing.T) {
 	} {
 		t.Run(c.name+"/"+c.work.String(), func(t *testing.T) {
 			t.Parallel()
-			pythonReady(t, c.name)
+			needAdapter(t, c.name)
 			res := pythonRun(t, c.name, c.ttl, c.work, c.stock)
 			v := res.Violations
 			t.Logf("ttl %v work %v: %+v sold %d final %d stop %s", c.ttl, c.work, v, res.Figures["sold"], res.Figures["final_stock"], res.StopReason)
@@ -186,7 +175,7 @@ func TestPythonOracle(t *testing.T) {
 // scenarios[].library).
 func TestPythonVersionsPinned(t *testing.T) {
 	t.Parallel()
-	pythonReady(t, "redis-py-lock")
+	needAdapter(t, "redis-py-lock")
 	dir, err := Folder("redis-py-lock")
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package ext
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -16,17 +15,6 @@ import (
 	"github.com/lockbench/lockbench/strategies/retry"
 	"github.com/lockbench/lockbench/workloads"
 )
-
-// redissonReady skips t when java is not on PATH (the reason is
-// Available's), and fails it when the adapter is not built.
-func redissonReady(t *testing.T, name string) {
-	t.Helper()
-	if err := Available(name); errors.Is(err, ErrNoRuntime) {
-		t.Skip(err)
-	} else if err != nil {
-		t.Fatalf("%v (run make adapters)", err)
-	}
-}
 
 // The conformance suite's checks on the Redisson adapter. Every check
 // starts a JVM of its own (about a second each), so each variant runs
@@ -61,7 +49,7 @@ func TestRedissonConformance(t *testing.T) {
 		{"redisson-fair", map[string]func(*testing.T, string, string){"FIFOOrder": s.FIFOOrder}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			redissonReady(t, c.name)
+			needAdapter(t, c.name)
 			for name, check := range c.checks {
 				t.Run(name, func(t *testing.T) { check(t, c.name, DataDriver) })
 			}
@@ -95,7 +83,7 @@ func TestRedissonEngineRuns(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			redissonReady(t, c.name)
+			needAdapter(t, c.name)
 			const stock = 40
 			res := redissonRun(t, c.name, c.opts, stock)
 			v := res.Violations
@@ -148,7 +136,7 @@ func redissonRun(t *testing.T, strategy string, opts registry.Values, stock int6
 // no capacity violation, at most 3 holders at once, and no overlap.
 func TestRedissonSemaphore(t *testing.T) {
 	const name = "redisson-semaphore"
-	redissonReady(t, name)
+	needAdapter(t, name)
 	sc := engine.Scenario{Spec: engine.Spec{
 		Strategy: name, Driver: DataDriver, Workload: "lock-cycle", Retry: retry.Library(),
 		Clients: 8, Duration: 2 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 5 * time.Second,

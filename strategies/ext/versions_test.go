@@ -20,12 +20,7 @@ import (
 // the environment.
 func TestWithLibraryNPM(t *testing.T) {
 	const name, old = "redis-semaphore-node", "5.6.2"
-	if err := Available(name); err != nil {
-		if strings.Contains(err.Error(), ErrNoRuntime.Error()) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
+	needAdapter(t, name)
 	out := filepath.Join(t.TempDir(), "lockbench-redis-semaphore-"+old)
 	b, err := exec.Command("sh", "../../scripts/with-library.sh", "npm", "redis-semaphore", old, out).CombinedOutput()
 	if err != nil {
