@@ -298,13 +298,18 @@ func holdAndWait(ctx, io context.Context, l Locker, keys []string, b retry.Backo
 // of of keys, and returns err, as a *PartialError when it held a key and
 // err is a timeout or a give-up.
 func giveBack(io context.Context, held []Lease, of int, err error) error {
-	for i := len(held) - 1; i >= 0; i-- {
-		_ = held[i].Release(context.WithoutCancel(io))
-	}
+	releaseHeld(io, held)
 	if len(held) > 0 && (errors.Is(err, ErrAcquireTimeout) || errors.Is(err, ErrNotAcquired)) {
 		return &PartialError{Held: len(held), Of: of, Err: err}
 	}
 	return err
+}
+
+// releaseHeld releases held, last first, on io without its cancellation.
+func releaseHeld(io context.Context, held []Lease) {
+	for i := len(held) - 1; i >= 0; i-- {
+		_ = held[i].Release(context.WithoutCancel(io))
+	}
 }
 
 // multiKeys is a MultiLocker's attempt at keys as a Locker, for
@@ -341,9 +346,7 @@ func (b *backOffKeys) TryAcquire(ctx context.Context, _ string) (Lease, error) {
 			if ab, ok := b.l.(Abandoner); ok && errors.Is(err, ErrNotAcquired) {
 				ab.Abandon(context.WithoutCancel(ctx), k)
 			}
-			for i := len(held) - 1; i >= 0; i-- {
-				_ = held[i].Release(context.WithoutCancel(b.io))
-			}
+			releaseHeld(b.io, held)
 			return nil, err
 		}
 		held = append(held, lease)

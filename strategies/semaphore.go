@@ -13,7 +13,8 @@ func init() {
 	Register("semaphore", Info{Desc: "counting semaphore of N expiring permits (--permits) in one sorted set, member = holder's token, score = its permit's expiry (Redisson RPermitExpirableSemaphore, npm redis-semaphore)",
 		Params: []registry.Param{PermitsParam}},
 		func(c Config) (*semaphore, error) {
-			return &semaphore{d: c.Nodes[0], ttl: c.TTL, permits: c.Params.Int("permits"), tokens: c.Tokens}, nil
+			n := c.Params.Int("permits")
+			return &semaphore{d: c.Nodes[0], ttl: c.TTL, permits: n, permitsArg: strconv.Itoa(n), tokens: c.Tokens}, nil
 		})
 }
 
@@ -101,7 +102,9 @@ type semaphore struct {
 	d       drivers.Driver
 	ttl     time.Duration
 	permits int
-	tokens  TokenTracker // told of each permit's token before its ZADD
+	// permitsArg is permits as the acquire script's argument.
+	permitsArg string
+	tokens     TokenTracker // told of each permit's token before its ZADD
 }
 
 var (
@@ -119,7 +122,7 @@ func (*semaphore) ExtendsLeases() bool { return true }
 func (s *semaphore) TryAcquire(ctx context.Context, key string) (Lease, error) {
 	tok := NewToken()
 	sent(s.tokens, ctx, key, tok)
-	r, err := s.d.Eval(ctx, semAcquireScript, []string{key}, strconv.Itoa(s.permits), ms(s.ttl), tok)
+	r, err := s.d.Eval(ctx, semAcquireScript, []string{key}, s.permitsArg, ms(s.ttl), tok)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/internal/liveness"
@@ -86,15 +87,17 @@ func (w *Worker) HoldMulti(ctx context.Context, locks []int, keys []string, orde
 		}
 	}
 	w.Obs.Held(left - entered)
-	another := make(map[string]bool, len(keys))
+	another := make([]bool, len(keys)) // by keys' index
 	for j, i := range locks {
-		another[keys[j]] = o.Releasing(i, w.ID)
+		another[j] = o.Releasing(i, w.ID)
 	}
 	var rerr error
 	for _, p := range parts {
 		foreign := false
 		for _, k := range p.keys {
-			foreign = foreign || another[k]
+			if j := slices.Index(keys, k); j >= 0 {
+				foreign = foreign || another[j]
+			}
 		}
 		if e := w.releasePart(ctx, p, left, foreign); rerr == nil {
 			rerr = e
@@ -110,18 +113,20 @@ func (w *Worker) HoldMulti(ctx context.Context, locks []int, keys []string, orde
 // *strategies.KeyLeases' per-key leases), is known to be lost (Lost): a
 // holder that learns it must not write.
 func LostAny(l strategies.Lease) bool {
-	for _, p := range leaseParts(l) {
-		if Lost(p.lease) {
-			return true
-		}
+	if kl, ok := l.(*strategies.KeyLeases); ok {
+		return slices.ContainsFunc(kl.Leases(), Lost)
 	}
-	return false
+	return l != nil && Lost(l)
 }
 
 // WroteMulti is Wrote for each lease of a multi-key section's l.
 func (w *Worker) WroteMulti(l strategies.Lease) {
-	for _, p := range leaseParts(l) {
-		w.Wrote(p.lease)
+	if kl, ok := l.(*strategies.KeyLeases); ok {
+		for _, x := range kl.Leases() {
+			w.Wrote(x)
+		}
+	} else if l != nil {
+		w.Wrote(l)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
@@ -155,24 +156,15 @@ func (t *transfer) pick(w *Worker) []int {
 	out := make([]int, 0, t.k)
 	for len(out) < t.k {
 		a := t.one(w)
-		for try := 0; try < 64 && contains(out, a); try++ {
+		for try := 0; try < 64 && slices.Contains(out, a); try++ {
 			a = t.one(w)
 		}
-		for contains(out, a) {
+		for slices.Contains(out, a) {
 			a = (a + 1) % t.accounts
 		}
 		out = append(out, a)
 	}
 	return out
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (t *transfer) Op(ctx context.Context, w *Worker) error {

@@ -309,13 +309,7 @@ func guarded() []string {
 }
 
 func constantTokenStrategies() []string {
-	var out []string
-	for _, e := range strategies.Entries() {
-		if e.Value.ConstantToken {
-			out = append(out, e.Name)
-		}
-	}
-	return out
+	return strategiesWith(func(i strategies.Info) bool { return i.ConstantToken })
 }
 
 // permitsFit is workloads.CheckPermits for a strategy that declares

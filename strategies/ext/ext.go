@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -464,7 +463,6 @@ func bits(bs ...bool) int {
 func (s *lease) Key() string    { return s.keys[0] }
 func (s *lease) Keys() []string { return s.keys }
 func (s *lease) Token() string  { return s.token }
-func (s *lease) String() string { return s.l.name + " lease " + strings.Join(s.keys, ",") }
 func (s *lease) end()           { s.ended.Store(true); s.l.p.onLost(s.id, nil, nil); s.stop() }
 func (s *lease) stop() {
 	if s.cancel != nil {

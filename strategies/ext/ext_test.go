@@ -320,3 +320,32 @@ func needAdapter(t *testing.T, strategy string) {
 		t.Fatal(err)
 	}
 }
+
+// permitsRun runs a semaphore strategy with 3 permits, 8 clients on one
+// key (lock-cycle, the workload a shared lock may run), through its own
+// wait, and checks that the oracle judges it by permits: ops, no
+// capacity violation, no overlap, 1 to 3 holders at once.
+func permitsRun(t *testing.T, name string, seed uint64, prefix string) {
+	t.Helper()
+	sc := engine.Scenario{Spec: engine.Spec{
+		Strategy: name, Driver: DataDriver, Workload: "lock-cycle", Retry: retry.Library(),
+		Clients: 8, Duration: 2 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 5 * time.Second,
+		Params: workloads.Params{Work: workloads.Fixed(5 * time.Millisecond)}, Options: registry.Values{"permits": 3, "keys": 1}, Seed: seed,
+	}}
+	nodes, err := servers.Nodes(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Run(context.Background(), sc, nodes, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := res.Violations
+	if v.MaxHolders != nil {
+		t.Logf("%s permits=3: ops %d, capacity violations %d, max holders %d, overlap %d, stuck %d",
+			name, res.Ops, v.CapacityViolations, *v.MaxHolders, v.Overlap, v.StuckLocks)
+	}
+	if res.Ops == 0 || v.CapacityViolations != 0 || v.Overlap != 0 || v.MaxHolders == nil || *v.MaxHolders < 1 || *v.MaxHolders > 3 {
+		t.Errorf("ops %d, capacity violations %d, overlap %d, max holders %v; want ops, 0, 0 and 1 to 3", res.Ops, v.CapacityViolations, v.Overlap, v.MaxHolders)
+	}
+}

@@ -172,25 +172,5 @@ func outsidePrefix(t *testing.T, ep drivers.Endpoint) {
 func TestNodeSemaphorePermits(t *testing.T) {
 	const name = "redis-semaphore-node-sem"
 	needAdapter(t, name)
-	sc := engine.Scenario{Spec: engine.Spec{
-		Strategy: name, Driver: DataDriver, Workload: "lock-cycle",
-		Clients: 8, Duration: 2 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 5 * time.Second,
-		Params: workloads.Params{Work: workloads.Fixed(5 * time.Millisecond)}, Options: registry.Values{"permits": 3, "keys": 1}, Seed: 5,
-	}}
-	sc.Retry = retry.Library()
-	nodes, err := servers.Nodes(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:node-test:sem3:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := res.Violations
-	if v.MaxHolders != nil {
-		t.Logf("%s permits=3: ops %d, capacity violations %d, max holders %d, overlap %d", name, res.Ops, v.CapacityViolations, *v.MaxHolders, v.Overlap)
-	}
-	if res.Ops == 0 || v.CapacityViolations != 0 || v.Overlap != 0 || v.MaxHolders == nil || *v.MaxHolders < 1 || *v.MaxHolders > 3 {
-		t.Errorf("ops %d, capacity violations %d, overlap %d, max holders %v; want ops, 0, 0 and 1 to 3", res.Ops, v.CapacityViolations, v.Overlap, v.MaxHolders)
-	}
+	permitsRun(t, name, 5, "lockbench:node-test:sem3:")
 }

@@ -137,27 +137,7 @@ func redissonRun(t *testing.T, strategy string, opts registry.Values, stock int6
 func TestRedissonSemaphore(t *testing.T) {
 	const name = "redisson-semaphore"
 	needAdapter(t, name)
-	sc := engine.Scenario{Spec: engine.Spec{
-		Strategy: name, Driver: DataDriver, Workload: "lock-cycle", Retry: retry.Library(),
-		Clients: 8, Duration: 2 * time.Second, TTL: 2 * time.Second, AcquireTimeout: 5 * time.Second,
-		Params: workloads.Params{Work: workloads.Fixed(5 * time.Millisecond)}, Options: registry.Values{"permits": 3, "keys": 1}, Seed: 41,
-	}}
-	nodes, err := servers.Nodes(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := engine.Run(context.Background(), sc, nodes, "lockbench:ext-redisson:sem3:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := res.Violations
-	if v.MaxHolders != nil {
-		t.Logf("%s permits=3: ops %d, capacity violations %d, max holders %d, overlap %d, stuck %d (the free-permit counter)",
-			name, res.Ops, v.CapacityViolations, *v.MaxHolders, v.Overlap, v.StuckLocks)
-	}
-	if res.Ops == 0 || v.CapacityViolations != 0 || v.Overlap != 0 || v.MaxHolders == nil || *v.MaxHolders < 1 || *v.MaxHolders > 3 {
-		t.Errorf("ops %d, capacity violations %d, overlap %d, max holders %v; want ops, 0, 0 and 1 to 3", res.Ops, v.CapacityViolations, v.Overlap, v.MaxHolders)
-	}
+	permitsRun(t, name, 41, "lockbench:ext-redisson:sem3:")
 }
 
 // adapters/java/pom.xml pins the Redisson that RedissonVersion names, and
